@@ -1,0 +1,15 @@
+#!/bin/sh
+# Install everything gpukmeans needs to build, check and document itself on a
+# fresh Debian 12 machine, from Debian's own archive (no CRAN access needed).
+# usage: sh tools/install-deps.sh            (as root, or with sudo available)
+set -eu
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+PKGS="r-base-dev r-cran-rcpp r-cran-rcpparmadillo
+      r-cran-testthat r-cran-withr r-cran-knitr r-cran-rmarkdown pandoc
+      r-cran-broom r-cran-ggplot2 r-cran-cli r-cran-roxygen2
+      r-cran-clue r-cran-factoextra qpdf tidy"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $PKGS >/dev/null
+echo "install-deps: R $(Rscript -e 'cat(format(getRversion()))') and the package dependencies are installed"
