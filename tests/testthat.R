@@ -1,0 +1,4 @@
+library(testthat)
+library(gpukmeans)
+
+test_check("gpukmeans")
