@@ -1,0 +1,143 @@
+# Edge cases of the Lloyd iteration, against stats::kmeans.
+local_edition(3)
+
+test_that("k = 1 equals stats (MacQueen inside stats): iter 1, column means", {
+  x <- iris[, 1:4]
+  p <- expect_kmeans_parity(x, 1, seed = 1)
+  expect_identical(p$g$iter, 1L)
+  expect_null(p$g$ifault)
+  expect_identical(p$g$cluster, rep(1L, 150L))
+  expect_identical(p$g$size, 150L)
+  expect_equal(p$g$centers[1, ], colMeans(x), tolerance = 1e-12)
+  expect_identical(dimnames(p$g$centers), list("1", names(x)))
+  expect_equal(p$g$betweenss, 0, tolerance = 1e-10)
+  # k = 1 as a 1-row centers matrix
+  p <- expect_kmeans_parity(x, as.matrix(x[7, ]))
+  expect_identical(p$g$iter, 1L)
+  # k = 1 on a 1-D vector, and with iter.max = 1
+  expect_kmeans_parity(precip, 1, seed = 2)
+  expect_kmeans_parity(x, 1, iter.max = 1, seed = 3)
+})
+
+test_that("a length-1 centers is a number, exactly as stats", {
+  # a 1 x 1 matrix on 1-D data is the number of clusters, not a center
+  p <- expect_kmeans_parity(precip, matrix(3, 1, 1), seed = 13)
+  expect_identical(nrow(p$g$centers), 3L)
+  expect_kmeans_parity(faithful, 3L, seed = 13)
+  expect_kmeans_parity(faithful, 3.0, seed = 13)
+})
+
+test_that("n = 1 with k = 1, and n = k, equal stats", {
+  x1 <- matrix(c(1.5, -2, 3), nrow = 1)
+  p <- expect_kmeans_parity(x1, 1, seed = 1)
+  expect_identical(p$g$cluster, 1L)
+  expect_equal(unname(p$g$centers), x1)
+  expect_identical(p$g$withinss, 0)
+  set.seed(1)
+  x <- matrix(rnorm(7 * 3), 7)
+  p <- expect_kmeans_parity(x, 7, seed = 2)
+  expect_identical(sort(p$g$cluster), 1:7)
+  expect_identical(p$g$size, rep(1L, 7))
+  expect_equal(p$g$withinss, rep(0, 7))
+  expect_kmeans_parity(x, x)
+})
+
+test_that("data with duplicated rows equal stats (rbind(x, x))", {
+  x <- as.matrix(iris[, 1:4])
+  xx <- rbind(x, x)
+  for (seed in 1:4) {
+    expect_kmeans_parity(xx, 3, seed = seed)
+    expect_kmeans_parity(xx, 3, nstart = 3, seed = seed)
+  }
+  p <- expect_kmeans_parity(xx, x[c(1, 51, 101), ])
+  expect_identical(p$g$size, 2L * c(50L, 62L, 38L))
+})
+
+test_that("heavy duplicates take the unique(x) path exactly as stats", {
+  # 5 distinct rows, each 40 times: sample.int(200, k) almost surely hits a
+  # duplicate, so stats redraws from unique(x) -- different RNG use.
+  x <- cbind(rep(c(1, 2, 3, 4, 5), each = 40), rep(c(0, 10, 0, 10, 0), each = 40))
+  for (seed in 1:8) {
+    expect_kmeans_parity(x, 3, seed = seed)
+    expect_kmeans_parity(x, 5, seed = seed)
+    expect_kmeans_parity(x, 2, nstart = 4, seed = seed)
+  }
+  # a seed where the first draw has no duplicate also agrees (k = 2 often)
+  x2 <- rbind(x, cbind(101:300, 0))
+  for (seed in 1:4) expect_kmeans_parity(x2, 2, seed = seed)
+})
+
+test_that("ties go to the first (lowest index) center, as stats", {
+  # point 2 is exactly halfway between centers 0 and 2
+  x <- c(0, 1, 2)
+  p <- expect_kmeans_parity(x, c(0, 2))
+  expect_identical(p$g$cluster[2], 1L)
+  p <- expect_kmeans_parity(x, c(2, 0))
+  expect_identical(p$g$cluster[2], 1L)
+  # 2-D: (2, 10) equidistant to (1, 0) and (3, 0)
+  x <- rbind(c(1, 0), c(3, 0), c(2, 10), c(1, 0), c(3, 0))
+  p <- expect_kmeans_parity(x, rbind(c(1, 0), c(3, 0)), iter.max = 1)
+  expect_identical(p$g$cluster[3], 1L)
+})
+
+test_that("empty cluster: same warning, NaN center row and size 0 as stats", {
+  x <- as.matrix(iris[, 1:4])
+  ctr <- rbind(x[c(1, 51, 101), ], far = c(100, 100, 100, 100))
+  msg <- "empty cluster: try a better set of initial centers"
+  # stats warns (twice, in R 4.2); the count is compared by the parity check
+  expect_identical(unique(with_warnings(stats::kmeans(x, ctr, algorithm = "Lloyd"))$warnings),
+                   msg)
+  expect_identical(unique(with_warnings(gpu_kmeans(x, ctr))$warnings), msg)
+  p <- expect_kmeans_parity(x, ctr)
+  expect_true(length(p$g_warn) >= 1L)
+  expect_identical(p$g$size[4], 0L)
+  expect_true(all(is.nan(p$g$centers[4, ])))
+  expect_identical(p$g$withinss[4], 0)
+  expect_false(any(p$g$cluster == 4L))
+  expect_null(p$g$ifault)
+  # the empty center may be in the middle of the list too
+  ctr2 <- rbind(x[1, ], c(-50, -50, -50, -50), x[c(51, 101), ])
+  p <- expect_kmeans_parity(x, ctr2)
+  expect_identical(p$g$size[2], 0L)
+  expect_false(anyNA(p$g$cluster))
+})
+
+test_that("not converged: warning, ifault 2L and iter = iter.max + 1 as stats", {
+  x <- as.matrix(iris[, 1:4])
+  ctr <- x[c(1, 2, 3), ]
+  expect_warning(stats::kmeans(x, ctr, iter.max = 1, algorithm = "Lloyd"),
+                 "did not converge in 1 iteration")
+  expect_warning(g <- gpu_kmeans(x, ctr, iter.max = 1),
+                 "did not converge in 1 iteration")
+  expect_identical(g$ifault, 2L)
+  expect_identical(g$iter, 2L)
+  p <- expect_kmeans_parity(x, ctr, iter.max = 1)
+  expect_identical(p$g_warn, "did not converge in 1 iteration")
+  # iter.max = 1: labels are those of the initial centers, centers updated
+  expect_identical(unname(p$g$cluster), nearest_center(x, ctr))
+  p <- expect_kmeans_parity(x, ctr, iter.max = 2)
+  expect_identical(p$g_warn, "did not converge in 2 iterations")
+  expect_identical(p$g$ifault, 2L)
+})
+
+test_that("'did not converge in 3 iterations' as stats", {
+  set.seed(3)
+  x <- matrix(runif(3000), ncol = 3)
+  expect_warning(stats::kmeans(x, x[1:8, ], iter.max = 3L, algorithm = "Lloyd"),
+                 "did not converge in 3 iterations")
+  expect_warning(g <- gpu_kmeans(x, x[1:8, ], iter.max = 3L),
+                 "did not converge in 3 iterations")
+  expect_identical(g$ifault, 2L)
+  expect_identical(g$iter, 4L)
+  p <- expect_kmeans_parity(x, x[1:8, ], iter.max = 3L)
+  # and with random starts: one warning per start, as stats
+  p <- expect_kmeans_parity(x, 8, iter.max = 3L, nstart = 3, seed = 4)
+  expect_identical(p$g_warn, rep("did not converge in 3 iterations", 3))
+})
+
+test_that("converged fits have ifault NULL and a 9-component list", {
+  p <- expect_kmeans_parity(faithful, 2, seed = 1)
+  expect_null(p$g$ifault)
+  expect_length(unclass(p$g), 9L)
+  expect_true("ifault" %in% names(p$g))
+})

@@ -1,0 +1,105 @@
+# gpu_kmeans (CPU engine) against stats::kmeans(algorithm = "Lloyd").
+local_edition(3)
+
+test_that("iris[, 1:4] with a centers matrix equals stats", {
+  x <- iris[, 1:4]
+  p <- expect_kmeans_parity(x, as.matrix(x[c(1, 51, 101), ]))
+  expect_identical(colnames(p$g$centers), names(iris)[1:4])
+  expect_identical(rownames(p$g$centers), c("1", "2", "3"))
+  expect_null(names(p$g$cluster))
+  expect_identical(p$g$size, c(50L, 62L, 38L))
+})
+
+test_that("iris[, 1:4] with a number of centers and a seed equals stats", {
+  for (seed in c(1, 7, 2024)) {
+    expect_kmeans_parity(iris[, 1:4], 3, seed = seed)
+    expect_kmeans_parity(iris[, 1:4], 5, seed = seed)
+  }
+})
+
+test_that("faithful equals stats", {
+  expect_kmeans_parity(faithful, 2, seed = 11)
+  expect_kmeans_parity(faithful, 4, seed = 12)
+  p <- expect_kmeans_parity(faithful, as.matrix(faithful[c(1, 2), ]))
+  expect_identical(colnames(p$g$centers), c("eruptions", "waiting"))
+})
+
+test_that("USArrests: row names become names(cluster)", {
+  p <- expect_kmeans_parity(USArrests, 4, seed = 3)
+  expect_identical(names(p$g$cluster), rownames(USArrests))
+  expect_identical(colnames(p$g$centers), names(USArrests))
+  p <- expect_kmeans_parity(scale(USArrests), 3, seed = 4)
+  expect_identical(names(p$g$cluster), rownames(USArrests))
+})
+
+test_that("quakes (all numeric columns, one of them integer) equals stats", {
+  expect_kmeans_parity(quakes[, 1:3], 5, seed = 21)
+  expect_kmeans_parity(quakes, 6, seed = 22)
+})
+
+test_that("precip (named numeric vector, 1-D) equals stats", {
+  p <- expect_kmeans_parity(precip, 3, seed = 5)
+  expect_identical(names(p$g$cluster), names(precip))
+  expect_identical(dim(p$g$centers), c(3L, 1L))
+  expect_identical(dimnames(p$g$centers), list(c("1", "2", "3"), NULL))
+  expect_kmeans_parity(precip, matrix(c(10, 40, 60), ncol = 1))
+  expect_kmeans_parity(unname(precip), 4, seed = 6)
+})
+
+test_that("an unnamed numeric vector equals stats", {
+  x <- c(1, 2, 3, 10, 11, 12, 30, 31)
+  p <- expect_kmeans_parity(x, c(1, 10, 30))
+  expect_identical(p$g$cluster, rep(1:3, c(3L, 3L, 2L)))
+  expect_equal(unname(p$g$centers[, 1]), c(2, 11, 30.5))
+})
+
+test_that("an integer matrix equals stats", {
+  set.seed(99)
+  x <- matrix(sample.int(1000L, 600L, replace = TRUE), ncol = 3)
+  expect_type(x, "integer")
+  expect_kmeans_parity(x, 4, seed = 8)
+  p <- expect_kmeans_parity(x, x[c(1, 2, 3), ])
+  expect_type(p$g$centers, "double")
+})
+
+test_that("centers given as a data.frame equal stats", {
+  x <- iris[, 1:4]
+  p <- expect_kmeans_parity(x, x[c(1, 51, 101), ])
+  # column names come from x, row names are 1..k (as stats)
+  expect_identical(dimnames(p$g$centers), list(c("1", "2", "3"), names(x)))
+  # centers with other column names: still colnames(x)
+  ctr <- setNames(x[c(10, 60, 110), ], c("a", "b", "c", "d"))
+  p <- expect_kmeans_parity(as.matrix(x), ctr)
+  expect_identical(colnames(p$g$centers), names(x))
+})
+
+test_that("a data.frame input gives its column names to centers", {
+  df <- data.frame(alpha = c(1, 2, 10, 11), beta = c(5, 6, 50, 51))
+  p <- expect_kmeans_parity(df, df[c(1, 3), ])
+  expect_identical(colnames(p$g$centers), c("alpha", "beta"))
+  expect_identical(p$g$cluster, c(1L, 1L, 2L, 2L))
+  expect_equal(unname(p$g$centers), rbind(c(1.5, 5.5), c(10.5, 50.5)))
+  # a matrix without dimnames gives NULL column names
+  m <- unname(as.matrix(df))
+  p <- expect_kmeans_parity(m, m[c(1, 3), ])
+  expect_identical(dimnames(p$g$centers), list(c("1", "2"), NULL))
+})
+
+test_that("algorithm = 'Forgy' is Lloyd, as in stats", {
+  x <- iris[, 1:4]
+  set.seed(31); s <- stats::kmeans(x, 3, algorithm = "Forgy")
+  set.seed(31); g <- gpu_kmeans(x, 3, algorithm = "Forgy")
+  expect_same_fit(g, s)
+  set.seed(31); g2 <- gpu_kmeans(x, 3, algorithm = "Lloyd")
+  expect_equal(strip_gk(g2), strip_gk(g))
+})
+
+test_that("totss, betweenss and tot.withinss are consistent", {
+  set.seed(2)
+  g <- gpu_kmeans(faithful, 3)
+  expect_equal(g$tot.withinss, sum(g$withinss), tolerance = 1e-12)
+  expect_equal(g$betweenss, g$totss - g$tot.withinss, tolerance = 1e-12)
+  expect_equal(g$totss, sum(scale(faithful, scale = FALSE)^2), tolerance = 1e-12)
+  expect_identical(sum(g$size), nrow(faithful))
+  expect_identical(tabulate(g$cluster, 3L), g$size)
+})

@@ -1,0 +1,61 @@
+# Same RNG use as stats::kmeans: same draws, same state afterwards.
+local_edition(3)
+
+test_that("set.seed parity for nstart = 1 over several seeds", {
+  x <- as.matrix(faithful)
+  for (seed in c(1, 2, 3, 42, 123456)) {
+    expect_kmeans_parity(x, 3, nstart = 1, seed = seed)
+  }
+})
+
+test_that("set.seed parity for nstart = 5 over several seeds", {
+  x <- iris[, 1:4]
+  for (seed in c(1, 2, 3, 42, 123456)) {
+    expect_kmeans_parity(x, 4, nstart = 5, seed = seed)
+  }
+  for (seed in c(10, 20)) {
+    expect_kmeans_parity(USArrests, 3, nstart = 5, seed = seed)
+  }
+})
+
+test_that("the next random number after the call is the same as after stats", {
+  set.seed(77); invisible(stats::kmeans(faithful, 3, nstart = 3, algorithm = "Lloyd"))
+  u_s <- runif(3)
+  set.seed(77); invisible(gpu_kmeans(faithful, 3, nstart = 3))
+  u_g <- runif(3)
+  expect_identical(u_g, u_s)
+})
+
+test_that("a centers matrix consumes no random numbers (as stats)", {
+  set.seed(5)
+  before <- get_seed()
+  g <- gpu_kmeans(iris[, 1:4], as.matrix(iris[c(1, 51, 101), 1:4]))
+  expect_identical(get_seed(), before)
+  # nstart is ignored for a centers matrix, as in stats
+  p <- expect_kmeans_parity(iris[, 1:4], as.matrix(iris[c(1, 51, 101), 1:4]),
+                            nstart = 4, seed = 5)
+  expect_identical(p$g_seed, before)
+})
+
+test_that("the same seed gives the same fit twice", {
+  set.seed(9); g1 <- gpu_kmeans(quakes, 4, nstart = 3, iter.max = 50)
+  set.seed(9); g2 <- gpu_kmeans(quakes, 4, nstart = 3, iter.max = 50)
+  expect_identical(strip_gk(g1), strip_gk(g2))
+})
+
+test_that("k = 1 with a number consumes the same random numbers as stats", {
+  expect_kmeans_parity(faithful, 1, seed = 4)
+  expect_kmeans_parity(faithful, 1, nstart = 3, seed = 4)
+})
+
+test_that("RNG kind does not matter: parity under a different RNG kind", {
+  suppressWarnings(withr::local_seed(2, .rng_kind = "Mersenne-Twister",
+                                     .rng_sample_kind = "Rounding"))
+  s <- suppressWarnings(stats::kmeans(faithful, 3, algorithm = "Lloyd"))
+  after_s <- get_seed()
+  suppressWarnings(withr::local_seed(2, .rng_kind = "Mersenne-Twister",
+                                     .rng_sample_kind = "Rounding"))
+  g <- suppressWarnings(gpu_kmeans(faithful, 3))
+  expect_same_fit(g, s)
+  expect_identical(get_seed(), after_s)
+})
