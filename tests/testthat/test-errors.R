@@ -1,0 +1,145 @@
+# Argument checking. Where stats gives the same error, check stats too.
+local_edition(3)
+
+x <- as.matrix(iris[, 1:4])
+
+test_that("missing centers", {
+  expect_error(gpu_kmeans(x), "'centers' must be a number or a matrix")
+  expect_error(stats::kmeans(x), "'centers' must be a number or a matrix")
+})
+
+test_that("NA, NaN or Inf in x", {
+  for (bad in list(NA_real_, NaN, Inf, -Inf)) {
+    xb <- x
+    xb[5, 2] <- bad
+    expect_error(gpu_kmeans(xb, 3), "NA, NaN or infinite")
+  }
+  df <- iris[, 1:4]
+  df[3, 1] <- NA
+  expect_error(gpu_kmeans(df, 3), "NA, NaN or infinite")
+  expect_error(gpu_kmeans(c(1, 2, NA, 4), 2), "NA, NaN or infinite")
+  xi <- matrix(1:10, 5)
+  xi[2, 2] <- NA_integer_
+  expect_error(gpu_kmeans(xi, 2), "NA, NaN or infinite")
+})
+
+test_that("non-numeric data.frame columns", {
+  expect_error(gpu_kmeans(iris, 3), "must be numeric")
+  df <- data.frame(a = c(1, 2, 3, 4), b = c("a", "b", "c", "d"))
+  expect_error(gpu_kmeans(df, 2), "must be numeric")
+})
+
+test_that("zero rows", {
+  expect_error(gpu_kmeans(matrix(numeric(0), 0, 2), 1), "'x' has no rows")
+  expect_error(gpu_kmeans(iris[0, 1:4], 1), "'x' has no rows")
+  expect_error(gpu_kmeans(numeric(0), 1), "'x' has no rows")
+})
+
+test_that("k < 1", {
+  expect_error(gpu_kmeans(x, 0), "'centers' must be at least 1")
+  expect_error(gpu_kmeans(x, -1), "'centers' must be at least 1")
+  expect_error(gpu_kmeans(x, 0L), "'centers' must be at least 1")
+})
+
+test_that("non-whole or NA k", {
+  expect_error(gpu_kmeans(x, 2.5), "'centers' must be a whole number")
+  expect_error(gpu_kmeans(x, NA), "'centers' must be a whole number")
+  expect_error(gpu_kmeans(x, NA_real_), "'centers' must be a whole number")
+  expect_error(gpu_kmeans(x, NA_integer_), "'centers' must be a whole number")
+})
+
+test_that("centers a list or character", {
+  expect_error(gpu_kmeans(x, list(1, 2)), "'centers' must be a number or a numeric matrix")
+  expect_error(gpu_kmeans(x, "3"), "'centers' must be a number or a numeric matrix")
+  expect_error(gpu_kmeans(x, matrix(letters[1:8], 2)),
+               "'centers' must be a number or a numeric matrix")
+})
+
+test_that("more cluster centers than data points", {
+  expect_error(gpu_kmeans(x[1:5, ], 6), "more cluster centers than data points")
+  expect_error(gpu_kmeans(x[1:5, ], 6, nstart = 3), "more cluster centers than")
+  expect_error(gpu_kmeans(x[1:2, ], x[1:3, ]), "more cluster centers than data points")
+  expect_error(stats::kmeans(x[1:2, ], x[1:3, ], algorithm = "Lloyd"),
+               "more cluster centers than data points")
+})
+
+test_that("more cluster centers than distinct data points", {
+  xd <- rbind(x[1:3, ], x[1:3, ], x[1:3, ])
+  expect_error(gpu_kmeans(xd, 4, nstart = 2),
+               "more cluster centers than distinct data points.", fixed = TRUE)
+  expect_error(stats::kmeans(xd, 4, nstart = 2, algorithm = "Lloyd"),
+               "more cluster centers than distinct data points.", fixed = TRUE)
+  # nstart = 1: the first draw has duplicates, then unique(x) is too small
+  xd <- matrix(rep(c(1, 2), each = 50), ncol = 1)
+  set.seed(1)
+  expect_error(stats::kmeans(xd, 3, algorithm = "Lloyd"),
+               "more cluster centers than distinct data points.", fixed = TRUE)
+  set.seed(1)
+  expect_error(gpu_kmeans(xd, 3),
+               "more cluster centers than distinct data points.", fixed = TRUE)
+})
+
+test_that("duplicated center rows", {
+  ctr <- x[c(1, 51, 1), ]
+  expect_error(gpu_kmeans(x, ctr), "initial centers are not distinct")
+  expect_error(stats::kmeans(x, ctr, algorithm = "Lloyd"), "initial centers are not distinct")
+  expect_error(gpu_kmeans(precip, c(10, 20, 10)), "initial centers are not distinct")
+})
+
+test_that("column mismatch between x and centers", {
+  expect_error(gpu_kmeans(x, x[1:3, 1:3]),
+               "must have same number of columns in 'x' and 'centers'")
+  expect_error(stats::kmeans(x, x[1:3, 1:3], algorithm = "Lloyd"),
+               "must have same number of columns in 'x' and 'centers'")
+  expect_error(gpu_kmeans(x[, 1:2], x[1:3, ]),
+               "must have same number of columns in 'x' and 'centers'")
+})
+
+test_that("iter.max must be positive", {
+  expect_error(gpu_kmeans(x, 3, iter.max = 0), "'iter.max' must be positive")
+  expect_error(gpu_kmeans(x, 3, iter.max = NA), "'iter.max' must be positive")
+  expect_error(gpu_kmeans(x, 3, iter.max = -5L), "'iter.max' must be positive")
+  expect_error(stats::kmeans(x, 3, iter.max = 0, algorithm = "Lloyd"),
+               "'iter.max' must be positive")
+})
+
+test_that("nstart must be a positive whole number", {
+  expect_error(gpu_kmeans(x, 3, nstart = 0), "'nstart' must be a positive whole number")
+  expect_error(gpu_kmeans(x, 3, nstart = -1), "'nstart' must be a positive whole number")
+  expect_error(gpu_kmeans(x, 3, nstart = 1.5), "'nstart' must be a positive whole number")
+  expect_error(gpu_kmeans(x, 3, nstart = NA), "'nstart' must be a positive whole number")
+})
+
+test_that("NA in a centers matrix", {
+  ctr <- x[c(1, 51, 101), ]
+  ctr[2, 3] <- NA
+  expect_error(gpu_kmeans(x, ctr), "'centers' must not contain NA, NaN or infinite values")
+  ctr[2, 3] <- Inf
+  expect_error(gpu_kmeans(x, ctr), "'centers' must not contain NA, NaN or infinite values")
+  ctr[2, 3] <- NaN
+  expect_error(gpu_kmeans(x, ctr), "'centers' must not contain NA, NaN or infinite values")
+})
+
+test_that("unknown arguments are rejected", {
+  expect_error(gpu_kmeans(x, 3, foo = 1), "unknown argument")
+  # a misspelt argument is not silently swallowed by ...
+  expect_error(gpu_kmeans(x, 3, iter.maxx = 5), "unknown argument")
+})
+
+test_that("invalid algorithm / precision values", {
+  expect_error(gpu_kmeans(x, 3, algorithm = "Hartigan-Wong"), "should be one of")
+  expect_error(gpu_kmeans(x, 3, algorithm = "MacQueen"), "should be one of")
+  expect_error(gpu_kmeans(x, 3, precision = "half"), "should be one of")
+})
+
+test_that("backend = 'cuda' without a usable GPU says it is not available", {
+  skip_if(has_gpu(), "a CUDA device is present")
+  expect_error(gpu_kmeans(x, 3, backend = "cuda"), "not available")
+})
+
+test_that("errors leave the RNG state alone where stats would not draw", {
+  set.seed(1)
+  before <- get_seed()
+  expect_error(gpu_kmeans(x, x[c(1, 1), ]))
+  expect_identical(get_seed(), before)
+})
