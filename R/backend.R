@@ -1,0 +1,59 @@
+# Which engine runs a fit: backend resolution, the CUDA probe and threads.
+
+# Session state: the CUDA probe result (probed lazily, never at load) and
+# whether the CPU-fallback message was shown already.
+.gk_state <- new.env(parent = emptyenv())
+
+# Probe CUDA once per session (or again with refresh = TRUE).
+cuda_probe <- function(refresh = FALSE) {
+  if (refresh || is.null(.gk_state$probe)) .gk_state$probe <- gk_cuda_info_cpp()
+  .gk_state$probe
+}
+
+# NULL when device `device` can run a fit, else the reason as a string.
+cuda_unavailable_reason <- function(device = 0L) {
+  p <- cuda_probe()
+  if (!isTRUE(p$built))
+    return("gpukmeans was built without CUDA (no nvcc when it was installed; reinstall with the CUDA toolkit, see ?gpukmeans)")
+  if (p$device_count < 1L)
+    return(sprintf("no usable CUDA device (%s)", p$message))
+  if (device >= p$device_count)
+    return(sprintf("device %d requested but only %d CUDA device%s found",
+                   device, p$device_count, if (p$device_count == 1L) " is" else "s are"))
+  NULL
+}
+
+resolve_backend <- function(backend, device) {
+  if (!is.character(backend) || length(backend) != 1L || is.na(backend) ||
+      !backend %in% c("auto", "cuda", "cpu"))
+    stop("'backend' must be one of \"auto\", \"cuda\" or \"cpu\"", call. = FALSE)
+  if (backend == "cpu") return("cpu")
+  reason <- cuda_unavailable_reason(device)
+  if (is.null(reason)) return("cuda")
+  if (backend == "cuda")
+    stop(sprintf("backend = \"cuda\" is not available: %s", reason), call. = FALSE)
+  if (!isTRUE(.gk_state$fallback_told)) {
+    .gk_state$fallback_told <- TRUE
+    msg <- sprintf("gpukmeans: using the CPU engine: %s.\n(This message is shown once per session; set options(gpukmeans.backend = \"cpu\") to silence it.)",
+                   reason)
+    cond <- structure(class = c("gpukmeans_fallback", "message", "condition"),
+                      list(message = paste0(msg, "\n"), call = NULL))
+    message(cond)
+  }
+  "cpu"
+}
+
+check_device <- function(device) {
+  check_count(device, "device", lower = 0L,
+              message = "'device' must be a single non-negative whole number (a CUDA device ordinal)")
+}
+
+# Threads for the CPU engine: options(gpukmeans.threads =) if set, else all
+# cores (0 lets the engine ask OpenMP), but at most 2 under R CMD check.
+cpu_threads <- function() {
+  t <- getOption("gpukmeans.threads")
+  if (!is.null(t)) return(check_count(t, "gpukmeans.threads"))
+  limit <- Sys.getenv("_R_CHECK_LIMIT_CORES_", "")
+  if (nzchar(limit) && !identical(toupper(limit), "FALSE")) return(2L)
+  0L
+}

@@ -1,0 +1,59 @@
+#' What gpukmeans can use on this machine
+#'
+#' Reports whether the CUDA engine was built in, the CUDA runtime and driver
+#' versions, and every visible device with its name, compute capability,
+#' memory and multiprocessors.  On a machine without an NVIDIA driver it says
+#' so (and lists no devices) rather than failing.  Nothing is probed when the
+#' package is loaded; this function probes afresh each time.
+#'
+#' @return A list of class `gpukmeans_info` with `cuda_built` (logical),
+#'   `runtime_version` and `driver_version` (character, `NA` when unknown),
+#'   `message` (why there is no device, if none), `devices` (a data frame with
+#'   columns `id`, `name`, `compute_capability`, `memory_total_gb`,
+#'   `memory_free_gb`, `multiprocessors`) and `cpu_threads` (the threads the
+#'   CPU engine would use).
+#' @examples
+#' gpukmeans_info()
+#' @export
+gpukmeans_info <- function() {
+  p <- cuda_probe(refresh = TRUE)
+  ver <- function(v) if (is.null(v) || v <= 0) NA_character_ else
+    sprintf("%d.%d", v %/% 1000L, (v %% 1000L) %/% 10L)
+  dev <- p$devices
+  devices <- data.frame(id = dev$id, name = dev$name,
+                        compute_capability = dev$compute_capability,
+                        memory_total_gb = dev$memory_total / 2^30,
+                        memory_free_gb = dev$memory_free / 2^30,
+                        multiprocessors = dev$multiprocessors,
+                        stringsAsFactors = FALSE)
+  threads <- cpu_threads()
+  structure(list(cuda_built = isTRUE(p$built),
+                 runtime_version = ver(p$runtime_version),
+                 driver_version = ver(p$driver_version),
+                 message = p$message, devices = devices,
+                 cpu_threads = if (threads == 0L) gk_cpu_threads_cpp() else threads),
+            class = "gpukmeans_info")
+}
+
+#' @export
+print.gpukmeans_info <- function(x, ...) {
+  cat("gpukmeans ", format(utils::packageVersion("gpukmeans")), "\n", sep = "")
+  cat("  CUDA engine built:  ", if (x$cuda_built) "yes" else "no", "\n", sep = "")
+  if (x$cuda_built) {
+    cat("  CUDA runtime:       ", x$runtime_version %||% NA, "\n", sep = "")
+    cat("  NVIDIA driver:      ", if (is.na(x$driver_version)) "none found" else x$driver_version, "\n", sep = "")
+  }
+  cat("  CPU engine threads: ", x$cpu_threads, "\n", sep = "")
+  if (nrow(x$devices)) {
+    d <- x$devices
+    tab <- data.frame(id = d$id, name = d$name, `compute capability` = d$compute_capability,
+                      `memory (GiB)` = sprintf("%.1f", d$memory_total_gb),
+                      `free (GiB)` = sprintf("%.1f", d$memory_free_gb),
+                      SMs = d$multiprocessors, check.names = FALSE)
+    cat("  Devices:\n")
+    print(tab, row.names = FALSE)
+  } else {
+    cat("  Devices:            none", if (nzchar(x$message)) paste0(" (", x$message, ")"), "\n", sep = "")
+  }
+  invisible(x)
+}

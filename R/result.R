@@ -1,0 +1,21 @@
+# Building the returned object: a stats "kmeans" object, component for
+# component, plus the attributes that say how it was computed.
+new_gpu_kmeans <- function(x, z, k, ifault, engine, nstart, t_begin) {
+  centers <- z$centers
+  dimnames(centers) <- list(1L:k, dimnames(x)[[2L]])
+  cluster <- z$cluster
+  if (!is.null(rn <- rownames(x))) names(cluster) <- rn
+  best <- sum(z$withinss)
+  fit <- structure(list(cluster = cluster, centers = centers, totss = z$totss,
+                        withinss = z$withinss, tot.withinss = best,
+                        betweenss = z$totss - best, size = z$size,
+                        iter = z$iter, ifault = ifault),
+                   class = c("gpu_kmeans", "kmeans"))
+  attr(fit, "backend") <- engine
+  attr(fit, "device") <- if (engine == "cuda") z$device_name else
+    sprintf("CPU, %d thread%s", z$threads, if (z$threads == 1L) "" else "s")
+  if (nstart > 1L && length(z$start_tot_withinss) > 1L)
+    attr(fit, "start_tot_withinss") <- z$start_tot_withinss
+  attr(fit, "timing") <- c(z$timing, total = proc.time()[["elapsed"]] - t_begin)
+  fit
+}

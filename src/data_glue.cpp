@@ -1,0 +1,119 @@
+// data_glue.cpp: small data helpers for R/ (checks, distinct rows) and the
+// CUDA device query.
+#include <Rcpp.h>
+
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+#include "cpu_engine.h"
+#include "cuda/gk_cuda.h"
+
+// 1-based index of the first NA, NaN or infinite value (column-major), or 0.
+// [[Rcpp::export]]
+double gk_first_nonfinite(Rcpp::NumericMatrix x) {
+  const double* p = x.begin();
+  const R_xlen_t len = x.size();
+  for (R_xlen_t i = 0; i < len; ++i)
+    if (!std::isfinite(p[i])) return static_cast<double>(i + 1);
+  return 0.0;
+}
+
+namespace {
+
+// Rows compare as base R's duplicated() compares them for a numeric matrix:
+// exactly, with -0 equal to 0.
+inline std::uint64_t key_bits(double v) {
+  if (v == 0.0) v = 0.0;
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+struct RowHash {
+  const double* x;
+  R_xlen_t n;
+  int d;
+  std::size_t operator()(R_xlen_t i) const {
+    std::uint64_t h = 1469598103934665603ULL;
+    for (int c = 0; c < d; ++c) {
+      h ^= key_bits(x[i + n * c]);
+      h *= 1099511628211ULL;
+      h ^= h >> 29;
+    }
+    return static_cast<std::size_t>(h);
+  }
+};
+
+struct RowEqual {
+  const double* x;
+  R_xlen_t n;
+  int d;
+  bool operator()(R_xlen_t a, R_xlen_t b) const {
+    for (int c = 0; c < d; ++c)
+      if (!(x[a + n * c] == x[b + n * c])) return false;
+    return true;
+  }
+};
+
+}  // namespace
+
+// 1-based indices of the distinct rows of x in order of first occurrence:
+// the rows unique(x) keeps, found with a hash table instead of by pasting.
+// [[Rcpp::export]]
+Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x) {
+  const R_xlen_t n = x.nrow();
+  const int d = x.ncol();
+  RowHash hash{x.begin(), n, d};
+  RowEqual eq{x.begin(), n, d};
+  std::unordered_map<R_xlen_t, char, RowHash, RowEqual> seen(static_cast<std::size_t>(n), hash, eq);
+  std::vector<int> keep;
+  keep.reserve(static_cast<std::size_t>(n));
+  for (R_xlen_t i = 0; i < n; ++i)
+    if (seen.emplace(i, 0).second) keep.push_back(static_cast<int>(i + 1));
+  return Rcpp::IntegerVector(keep.begin(), keep.end());
+}
+
+// What the CUDA side says about itself and its devices.
+// [[Rcpp::export]]
+Rcpp::List gk_cuda_info_cpp() {
+  gk_cuda_info info;
+  gk_cuda_get_info(&info);
+  const int nd = info.device_count > 0 ? info.device_count : 0;
+  Rcpp::IntegerVector id(nd), mps(nd);
+  Rcpp::CharacterVector name(nd), cc(nd);
+  Rcpp::NumericVector total(nd), free_mem(nd);
+  char err[512];
+  for (int i = 0; i < nd; ++i) {
+    gk_cuda_device dev;
+    id[i] = i;
+    if (gk_cuda_get_device(i, &dev, err, sizeof err) == GK_CUDA_OK) {
+      name[i] = dev.name;
+      cc[i] = std::to_string(dev.major) + "." + std::to_string(dev.minor);
+      total[i] = dev.total_memory;
+      free_mem[i] = dev.free_memory;
+      mps[i] = dev.multiprocessors;
+    } else {
+      name[i] = NA_STRING;
+      cc[i] = NA_STRING;
+      total[i] = NA_REAL;
+      free_mem[i] = NA_REAL;
+      mps[i] = NA_INTEGER;
+    }
+  }
+  Rcpp::DataFrame devices = Rcpp::DataFrame::create(
+      Rcpp::_["id"] = id, Rcpp::_["name"] = name, Rcpp::_["compute_capability"] = cc,
+      Rcpp::_["memory_total"] = total, Rcpp::_["memory_free"] = free_mem,
+      Rcpp::_["multiprocessors"] = mps, Rcpp::_["stringsAsFactors"] = false);
+  return Rcpp::List::create(Rcpp::_["built"] = info.built != 0,
+                            Rcpp::_["runtime_version"] = info.runtime_version,
+                            Rcpp::_["driver_version"] = info.driver_version,
+                            Rcpp::_["device_count"] = info.device_count,
+                            Rcpp::_["message"] = std::string(info.message),
+                            Rcpp::_["devices"] = devices);
+}
+
+// Threads the CPU engine uses when told "all".
+// [[Rcpp::export]]
+int gk_cpu_threads_cpp() { return gk::resolve_threads(0); }

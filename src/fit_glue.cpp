@@ -1,0 +1,211 @@
+// fit_glue.cpp: the R entry points that run fits and predictions on either
+// engine.  R/ has already validated the arguments and drawn the starts.
+#include <Rcpp.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cpu_engine.h"
+#include "cuda/gk_cuda.h"
+#include "r_observer.h"
+
+namespace {
+
+double wall_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+// The fit of one start, in the shape the R side needs.
+struct StartFit {
+  std::vector<int> cluster;
+  std::vector<double> centers;
+  std::vector<int> size;
+  std::vector<double> withinss;
+  int iter = 0;
+  bool converged = false;
+};
+
+// R's sum() of withinss (long double accumulation): how stats ranks starts.
+double r_sum(const std::vector<double>& v) {
+  long double s = 0.0L;
+  for (double x : v) s += x;
+  return static_cast<double>(s);
+}
+
+bool has_empty(const std::vector<int>& size) {
+  for (int s : size)
+    if (s == 0) return true;
+  return false;
+}
+
+[[noreturn]] void cuda_fail(int status, const char* what, const char* err) {
+  std::string msg = std::string("CUDA engine: ") + what + " failed: " + err;
+  if (status == GK_CUDA_OUT_OF_MEMORY)
+    msg += " (use precision = \"single\", or backend = \"cpu\")";
+  Rcpp::stop(msg);
+}
+
+// Frees the device copy of x on every exit path, R errors included.
+struct DeviceData {
+  gk_cuda_data* p = nullptr;
+  ~DeviceData() { gk_cuda_free(p); }
+};
+
+// Callbacks handed to the CUDA engine, forwarding to the R observer.
+int cb_interrupt(void* ctx) { return static_cast<gk::RObserver*>(ctx)->keep_going() ? 0 : 1; }
+int cb_iteration(void* ctx, int iter, int64_t changed, double tot) {
+  return static_cast<gk::RObserver*>(ctx)->iteration(iter, changed, tot) ? 0 : 1;
+}
+
+}  // namespace
+
+// Fit every start in `starts` (a list of k x d matrices) and return the best
+// by tot.withinss (the first of equals, as stats), with per-start summaries.
+// [[Rcpp::export]]
+Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single,
+                      std::string engine, int threads, int device, bool trace,
+                      SEXP progress, double progress_after) {
+  const double t_begin = wall_seconds();
+  const std::int64_t n = x.nrow();
+  const int d = x.ncol();
+  const int nstart = starts.size();
+  const bool cuda = engine == "cuda";
+
+  gk::RObserver observer(trace, progress, progress_after, 1, nstart);
+  StartFit best, current;
+  double best_wss = R_PosInf;
+  int best_start = 0;
+  Rcpp::NumericVector start_wss(nstart);
+  Rcpp::IntegerVector start_iter(nstart);
+  Rcpp::LogicalVector start_empty(nstart);
+  double t_up = 0.0, t_compute = 0.0, t_down = 0.0, totss = 0.0;
+  std::string device_name;
+
+  DeviceData data;
+  std::vector<float> xf;  // the one copy of x in single precision (CPU)
+  char err[1024] = {0};
+  gk_cuda_options opts;
+  opts.device = device;
+  opts.single = single ? 1 : 0;
+  opts.deterministic = 1;
+  opts.max_iter = iter_max;
+  gk_cuda_callbacks cb;
+  cb.interrupt = cb_interrupt;
+  cb.on_iteration = observer.wants_iterations() ? cb_iteration : nullptr;
+  cb.ctx = &observer;
+
+  if (cuda) {
+    gk_cuda_device dev;
+    int st = gk_cuda_get_device(device, &dev, err, sizeof err);
+    if (st != GK_CUDA_OK) cuda_fail(st, "device query", err);
+    device_name = dev.name;
+    gk_cuda_upload_timing up;
+    st = gk_cuda_upload(x.begin(), n, d, &opts, &data.p, &up, err, sizeof err);
+    if (st != GK_CUDA_OK) cuda_fail(st, "upload of x", err);
+    t_up = up.ms_upload / 1000.0;
+    st = gk_cuda_totss(data.p, &totss, err, sizeof err);
+    if (st != GK_CUDA_OK) cuda_fail(st, "totss", err);
+  } else {
+    if (single) xf.assign(x.begin(), x.end());
+    totss = gk::cpu_totss(x.begin(), n, d, threads);
+  }
+
+  for (int s = 0; s < nstart; ++s) {
+    Rcpp::NumericMatrix c0 = starts[s];
+    const int k = c0.nrow();
+    observer.set_start(s + 1);
+    if (cuda) {
+      current.centers.assign(c0.begin(), c0.end());
+      current.cluster.resize(n);
+      current.size.resize(k);
+      current.withinss.resize(k);
+      gk_cuda_fit_info info;
+      int st = gk_cuda_lloyd(data.p, k, current.centers.data(), &opts, &cb, current.cluster.data(),
+                             current.size.data(), current.withinss.data(), &info, err, sizeof err);
+      if (st == GK_CUDA_INTERRUPTED || observer.interrupted()) throw Rcpp::internal::InterruptedException();
+      if (st != GK_CUDA_OK) cuda_fail(st, "Lloyd iterations", err);
+      current.iter = info.iter;
+      current.converged = info.converged != 0;
+      t_compute += info.ms_compute / 1000.0;
+      t_down += info.ms_download / 1000.0;
+    } else {
+      gk::LloydResult r = single
+          ? gk::cpu_lloyd<float>(xf.data(), n, d, k, c0.begin(), iter_max, threads, &observer)
+          : gk::cpu_lloyd<double>(x.begin(), n, d, k, c0.begin(), iter_max, threads, &observer);
+      if (r.interrupted) throw Rcpp::internal::InterruptedException();
+      current.cluster.swap(r.cluster);
+      current.centers.swap(r.centers);
+      current.size.swap(r.size);
+      current.withinss.swap(r.withinss);
+      current.iter = r.iter;
+      current.converged = r.converged;
+      t_compute += r.seconds;
+    }
+    const double wss = r_sum(current.withinss);
+    start_wss[s] = wss;
+    start_iter[s] = current.iter;
+    start_empty[s] = has_empty(current.size);
+    if (s == 0 || wss < best_wss) {
+      best_wss = wss;
+      best_start = s;
+      std::swap(best, current);
+    }
+  }
+
+  const int k = static_cast<int>(best.size.size());
+  Rcpp::NumericMatrix centers(k, d);
+  std::copy(best.centers.begin(), best.centers.end(), centers.begin());
+  Rcpp::NumericVector timing;
+  if (cuda) {
+    timing = Rcpp::NumericVector::create(Rcpp::_["transfer_to_device"] = t_up,
+                                         Rcpp::_["compute"] = t_compute,
+                                         Rcpp::_["transfer_to_host"] = t_down);
+  } else {
+    timing = Rcpp::NumericVector::create(Rcpp::_["compute"] = t_compute);
+  }
+  return Rcpp::List::create(
+      Rcpp::_["cluster"] = Rcpp::IntegerVector(best.cluster.begin(), best.cluster.end()),
+      Rcpp::_["centers"] = centers,
+      Rcpp::_["totss"] = totss,
+      Rcpp::_["withinss"] = Rcpp::NumericVector(best.withinss.begin(), best.withinss.end()),
+      Rcpp::_["size"] = Rcpp::IntegerVector(best.size.begin(), best.size.end()),
+      Rcpp::_["iter"] = best.iter,
+      Rcpp::_["converged"] = best.converged,
+      Rcpp::_["best_start"] = best_start + 1,
+      Rcpp::_["start_tot_withinss"] = start_wss,
+      Rcpp::_["start_iter"] = start_iter,
+      Rcpp::_["start_empty"] = start_empty,
+      Rcpp::_["timing"] = timing,
+      Rcpp::_["device_name"] = device_name,
+      Rcpp::_["threads"] = cuda ? 0 : gk::resolve_threads(threads),
+      Rcpp::_["seconds"] = wall_seconds() - t_begin);
+}
+
+// Nearest center (1-based) for each row of x.
+// [[Rcpp::export]]
+Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers,
+                                   std::string engine, int threads, int device) {
+  const std::int64_t n = x.nrow();
+  const int d = x.ncol(), k = centers.nrow();
+  Rcpp::IntegerVector cluster(n);
+  if (engine == "cuda") {
+    char err[1024] = {0};
+    gk_cuda_options opts;
+    opts.device = device;
+    opts.single = 0;
+    opts.deterministic = 1;
+    opts.max_iter = 1;
+    DeviceData data;
+    gk_cuda_upload_timing up;
+    int st = gk_cuda_upload(x.begin(), n, d, &opts, &data.p, &up, err, sizeof err);
+    if (st != GK_CUDA_OK) cuda_fail(st, "upload of newdata", err);
+    st = gk_cuda_assign(data.p, k, centers.begin(), cluster.begin(), err, sizeof err);
+    if (st != GK_CUDA_OK) cuda_fail(st, "assignment", err);
+  } else {
+    gk::cpu_assign(x.begin(), n, d, k, centers.begin(), threads, cluster.begin());
+  }
+  return cluster;
+}

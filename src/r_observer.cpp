@@ -1,0 +1,77 @@
+#include "r_observer.h"
+
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <R_ext/Utils.h>
+
+namespace gk {
+
+namespace {
+
+double wall_seconds() {
+  using clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
+}
+
+void check_interrupt_fn(void*) { R_CheckUserInterrupt(); }
+
+constexpr double kPollEvery = 0.05;  // seconds between interrupt checks
+constexpr double kDrawEvery = 0.2;   // seconds between progress redraws
+
+}  // namespace
+
+RObserver::RObserver(bool trace, SEXP progress, double progress_after, int start, int nstart)
+    : trace_(trace), progress_(progress), progress_after_(progress_after),
+      start_(start), nstart_(nstart) {
+  t0_ = wall_seconds();
+  last_poll_ = t0_;
+  last_draw_ = -1.0;
+}
+
+bool RObserver::wants_iterations() const {
+  return trace_ || (progress_ != R_NilValue && progress_after_ <= 0.0);
+}
+
+bool RObserver::poll_interrupt(double now) {
+  if (interrupted_) return false;
+  if (now - last_poll_ < kPollEvery) return true;
+  last_poll_ = now;
+  // FALSE when R_CheckUserInterrupt() jumped: the user pressed Ctrl-C.
+  if (!R_ToplevelExec(check_interrupt_fn, nullptr)) interrupted_ = true;
+  return !interrupted_;
+}
+
+void RObserver::draw_progress(double now, int iter, std::int64_t changed) {
+  if (progress_ == R_NilValue || !(now - t0_ >= progress_after_)) return;
+  if (last_draw_ >= 0.0 && now - last_draw_ < kDrawEvery) return;
+  last_draw_ = now;
+  SEXP a1 = PROTECT(Rf_ScalarInteger(iter));
+  SEXP a2 = PROTECT(Rf_ScalarReal(static_cast<double>(changed)));
+  SEXP a3 = PROTECT(Rf_ScalarInteger(start_));
+  SEXP call = PROTECT(Rf_lang4(progress_, a1, a2, a3));
+  int failed = 0;
+  R_tryEvalSilent(call, R_GlobalEnv, &failed);
+  UNPROTECT(4);
+  if (failed) interrupted_ = true;  // an interrupt (or error) inside the bar
+}
+
+bool RObserver::iteration(int iter, std::int64_t changed, double tot_withinss) {
+  if (trace_) {
+    Rcpp::Rcout << "iter " << std::setw(3) << iter;
+    if (nstart_ > 1) Rcpp::Rcout << " (start " << start_ << ")";
+    Rcpp::Rcout << ": " << changed << " points changed cluster, tot.withinss = "
+                << std::setprecision(10) << tot_withinss << std::endl;
+  }
+  const double now = wall_seconds();
+  draw_progress(now, iter, changed);
+  return poll_interrupt(now);
+}
+
+bool RObserver::keep_going() {
+  const double now = wall_seconds();
+  draw_progress(now, NA_INTEGER, -1);
+  return poll_interrupt(now);
+}
+
+}  // namespace gk
