@@ -6,7 +6,7 @@ new_progress <- function(iter.max, nstart) {
   after <- if (isTRUE(mode)) 0 else if (isFALSE(mode)) Inf else
     getOption("gpukmeans.progress_after", 2)
   if (!is.numeric(after) || length(after) != 1L || is.na(after)) after <- 2
-  state <- new.env(parent = emptyenv())
+  state <- new.env(parent = baseenv())
   if (!is.finite(after)) return(list(update = NULL, after = Inf, done = function() invisible()))
   update <- function(iter, changed, start) {
     if (is.null(state$bar)) {
@@ -18,7 +18,7 @@ new_progress <- function(iter.max, nstart) {
                         "{if (nstart > 1) paste0(' (start ', start, '/', nstart, ')') else ''}",
                         ", {changed} points changed | {cli::pb_elapsed}"))
     }
-    state$changed <- if (is.na(changed) || changed < 0) "?" else format(changed, big.mark = ",")
+    state$changed <- if (is.na(changed) || changed < 0) "?" else formatC(changed, format = "d", big.mark = ",")
     state$start <- start
     state$nstart <- nstart
     if (!is.na(iter)) cli::cli_progress_update(id = state$bar, set = iter, force = TRUE, .envir = state)

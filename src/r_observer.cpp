@@ -53,7 +53,9 @@ void RObserver::draw_progress(double now, int iter, std::int64_t changed) {
   int failed = 0;
   R_tryEvalSilent(call, R_GlobalEnv, &failed);
   UNPROTECT(4);
-  if (failed) interrupted_ = true;  // an interrupt (or error) inside the bar
+  // A bar that fails (or an interrupt while it draws) must not stop the fit:
+  // drop the bar; a further Ctrl-C is seen by the next poll.
+  if (failed) progress_ = R_NilValue;
 }
 
 bool RObserver::iteration(int iter, std::int64_t changed, double tot_withinss) {

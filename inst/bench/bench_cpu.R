@@ -1,0 +1,32 @@
+# CPU engine vs stats::kmeans(algorithm = "Lloyd") from the same centers,
+# with a fixed number of iterations, on 1 thread and on all threads.
+# Not a test: run by hand and commit the output with the date and machine.
+#   Rscript inst/bench/bench_cpu.R [iterations] > inst/bench/results/cpu-<date>.txt
+suppressPackageStartupMessages(library(gpukmeans))
+args <- commandArgs(trailingOnly = TRUE)
+iters <- if (length(args)) as.integer(args[1]) else 5L
+cores <- parallel::detectCores()
+problems <- list(list(n = 1e6, d = 2, k = 100), list(n = 1e6, d = 16, k = 256))
+
+cat("date:", format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "\n")
+cat("machine:", sub("model name\\s*:\\s*", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
+    "|", cores, "cores |", R.version.string, "\n")
+cat("iterations per fit:", iters, "(fixed: iter.max =", iters, ", no early convergence)\n\n")
+cat(sprintf("%-18s %-8s %10s %12s %9s\n", "problem", "engine", "threads", "ms/iter", "speedup"))
+for (p in problems) {
+  set.seed(42)
+  x <- matrix(rnorm(p$n * p$d), ncol = p$d) + matrix(runif(p$n * p$d, 0, 20), ncol = p$d)
+  c0 <- x[sample.int(nrow(x), p$k), , drop = FALSE]
+  label <- sprintf("%gx%d k=%d", p$n, p$d, p$k)
+  t_stats <- system.time(s <- suppressWarnings(kmeans(x, c0, iter.max = iters, algorithm = "Lloyd")))[["elapsed"]]
+  ms_stats <- 1000 * t_stats / min(s$iter, iters)
+  cat(sprintf("%-18s %-8s %10d %12.1f %9s\n", label, "stats", 1L, ms_stats, "1.00x"))
+  for (th in unique(c(1L, cores))) {
+    options(gpukmeans.threads = th)
+    t <- system.time(g <- suppressWarnings(gpu_kmeans(x, c0, iter.max = iters, backend = "cpu")))[["elapsed"]]
+    stopifnot(identical(g$cluster, s$cluster), isTRUE(all.equal(unname(g$centers), unname(s$centers), tolerance = 1e-10)))
+    ms <- 1000 * t / min(g$iter, iters)
+    cat(sprintf("%-18s %-8s %10d %12.1f %8.2fx\n", label, "gpukmeans", th, ms, ms_stats / ms))
+  }
+}
+cat("\n(ms/iter from R's elapsed time of the whole call; results checked equal to stats)\n")
