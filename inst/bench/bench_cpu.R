@@ -3,6 +3,7 @@
 # Not a test: run by hand and commit the output with the date and machine.
 #   Rscript inst/bench/bench_cpu.R [iterations] > inst/bench/results/cpu-<date>.txt
 suppressPackageStartupMessages(library(gpukmeans))
+options(gpukmeans.progress = FALSE)
 args <- commandArgs(trailingOnly = TRUE)
 iters <- if (length(args)) as.integer(args[1]) else 5L
 cores <- parallel::detectCores()

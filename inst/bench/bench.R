@@ -1,0 +1,140 @@
+# GPU benchmark (not a test): the five standard problems and a scaling sweep.
+#
+#   Rscript inst/bench/bench.R OUTDIR [PEER_OUTPUT]
+#
+# OUTDIR receives gpu-problems-<date>.csv and gpu-scaling-<date>.csv (format:
+# inst/bench/results/README.md).  PEER_OUTPUT, if given, is the output of
+# peer_torch.py from the same run on the same machine; its figures are merged
+# in as engines "torch-fp32" / "torch-tf32".
+#
+# Every fit starts from fixed centers (rows drawn with a fixed seed) and runs
+# at most `iters` iterations; ms per iteration is the compute phase (CUDA
+# events) over the iterations actually run.  End-to-end seconds are measured
+# in R around the whole call (upload, iterations, download, the kmeans object).
+suppressPackageStartupMessages(library(gpukmeans))
+args <- commandArgs(trailingOnly = TRUE)
+outdir <- if (length(args) >= 1L) args[1L] else "."
+peer_file <- if (length(args) >= 2L) args[2L] else NA
+iters <- 10L
+info <- gpukmeans_info()
+if (!nrow(info$devices)) stop("no CUDA device: ", info$message)
+card <- info$devices$name[1L]
+today <- format(Sys.Date())
+options(gpukmeans.progress = FALSE)
+cat("gpukmeans benchmark |", card, "|", today, "| CUDA runtime", info$runtime_version,
+    "driver", info$driver_version, "| CPU threads", info$cpu_threads, "\n")
+
+blobs <- function(n, d, k, seed = 1L) {
+  set.seed(seed)
+  centers <- matrix(runif(k * d, 0, 100), k, d)
+  lab <- sample.int(k, n, replace = TRUE)
+  x <- centers[lab, , drop = FALSE]
+  x <- x + rnorm(length(x))
+  x
+}
+start_centers <- function(x, k, seed = 2L) {
+  set.seed(seed)
+  x[sample.int(nrow(x), k), , drop = FALSE]
+}
+row_of <- function(problem, n, d, k, precision, engine, fit = NULL, elapsed = NA, ms = NA, iters_run = NA) {
+  tm <- if (is.null(fit)) NULL else attr(fit, "timing")
+  get <- function(name) if (!is.null(tm) && name %in% names(tm)) tm[[name]] else NA_real_
+  if (!is.null(fit)) {
+    iters_run <- min(fit$iter, iters)
+    ms <- 1000 * get("compute") / iters_run
+  }
+  data.frame(date = today, card = card, problem = problem, n = n, d = d, k = k,
+             precision = precision, engine = engine, ms_per_iter = ms,
+             transfer_to_device_s = get("transfer_to_device"), compute_s = get("compute"),
+             transfer_to_host_s = get("transfer_to_host"), total_s = elapsed,
+             iterations = iters_run, stringsAsFactors = FALSE)
+}
+timed <- function(expr) {
+  t <- system.time(v <- suppressWarnings(expr))[["elapsed"]]
+  list(value = v, elapsed = t)
+}
+
+problems <- data.frame(id = c("A", "B", "C", "D", "E"),
+                       n = c(21600, 1e6, 1e6, 1e7, 1e6), d = c(2, 2, 2, 16, 128),
+                       k = c(12, 100, 1000, 256, 4096))
+rows <- list()
+for (i in seq_len(nrow(problems))) {
+  p <- problems[i, ]
+  x <- blobs(p$n, p$d, p$k)
+  c0 <- start_centers(x, p$k)
+  for (prec in c("single", "double")) {
+    invisible(timed(gpu_kmeans(x, c0, iter.max = 2L, precision = prec, backend = "cuda")))  # warm-up
+    r <- timed(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda"))
+    rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, prec, "gpukmeans-cuda", r$value, r$elapsed)
+    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)\n", p$id, prec,
+                tail(rows, 1)[[1]]$ms_per_iter, min(r$value$iter, iters), r$elapsed))
+  }
+  # The CPU engine on all host threads, a few iterations (E would take minutes).
+  if (p$id != "E") {
+    r <- timed(gpu_kmeans(x, c0, iter.max = 3L, backend = "cpu"))
+    rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, "double", "gpukmeans-cpu",
+                                        elapsed = r$elapsed, ms = 1000 * r$elapsed / min(r$value$iter, 3L),
+                                        iters_run = min(r$value$iter, 3L))
+  }
+  # stats::kmeans where it finishes in seconds: A and B, end to end, iters iterations.
+  if (p$id %in% c("A", "B")) {
+    r <- timed(kmeans(x, c0, iter.max = iters, algorithm = "Lloyd"))
+    it <- min(r$value$iter, iters)
+    rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, "double", "stats",
+                                        elapsed = r$elapsed, ms = 1000 * r$elapsed / it, iters_run = it)
+    g <- timed(gpu_kmeans(x, c0, iter.max = iters, backend = "cuda"))
+    same <- identical(g$value$cluster, r$value$cluster) && identical(g$value$iter, r$value$iter)
+    cat(sprintf("%s end to end, double, %d iterations: stats %.3f s, gpukmeans %.4f s: %.0fx (same labels and iter: %s)\n",
+                p$id, it, r$elapsed, g$elapsed, r$elapsed / g$elapsed, same))
+  }
+  rm(x); invisible(gc())
+}
+res <- do.call(rbind, rows)
+
+# The peer's figures from the same run.
+if (!is.na(peer_file) && file.exists(peer_file)) {
+  peer <- grep("^torch tf32=", readLines(peer_file), value = TRUE)
+  for (line in peer) {
+    f <- strsplit(line, " ")[[1]]
+    kv <- function(key) sub(paste0("^", key, "="), "", grep(paste0("^", key, "="), f, value = TRUE))
+    res <- rbind(res, data.frame(date = today, card = card, problem = f[3],
+                                 n = as.numeric(kv("n")), d = as.numeric(kv("d")), k = as.numeric(kv("k")),
+                                 precision = "single",
+                                 engine = if (kv("tf32") == "True") "torch-tf32" else "torch-fp32",
+                                 ms_per_iter = as.numeric(f[length(f)]), transfer_to_device_s = NA,
+                                 compute_s = NA, transfer_to_host_s = NA, total_s = NA, iterations = NA,
+                                 stringsAsFactors = FALSE))
+  }
+}
+write.csv(res, file.path(outdir, sprintf("gpu-problems-%s.csv", today)), row.names = FALSE)
+
+# Scaling with n for k = 5, 100, 1000 (d = 2), beside stats where it is quick.
+srows <- list()
+for (k in c(5, 100, 1000)) for (n in 10^(3:7)) {
+  if (n < k * 2) next
+  x <- blobs(n, 2, k)
+  c0 <- start_centers(x, k)
+  invisible(timed(gpu_kmeans(x, c0, iter.max = 2L, backend = "cuda")))
+  r <- timed(gpu_kmeans(x, c0, iter.max = iters, backend = "cuda"))
+  it <- min(r$value$iter, iters)
+  srows[[length(srows) + 1L]] <- data.frame(date = today, card = card, n = n, d = 2, k = k,
+    engine = "gpukmeans-cuda", ms_per_iter = 1000 * attr(r$value, "timing")[["compute"]] / it,
+    total_s = r$elapsed, iterations = it)
+  if (n * k <= 1e8) {
+    s <- timed(kmeans(x, c0, iter.max = 3L, algorithm = "Lloyd"))
+    its <- min(s$value$iter, 3L)
+    srows[[length(srows) + 1L]] <- data.frame(date = today, card = card, n = n, d = 2, k = k,
+      engine = "stats", ms_per_iter = 1000 * s$elapsed / its, total_s = s$elapsed, iterations = its)
+  }
+}
+scaling <- do.call(rbind, srows)
+write.csv(scaling, file.path(outdir, sprintf("gpu-scaling-%s.csv", today)), row.names = FALSE)
+
+cat("\nms per iteration (compute phase), ", card, ", ", today, "\n", sep = "")
+wide <- with(res, tapply(ms_per_iter, list(problem, paste(engine, precision)), function(v) v[1]))
+print(round(wide, 4))
+if (all(c("torch-fp32 single", "gpukmeans-cuda single") %in% colnames(wide))) {
+  cat("\nspeedup over the PyTorch fp32 recipe (same card, same run):\n")
+  print(round(cbind(single = wide[, "torch-fp32 single"] / wide[, "gpukmeans-cuda single"],
+                    double = wide[, "torch-fp32 single"] / wide[, "gpukmeans-cuda double"]), 1))
+}
