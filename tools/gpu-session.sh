@@ -1,0 +1,30 @@
+#!/bin/sh
+# Run on the GPU machine (no R there: the carried R of ../shared/gpu), from the
+# repository root, after `sh ../shared/gpu/pack.sh` here filled .gpu/:
+#   sh tools/gpu-session.sh OUTDIR [tests] [bench]
+# Writes OUTDIR/info.txt, tests.txt (testthat on the GPU), peer.txt
+# (PyTorch peer) and bench.txt plus the benchmark CSVs.
+set -u
+out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench]}; shift
+what=${*:-tests bench}
+mkdir -p "$out"
+R="sh .gpu/run-r.sh"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/info.txt" 2>&1
+$R -e 'print(gpukmeans::gpukmeans_info())' >> "$out/info.txt" 2>&1
+case " $what " in *" tests "*)
+  $R -e '
+    library(testthat); library(gpukmeans)
+    res <- as.data.frame(test_dir("tests/testthat", package = "gpukmeans", load_package = "installed",
+                                  stop_on_failure = FALSE, reporter = ProgressReporter$new(show_praise = FALSE)))
+    cat(sprintf("\nGPU test run: %d expectations passed, %d failed, %d skipped (%s)\n",
+                sum(res$nb) - sum(res$failed) - sum(res$skipped), sum(res$failed) + sum(res$error),
+                sum(res$skipped), gpukmeans_info()$devices$name[1]))
+    print(res[res$failed > 0 | res$error | res$skipped > 0, c("file", "test", "failed", "skipped", "error")])
+  ' > "$out/tests.txt" 2>&1
+  tail -n 25 "$out/tests.txt" ;;
+esac
+case " $what " in *" bench "*)
+  PYTHONUNBUFFERED=1 python3 .gpu/peer_torch.py > "$out/peer.txt" 2>&1
+  $R inst/bench/bench.R "$out" "$out/peer.txt" > "$out/bench.txt" 2>&1
+  tail -n 30 "$out/bench.txt" ;;
+esac
