@@ -83,11 +83,12 @@ nearest_center <- function(x, centers) {
   }, integer(1))
 }
 
-# Gaussian blobs: n points, d dims, k blobs; attr(x, "label") is the blob.
-make_blobs <- function(n, d, k, sd = 1, spread = 50) {
+# Gaussian blobs: n points, d dims, k blobs; attr(x, "label") is the blob
+# when with_labels = TRUE.
+make_blobs <- function(n, d, k, sd = 1, spread = 50, with_labels = FALSE) {
   ctr <- matrix(stats::runif(k * d, -spread, spread), k, d)
   lab <- sample.int(k, n, replace = TRUE)
   x <- ctr[lab, , drop = FALSE] + matrix(stats::rnorm(n * d, sd = sd), n, d)
-  attr(x, "label") <- lab
+  if (with_labels) attr(x, "label") <- lab
   x
 }

@@ -108,7 +108,6 @@ test_that("cuda: k in {1, 2, 31, 32, 33} x d in {1, 2, 3, 17, 128} equals stats"
   for (d in c(1L, 2L, 3L, 17L, 128L)) {
     set.seed(d)
     x <- make_blobs(n, d, 40, sd = 2, spread = 10)
-    attr(x, "label") <- NULL
     for (k in c(1L, 2L, 31L, 32L, 33L)) {
       cuda_parity(x, k, iter.max = 8, seed = k)
     }
@@ -119,7 +118,6 @@ test_that("cuda: d = 1000 equals stats", {
   skip_if_no_gpu()
   set.seed(1000)
   x <- make_blobs(2003, 1000, 20, sd = 1, spread = 2)
-  attr(x, "label") <- NULL
   cuda_parity(x, 33, iter.max = 5, seed = 1)
   cuda_parity(x, 2, iter.max = 5, seed = 2)
 })
@@ -128,7 +126,6 @@ test_that("cuda: n = 100003 (not a multiple of any block size)", {
   skip_if_no_gpu()
   set.seed(7)
   x <- make_blobs(100003, 3, 32, sd = 2, spread = 20)
-  attr(x, "label") <- NULL
   cuda_vs_cpu(x, 32, iter.max = 20, seed = 1)
   cuda_vs_cpu(x, 33, iter.max = 10, nstart = 2, seed = 2)
   cuda_vs_cpu(x[, 1, drop = FALSE], 31, iter.max = 10, seed = 3)
@@ -151,7 +148,6 @@ test_that("cuda: 20 repeated fits are identical (determinism)", {
   skip_if_no_gpu()
   set.seed(11)
   x <- make_blobs(50003, 17, 64, sd = 3, spread = 10)
-  attr(x, "label") <- NULL
   ctr <- x[1:64, ]
   ref <- strip_gk(suppressWarnings(gk_cuda(x, ctr, iter.max = 10)))
   same <- vapply(1:20, function(i) {
@@ -169,7 +165,7 @@ test_that("cuda: 20 repeated fits are identical (determinism)", {
 test_that("cuda: single precision vs double", {
   skip_if_no_gpu()
   set.seed(20)
-  x <- make_blobs(100003, 6, 10, sd = 1, spread = 100)
+  x <- make_blobs(100003, 6, 10, sd = 1, spread = 100, with_labels = TRUE)
   ctr <- x[match(1:10, attr(x, "label")), ]
   attr(x, "label") <- NULL
   gd <- gk_cuda(x, ctr, iter.max = 50, precision = "double")
@@ -186,7 +182,6 @@ test_that("cuda: predict equals CPU predict", {
   skip_if_no_gpu()
   set.seed(12)
   x <- make_blobs(20011, 5, 37, sd = 2, spread = 10)
-  attr(x, "label") <- NULL
   set.seed(1)
   g <- suppressWarnings(gk_cuda(x, 37, iter.max = 50))
   set.seed(1)

@@ -67,12 +67,27 @@ test_that("heavy duplicates take the unique(x) path exactly as stats", {
   for (seed in 1:4) expect_kmeans_parity(x2, 2, seed = seed)
 })
 
+test_that("0 and -0 are the same value for unique(x), as in stats", {
+  x <- cbind(c(0, -0, 1, 2, 0, 3), c(1, 1, 5, 7, 1, 2))
+  expect_identical(nrow(unique(x)), 4L)
+  for (seed in 1:4) expect_kmeans_parity(x, 2, nstart = 2, seed = seed)
+  expect_error(gpu_kmeans(x, 5, nstart = 2), "more cluster centers than distinct data points.",
+               fixed = TRUE)
+  expect_error(gpu_kmeans(x, rbind(c(0, 1), c(-0, 1))), "initial centers are not distinct")
+})
+
+test_that("a logical matrix is used as 0/1 data, as stats", {
+  set.seed(1)
+  x <- matrix(runif(300) > 0.5, ncol = 3)
+  expect_kmeans_parity(x, 3, seed = 2)
+})
+
 test_that("ties go to the first (lowest index) center, as stats", {
   # point 2 is exactly halfway between centers 0 and 2
   x <- c(0, 1, 2)
-  p <- expect_kmeans_parity(x, c(0, 2))
+  p <- expect_kmeans_parity(x, matrix(c(0, 2)))
   expect_identical(p$g$cluster[2], 1L)
-  p <- expect_kmeans_parity(x, c(2, 0))
+  p <- expect_kmeans_parity(x, matrix(c(2, 0)))
   expect_identical(p$g$cluster[2], 1L)
   # 2-D: (2, 10) equidistant to (1, 0) and (3, 0)
   x <- rbind(c(1, 0), c(3, 0), c(2, 10), c(1, 0), c(3, 0))
@@ -100,6 +115,23 @@ test_that("empty cluster: same warning, NaN center row and size 0 as stats", {
   p <- expect_kmeans_parity(x, ctr2)
   expect_identical(p$g$size[2], 0L)
   expect_false(anyNA(p$g$cluster))
+})
+
+test_that("a cluster that empties during the iterations (not at the start) as stats", {
+  x <- c(0.304, 0.475, 0.994, 0.521, 0.843, 0.723, 0.615, 0.739, 0.417,
+         0.373, 0.968, 0.607, 0.474, 0.858, 0.435, 0.082, 0.421, 0.175,
+         0.618, 0.372, 0.222, 0.36, 0.533, 0.796, 0.771, 0.923, 0.467,
+         0.996, 0.214, 0.215, 0.178, 0.258, 0.806, 0.165, 0.977, 0.036,
+         0.826, 0.041, 0.053, 0.513)
+  ctr <- c(0.012, 0.147, 0.189, 0.249, 0.283, 0.412, 0.434, 0.498)
+  # every center has points at the start ...
+  expect_true(all(tabulate(nearest_center(matrix(x), matrix(ctr)), 8L) > 0L))
+  p <- expect_kmeans_parity(x, matrix(ctr), iter.max = 50)
+  # ... but cluster 2 ends empty, with a NaN center
+  expect_identical(p$g$size[2], 0L)
+  expect_true(is.nan(p$g$centers[2, 1]))
+  expect_identical(unique(p$g_warn), "empty cluster: try a better set of initial centers")
+  expect_identical(p$g$iter, 5L)
 })
 
 test_that("not converged: warning, ifault 2L and iter = iter.max + 1 as stats", {

@@ -50,9 +50,13 @@ test_that("non-whole or NA k", {
 
 test_that("centers a list or character", {
   expect_error(gpu_kmeans(x, list(1, 2)), "'centers' must be a number or a numeric matrix")
-  expect_error(gpu_kmeans(x, "3"), "'centers' must be a number or a numeric matrix")
   expect_error(gpu_kmeans(x, matrix(letters[1:8], 2)),
                "'centers' must be a number or a numeric matrix")
+  expect_error(gpu_kmeans(x, c("1", "2")), "'centers' must be a number or a numeric matrix")
+})
+
+test_that("centers a length-1 character", {
+  expect_error(gpu_kmeans(x, "3"), "'centers' must be a number or a numeric matrix")
 })
 
 test_that("more cluster centers than data points", {
@@ -83,7 +87,7 @@ test_that("duplicated center rows", {
   ctr <- x[c(1, 51, 1), ]
   expect_error(gpu_kmeans(x, ctr), "initial centers are not distinct")
   expect_error(stats::kmeans(x, ctr, algorithm = "Lloyd"), "initial centers are not distinct")
-  expect_error(gpu_kmeans(precip, c(10, 20, 10)), "initial centers are not distinct")
+  expect_error(gpu_kmeans(precip, matrix(c(10, 20, 10))), "initial centers are not distinct")
 })
 
 test_that("column mismatch between x and centers", {

@@ -93,7 +93,7 @@ test_that("predict() returns nearest-center indices", {
 })
 
 test_that("predict() on a 1-D fit takes a plain vector", {
-  g <- gpu_kmeans(precip, c(10, 40, 60))
+  g <- gpu_kmeans(precip, matrix(c(10, 40, 60)))
   expect_identical(unname(predict(g, precip)), unname(g$cluster))
   nd <- c(5, 25, 38, 55, 70)
   expect_identical(unname(predict(g, nd)), nearest_center(matrix(nd), g$centers))

@@ -62,9 +62,10 @@ test_that("gpukmeans_info() describes the build and the devices", {
 
 test_that("precision = 'single' matches double on well separated blobs", {
   set.seed(20)
-  x <- make_blobs(30000, 6, 10, sd = 1, spread = 100)
+  x <- make_blobs(30000, 6, 10, sd = 1, spread = 100, with_labels = TRUE)
   # start from one point of each blob so that both converge to the truth
   ctr <- x[match(1:10, attr(x, "label")), ]
+  attr(x, "label") <- NULL
   gd <- gpu_kmeans(x, ctr, iter.max = 50, precision = "double")
   gs <- gpu_kmeans(x, ctr, iter.max = 50, precision = "single")
   expect_s3_class(gs, "gpu_kmeans")

@@ -48,7 +48,7 @@ test_that("precip (named numeric vector, 1-D) equals stats", {
 
 test_that("an unnamed numeric vector equals stats", {
   x <- c(1, 2, 3, 10, 11, 12, 30, 31)
-  p <- expect_kmeans_parity(x, c(1, 10, 30))
+  p <- expect_kmeans_parity(x, matrix(c(1, 10, 30)))
   expect_identical(p$g$cluster, rep(1:3, c(3L, 3L, 2L)))
   expect_equal(unname(p$g$centers[, 1]), c(2, 11, 30.5))
 })
@@ -102,4 +102,33 @@ test_that("totss, betweenss and tot.withinss are consistent", {
   expect_equal(g$totss, sum(scale(faithful, scale = FALSE)^2), tolerance = 1e-12)
   expect_identical(sum(g$size), nrow(faithful))
   expect_identical(tabulate(g$cluster, 3L), g$size)
+})
+
+test_that("a time series (ts) is data, as in stats", {
+  p <- expect_kmeans_parity(Nile, 3, seed = 1)
+  expect_null(names(p$g$cluster))
+  expect_kmeans_parity(EuStockMarkets, 4, seed = 2)
+})
+
+test_that("a tibble is a data.frame, as in stats", {
+  skip_if_not_installed("tibble")
+  tb <- tibble::as_tibble(iris[, 1:4])
+  p <- expect_kmeans_parity(tb, 3, seed = 3)
+  expect_identical(colnames(p$g$centers), names(iris)[1:4])
+})
+
+test_that("a one-column data.frame keeps its column name", {
+  df <- faithful[, "waiting", drop = FALSE]
+  p <- expect_kmeans_parity(df, 2, seed = 4)
+  expect_identical(dimnames(p$g$centers), list(c("1", "2"), "waiting"))
+})
+
+test_that("centers as a plain numeric vector (1-D data), as stats", {
+  # stats does as.matrix(centers): a vector of length > 1 is a 1-column matrix
+  p <- expect_kmeans_parity(c(1, 2, 3, 10, 11, 12, 30, 31), c(1, 10, 30))
+  expect_identical(p$g$cluster, rep(1:3, c(3L, 3L, 2L)))
+  expect_kmeans_parity(precip, c(10, 40, 60))
+  expect_kmeans_parity(c(0, 1, 2), c(2, 0))
+  expect_error(gpu_kmeans(precip, c(10, 20, 10)), "initial centers are not distinct")
+  expect_error(stats::kmeans(precip, c(10, 20, 10)), "initial centers are not distinct")
 })

@@ -59,3 +59,14 @@ test_that("RNG kind does not matter: parity under a different RNG kind", {
   expect_same_fit(g, s)
   expect_identical(get_seed(), after_s)
 })
+
+test_that("nstart = 10 on blobs: ties between equal partitions resolved as stats", {
+  # many starts converge to the same partition with permuted labels; stats
+  # keeps the first start with the strictly smallest tot.withinss
+  set.seed(50)
+  x <- make_blobs(3000, 2, 3, sd = 1, spread = 20)
+  for (seed in 1:5) expect_kmeans_parity(x, 3, nstart = 10, seed = seed)
+  set.seed(51)
+  x <- make_blobs(5000, 5, 6, sd = 2, spread = 10)
+  for (seed in 1:3) expect_kmeans_parity(x, 6, nstart = 8, iter.max = 50, seed = seed)
+})
