@@ -1,0 +1,161 @@
+// assign.cu: the assignment step (nearest center) and gk_cuda_assign (predict).
+#include <algorithm>
+#include <vector>
+
+#include "detail/assign_kernels.cuh"
+#include "detail/engine.hpp"
+
+namespace gk {
+
+namespace {
+
+const size_t kSmallSmemLimit = 100 * 1024;  // keeps >= 2 blocks per SM
+
+template <typename T>
+size_t small_smem(int k, int d, int dm, bool update) {
+  size_t s = 0;
+  if (update) s += 2 * (size_t)k * d * sizeof(u64);
+  s += (size_t)k * dm * sizeof(T) + (size_t)k * sizeof(T);
+  if (update) s += (size_t)k * sizeof(unsigned int);
+  return s;
+}
+
+template <typename T, int DM, bool U>
+cudaError_t small_grid(const gk_cuda_data *D, size_t smem, int &grid) {
+  auto kern = k_assign_small<T, DM, U>;
+  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e != cudaSuccess) return e;
+  int per_sm = 0;
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, smem);
+  if (e != cudaSuccess) return e;
+  if (per_sm < 1) per_sm = 1;
+  long long need = (D->n + 255) / 256;
+  grid = (int)std::min<long long>(need, (long long)per_sm * D->sms);
+  if (grid < 1) grid = 1;
+  return cudaSuccess;
+}
+
+template <typename T, bool U>
+cudaError_t small_grid_dm(const gk_cuda_data *D, int dm, size_t smem, int &grid) {
+  switch (dm) {
+    case 1: return small_grid<T, 1, U>(D, smem, grid);
+    case 2: return small_grid<T, 2, U>(D, smem, grid);
+    case 4: return small_grid<T, 4, U>(D, smem, grid);
+    default: return small_grid<T, 8, U>(D, smem, grid);
+  }
+}
+
+template <typename T, int DM, bool U>
+void run_small(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels, State *st,
+               int max_iter, u64 *acc, unsigned int *counts, cudaStream_t s) {
+  k_assign_small<T, DM, U><<<p.grid, 256, p.smem, s>>>(
+      (const T *)D->x, D->n, D->d, cen, k, labels, st, max_iter, acc, counts, D->d_scale);
+}
+
+template <typename T, bool U>
+void run_small_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels,
+                  State *st, int max_iter, u64 *acc, unsigned int *counts, cudaStream_t s) {
+  switch (p.dm) {
+    case 1: run_small<T, 1, U>(D, p, cen, k, labels, st, max_iter, acc, counts, s); break;
+    case 2: run_small<T, 2, U>(D, p, cen, k, labels, st, max_iter, acc, counts, s); break;
+    case 4: run_small<T, 4, U>(D, p, cen, k, labels, st, max_iter, acc, counts, s); break;
+    default: run_small<T, 8, U>(D, p, cen, k, labels, st, max_iter, acc, counts, s); break;
+  }
+}
+
+}  // namespace
+
+cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
+  const int d = D->d;
+  int dm = d <= 1 ? 1 : d <= 2 ? 2 : d <= 4 ? 4 : 8;
+  size_t smem = D->single ? small_smem<float>(k, d, dm, update) : small_smem<double>(k, d, dm, update);
+  if (d <= 8 && smem <= kSmallSmemLimit) {
+    plan.path = 0;
+    plan.dm = dm;
+    plan.smem = smem;
+    if (D->single)
+      return update ? small_grid_dm<float, true>(D, dm, smem, plan.grid)
+                    : small_grid_dm<float, false>(D, dm, smem, plan.grid);
+    return update ? small_grid_dm<double, true>(D, dm, smem, plan.grid)
+                  : small_grid_dm<double, false>(D, dm, smem, plan.grid);
+  }
+  plan.path = 1;
+  plan.dm = 0;
+  plan.smem = 0;
+  long long g = (D->n + 127) / 128;  // BM = 128 for both precisions
+  if (g > 0x7fffffffLL) return cudaErrorInvalidValue;
+  plan.grid = (int)std::max<long long>(g, 1);
+  return cudaSuccess;
+}
+
+cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *cen, int k,
+                          int *labels, State *st, int max_iter, bool update, u64 *acc,
+                          unsigned int *counts, cudaStream_t s) {
+  if (plan.path == 0) {
+    if (D->single) {
+      if (update) run_small_dm<float, true>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, s);
+      else run_small_dm<float, false>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, s);
+    } else {
+      if (update) run_small_dm<double, true>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, s);
+      else run_small_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, s);
+    }
+  } else {
+    if (D->single)
+      k_assign_tiled<float><<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d,
+                                                      (const float *)cen, k, labels, st, max_iter);
+    else
+      k_assign_tiled<double><<<plan.grid, 256, 0, s>>>((const double *)D->x, D->n, D->d,
+                                                       (const double *)cen, k, labels, st, max_iter);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace gk
+
+using namespace gk;
+
+extern "C" int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers, int *cluster,
+                              char *err, size_t errlen) {
+  if (!data || !centers || !cluster || k < 1) {
+    set_msg(err, errlen, "gk_cuda_assign: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  GK_CHECK(cudaSetDevice(data->device), "selecting the CUDA device");
+  const long long n = data->n;
+  const int d = data->d;
+  const size_t kd = (size_t)k * d;
+  size_t free_b = 0, total_b = 0;
+  GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");
+  double need = (double)n * sizeof(int) + (double)kd * 12.0;
+  if (need > (double)free_b) {
+    set_msg(err, errlen, "labels need %.2f GiB on device %d but only %.2f GiB is free", gib(need),
+            data->device, gib((double)free_b));
+    return GK_CUDA_OUT_OF_MEMORY;
+  }
+  // centers in the stored coordinates (shifted in single precision)
+  std::vector<double> c(kd);
+  for (int j = 0; j < d; ++j)
+    for (int cc = 0; cc < k; ++cc)
+      c[cc + (size_t)k * j] = centers[cc + (size_t)k * j] - (data->single ? data->shift[j] : 0.0);
+  DevBuf<double> cen_d;
+  DevBuf<float> cen_f;
+  DevBuf<int> labels;
+  GK_CHECK(cen_d.alloc(kd), "allocating centers");
+  GK_CHECK(labels.alloc((size_t)n), "allocating labels");
+  GK_CHECK(cudaMemcpy(cen_d.p, c.data(), kd * sizeof(double), cudaMemcpyHostToDevice), "copying centers");
+  GK_CHECK(cudaMemset(labels.p, 0xff, (size_t)n * sizeof(int)), "initialising labels");
+  const void *cen = cen_d.p;
+  if (data->single) {
+    GK_CHECK(cen_f.alloc(kd), "allocating centers");
+    GK_CHECK(launch_to_float(cen_d.p, cen_f.p, (long long)kd, 0), "converting centers");
+    cen = cen_f.p;
+  }
+  Plan plan;
+  GK_CHECK(plan_assign(data, k, false, plan), "planning the assignment");
+  GK_CHECK(launch_assign(data, plan, cen, k, labels.p, nullptr, 1, false, nullptr, nullptr, 0),
+           "launching the assignment kernel");
+  GK_CHECK(cudaMemcpy(cluster, labels.p, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost),
+           "copying labels back");
+  for (long long i = 0; i < n; ++i) cluster[i] += 1;
+  return GK_CUDA_OK;
+}

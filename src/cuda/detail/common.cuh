@@ -1,0 +1,186 @@
+// detail/common.cuh: status handling, device state, exact fixed-point sums.
+//
+// Internal to the CUDA engine (src/cuda); nothing here is seen by R.
+#ifndef GPUKMEANS_DETAIL_COMMON_CUH
+#define GPUKMEANS_DETAIL_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../gk_cuda.h"
+
+namespace gk {
+
+typedef unsigned long long u64;
+
+// ---- status ---------------------------------------------------------------
+
+inline void set_msg(char *err, size_t errlen, const char *fmt, ...) {
+  if (!err || errlen == 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, errlen, fmt, ap);
+  va_end(ap);
+  err[errlen - 1] = '\0';
+}
+
+// Errors that mean "no usable CUDA device here" rather than a bug.
+inline bool is_no_device(cudaError_t e) {
+  switch (e) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInitializationError:
+    case cudaErrorStubLibrary:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorInvalidDevice:
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Maps a CUDA error to a status and writes "what: CUDA text" into err.
+inline int fail(cudaError_t e, const char *what, char *err, size_t errlen) {
+  int st = GK_CUDA_ERROR;
+  if (is_no_device(e)) st = GK_CUDA_NO_DEVICE;
+  else if (e == cudaErrorMemoryAllocation) st = GK_CUDA_OUT_OF_MEMORY;
+  set_msg(err, errlen, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+  return st;
+}
+
+// Returns from the enclosing function (which returns int status) on error.
+#define GK_CHECK(call, what)                                  \
+  do {                                                        \
+    cudaError_t gk_e_ = (call);                               \
+    if (gk_e_ != cudaSuccess) return ::gk::fail(gk_e_, (what), err, errlen); \
+  } while (0)
+
+inline double gib(double bytes) { return bytes / (1024.0 * 1024.0 * 1024.0); }
+
+// ---- device buffers (freed on every path) -----------------------------------
+
+template <typename T>
+struct DevBuf {
+  T *p = nullptr;
+  size_t count = 0;
+  DevBuf() {}
+  DevBuf(const DevBuf &) = delete;
+  DevBuf &operator=(const DevBuf &) = delete;
+  ~DevBuf() { release(); }
+  cudaError_t alloc(size_t n) {
+    release();
+    count = n;
+    return cudaMalloc((void **)&p, (n ? n : 1) * sizeof(T));
+  }
+  void release() {
+    if (p) cudaFree(p);
+    p = nullptr;
+    count = 0;
+  }
+  size_t bytes() const { return count * sizeof(T); }
+};
+
+// ---- iteration state kept on the device ---------------------------------------
+
+// Written only by the finalize kernel's last block (and by the host between fits).
+struct State {
+  u64 changed;        // points that changed cluster in the current assignment step
+  u64 last_changed;   // changed count of the last finished iteration
+  int flag;           // 1 once an assignment step changed nothing (converged)
+  int iter_done;      // iterations whose finalize step ran
+  int conv_iter;      // 1-based iteration in which nothing changed
+  unsigned int ticket;  // last-block detection in finalize
+};
+
+// ---- exact, order-independent sums: 128-bit fixed point -----------------------
+//
+// A double v is mapped to the integer trunc(v * 2^S) held in two's complement
+// over 128 bits (lo, hi).  Integer addition is associative, so any order of
+// atomic additions gives the same bits: sums are deterministic run to run.
+// S is chosen per quantity from a bound B on |value| and the number of terms m
+// so that |sum| * 2^S < 2^125 (see fixed_scale); the truncation error per term is
+// at most 2^-S, i.e. about B * m * 2^-125: far below double rounding.
+
+inline int fixed_scale(double bound, long long terms) {
+  int e = 0;
+  if (bound > 0 && isfinite(bound)) frexp(bound, &e);  // bound < 2^e
+  int L = 1;
+  while (L < 62 && (1LL << L) <= terms) ++L;  // terms < 2^L
+  return 125 - e - L;
+}
+
+__host__ __device__ inline void to_fixed(double v, int S, u64 &lo, u64 &hi) {
+  u64 b;
+  memcpy(&b, &v, 8);
+  int bexp = (int)((b >> 52) & 0x7ff);
+  u64 mant = b & ((1ULL << 52) - 1);
+  bool neg = (b >> 63) != 0;
+  if (bexp == 0) {
+    if (mant == 0) { lo = hi = 0; return; }
+    bexp = 1;
+  } else {
+    mant |= (1ULL << 52);
+  }
+  int shift = bexp - 1075 + S;  // |v| * 2^S = mant * 2^shift
+  u64 l, h;
+  if (shift >= 0) {
+    if (shift > 74) shift = 74;  // cannot happen within the bound; saturate
+    if (shift >= 64) { l = 0; h = mant << (shift - 64); }
+    else if (shift == 0) { l = mant; h = 0; }
+    else { l = mant << shift; h = mant >> (64 - shift); }
+  } else {
+    int r = -shift;
+    l = (r >= 64) ? 0 : (mant >> r);
+    h = 0;
+  }
+  if (neg) {
+    l = ~l + 1;
+    h = ~h + (l == 0 ? 1 : 0);
+  }
+  lo = l;
+  hi = h;
+}
+
+__host__ __device__ inline double from_fixed(u64 lo, u64 hi, int S) {
+  bool neg = (long long)hi < 0;
+  if (neg) {
+    lo = ~lo + 1;
+    hi = ~hi + (lo == 0 ? 1 : 0);
+  }
+  double r = (double)hi * 18446744073709551616.0 + (double)lo;
+  r = ldexp(r, -S);
+  return neg ? -r : r;
+}
+
+// 128-bit atomic add out of two 64-bit ones: exact modulo 2^128 in any order.
+__device__ __forceinline__ void atomic_add128(u64 *p, u64 lo, u64 hi) {
+  u64 old = atomicAdd(p, lo);
+  u64 carry = (old + lo < old) ? 1ULL : 0ULL;
+  u64 h = hi + carry;
+  if (h) atomicAdd(p + 1, h);
+}
+
+template <typename T> __device__ __forceinline__ T pos_inf();
+template <> __device__ __forceinline__ float pos_inf<float>() { return __int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ double pos_inf<double>() { return __longlong_as_double(0x7ff0000000000000LL); }
+template <typename T> __device__ __forceinline__ T quiet_nan();
+template <> __device__ __forceinline__ float quiet_nan<float>() { return __int_as_float(0x7fffffff); }
+template <> __device__ __forceinline__ double quiet_nan<double>() { return __longlong_as_double(0x7fffffffffffffffLL); }
+
+// Early exit for kernels inside a captured batch of iterations.
+__device__ __forceinline__ bool fit_finished(const State *st, int max_iter) {
+  return st && (st->flag || st->iter_done >= max_iter);
+}
+
+}  // namespace gk
+
+#endif

@@ -1,0 +1,99 @@
+// detail/data_kernels.cuh: kernels over the uploaded data (conversion, column
+// maxima, total sum of squares).  Included by device_data.cu only.
+#ifndef GPUKMEANS_DETAIL_DATA_KERNELS_CUH
+#define GPUKMEANS_DETAIL_DATA_KERNELS_CUH
+
+#include "common.cuh"
+
+namespace gk {
+namespace {
+
+// out[off + t] = float(chunk[t] - shift[column]) for a chunk of column-major x.
+__global__ void k_convert_chunk(const double *__restrict__ chunk, long long len, long long off,
+                                long long n, const double *__restrict__ shift,
+                                float *__restrict__ out) {
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < len;
+       t += (long long)gridDim.x * blockDim.x) {
+    long long e = off + t;
+    int j = (int)(e / n);
+    out[e] = (float)(chunk[t] - shift[j]);
+  }
+}
+
+// Fixed-order block sum (deterministic).
+__device__ __forceinline__ double block_sum(double v, double *sh) {
+  const int tid = threadIdx.x;
+  sh[tid] = v;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (tid < s) sh[tid] = __dadd_rn(sh[tid], sh[tid + s]);
+    __syncthreads();
+  }
+  double r = sh[0];
+  __syncthreads();
+  return r;
+}
+
+// max |x| per column: bits of non-negative doubles order like the values.
+template <typename T>
+__global__ void __launch_bounds__(256)
+k_col_maxabs(const T *__restrict__ x, long long n, u64 *__restrict__ out) {
+  __shared__ double sh[256];
+  const int j = blockIdx.y;
+  double m = 0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    m = fmax(m, fabs((double)x[i + n * j]));
+  sh[threadIdx.x] = m;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] = fmax(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicMax(&out[j], (u64)__double_as_longlong(sh[0]));
+}
+
+// Column sums (fixed point, per-column scale).
+template <typename T>
+__global__ void __launch_bounds__(256)
+k_col_sum(const T *__restrict__ x, long long n, const int *__restrict__ scale, u64 *__restrict__ acc) {
+  __shared__ double sh[256];
+  const int j = blockIdx.y;
+  double s = 0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    s = __dadd_rn(s, (double)x[i + n * j]);
+  s = block_sum(s, sh);
+  if (threadIdx.x == 0) {
+    u64 lo, hi;
+    to_fixed(s, scale[j], lo, hi);
+    atomic_add128(&acc[2 * j], lo, hi);
+  }
+}
+
+// Sum of squared deviations from the column means (fixed point, one total).
+template <typename T>
+__global__ void __launch_bounds__(256)
+k_sq_dev(const T *__restrict__ x, long long n, const double *__restrict__ mean, int tscale,
+         u64 *__restrict__ acc) {
+  __shared__ double sh[256];
+  const int j = blockIdx.y;
+  const double mu = mean[j];
+  double s = 0;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    double t = __dsub_rn((double)x[i + n * j], mu);
+    s = __dadd_rn(s, __dmul_rn(t, t));
+  }
+  s = block_sum(s, sh);
+  if (threadIdx.x == 0) {
+    u64 lo, hi;
+    to_fixed(s, tscale, lo, hi);
+    atomic_add128(acc, lo, hi);
+  }
+}
+
+}  // namespace
+}  // namespace gk
+
+#endif

@@ -1,0 +1,81 @@
+// detail/engine.hpp: the engine's internal host API shared by the .cu files.
+//
+// The public C interface (gk_cuda.h) is implemented on top of these pieces:
+//   device_data.cu  upload, free, totss         (owns gk_cuda_data)
+//   assign.cu       assignment kernels + predict (gk_cuda_assign)
+//   update.cu       centroid sums, finalize, within-SS
+//   lloyd.cu        the Lloyd loop (batches in CUDA graphs), gk_cuda_lloyd
+//   device_info.cu  gk_cuda_get_info, gk_cuda_get_device
+// Each kernel is launched from the translation unit that defines it; the
+// others call the host wrappers declared here.
+#ifndef GPUKMEANS_DETAIL_ENGINE_HPP
+#define GPUKMEANS_DETAIL_ENGINE_HPP
+
+#include <vector>
+
+#include "common.cuh"
+
+// The opaque handle of gk_cuda.h.
+struct gk_cuda_data {
+  int device = 0;
+  long long n = 0;
+  int d = 0;
+  int single = 0;
+  void *x = nullptr;            // n x d column-major, double or float
+  int sms = 1;                  // multiprocessors of the device
+  // single precision stores x - shift (per column) to keep float distances
+  // accurate for data far from the origin; zero in double precision.
+  std::vector<double> shift;
+  std::vector<double> maxabs;   // max |stored x| per column
+  std::vector<int> scale;       // fixed-point scale of the per-column sums
+  int *d_scale = nullptr;       // the same on the device
+};
+
+namespace gk {
+
+// How one fit runs its iterations, chosen by shape.
+struct Plan {
+  int path = 0;          // 0: fused small-d kernel (assign + sums); 1: tiled assign + accumulate
+  int dm = 0;            // small path: padded dimension (1, 2, 4, 8)
+  size_t smem = 0;       // small path: dynamic shared bytes
+  int grid = 0;          // small path: blocks; tiled: blocks
+  // accumulate kernel (tiled path)
+  int acc_gx = 0, acc_gy = 0, acc_jb = 0;
+  size_t acc_smem = 0;
+  bool acc_shared = true;
+  // within-SS kernel
+  int w_grid = 0;
+  size_t w_smem = 0;
+  bool w_shared = true;
+  int fin_grid = 0;      // finalize kernel
+};
+
+// assign.cu --------------------------------------------------------------
+// Fills the assignment part of plan (path, dm, smem, grid) for k centers.
+cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
+// One assignment step: labels (0-based, -1 = none yet) and st->changed; with
+// plan.path == 0 and update, also adds the centroid sums into acc/counts.
+cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *cen, int k,
+                          int *labels, State *st, int max_iter, bool update,
+                          u64 *acc, unsigned int *counts, cudaStream_t s);
+
+// update.cu --------------------------------------------------------------
+cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &plan);
+// Sums of x per cluster and coordinate (tiled path only).
+cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &plan, const int *labels, int k,
+                              State *st, int max_iter, u64 *acc, unsigned int *counts,
+                              cudaStream_t s);
+// New centers from the sums (or convergence), zeroes the sums, advances st.
+cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, State *st,
+                            int max_iter, u64 *acc, unsigned int *counts, double *cen_d,
+                            float *cen_f, cudaStream_t s);
+// Within-cluster sums of squares (fixed point, scale wscale) and sizes.
+cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *labels,
+                            const double *cen_d, int k, int wscale, u64 *wacc,
+                            unsigned int *wcnt, cudaStream_t s);
+// float copy of double centers (single precision).
+cudaError_t launch_to_float(const double *src, float *dst, long long m, cudaStream_t s);
+
+}  // namespace gk
+
+#endif

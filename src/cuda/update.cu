@@ -1,0 +1,97 @@
+// update.cu: centroid update (sums, finalize) and within-cluster sums of squares.
+#include <algorithm>
+
+#include "detail/engine.hpp"
+#include "detail/update_kernels.cuh"
+
+namespace gk {
+
+namespace {
+const size_t kAccSmemLimit = 96 * 1024;
+}
+
+cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
+  const int d = D->d;
+  const long long n = D->n;
+  // accumulate (tiled path): coordinate groups of jb columns in shared memory
+  size_t per_col = 2 * (size_t)k * sizeof(u64);
+  size_t cnt = (size_t)k * sizeof(unsigned int);
+  int jb = 0;
+  if (per_col + cnt <= kAccSmemLimit) jb = (int)std::min<size_t>((size_t)d, (kAccSmemLimit - cnt) / per_col);
+  if (jb >= 1) {
+    p.acc_shared = true;
+    p.acc_jb = jb;
+    p.acc_smem = per_col * jb + cnt;
+  } else {
+    p.acc_shared = false;
+    p.acc_jb = std::min(d, 8);
+    p.acc_smem = 0;
+  }
+  p.acc_gy = (d + p.acc_jb - 1) / p.acc_jb;
+  long long gx = std::max<long long>(1, (4LL * D->sms + p.acc_gy - 1) / p.acc_gy);
+  gx = std::min<long long>(gx, std::max<long long>(1, (n + 2047) / 2048));
+  p.acc_gx = (int)gx;
+  if (p.acc_smem > 48 * 1024) {
+    cudaError_t e = cudaFuncSetAttribute(k_accumulate<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.acc_smem);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(k_accumulate<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.acc_smem);
+    if (e != cudaSuccess) return e;
+  }
+  // within-SS
+  size_t ws = 2 * (size_t)k * sizeof(u64) + cnt;
+  p.w_shared = ws <= kAccSmemLimit;
+  p.w_smem = p.w_shared ? ws : 0;
+  p.w_grid = (int)std::min<long long>(std::max<long long>(1, (n + 255) / 256), 2LL * D->sms);
+  if (p.w_smem > 48 * 1024) {
+    cudaError_t e = cudaFuncSetAttribute(k_withinss<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
+    if (e != cudaSuccess) return e;
+    e = cudaFuncSetAttribute(k_withinss<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
+    if (e != cudaSuccess) return e;
+  }
+  // finalize
+  long long kd = (long long)k * d;
+  p.fin_grid = (int)std::min<long long>(std::max<long long>(1, (kd + 255) / 256), 4LL * D->sms);
+  return cudaSuccess;
+}
+
+cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &p, const int *labels, int k,
+                              State *st, int max_iter, u64 *acc, unsigned int *counts,
+                              cudaStream_t s) {
+  dim3 grid(p.acc_gx, p.acc_gy);
+  if (D->single)
+    k_accumulate<float><<<grid, 256, p.acc_smem, s>>>((const float *)D->x, D->n, D->d, labels, k,
+                                                      p.acc_jb, p.acc_shared ? 1 : 0, st, max_iter,
+                                                      acc, counts, D->d_scale);
+  else
+    k_accumulate<double><<<grid, 256, p.acc_smem, s>>>((const double *)D->x, D->n, D->d, labels, k,
+                                                       p.acc_jb, p.acc_shared ? 1 : 0, st, max_iter,
+                                                       acc, counts, D->d_scale);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &p, int k, State *st, int max_iter,
+                            u64 *acc, unsigned int *counts, double *cen_d, float *cen_f,
+                            cudaStream_t s) {
+  k_finalize<<<p.fin_grid, 256, 0, s>>>(st, max_iter, acc, counts, cen_d, cen_f, k, D->d, D->d_scale);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *labels,
+                            const double *cen_d, int k, int wscale, u64 *wacc, unsigned int *wcnt,
+                            cudaStream_t s) {
+  if (D->single)
+    k_withinss<float><<<p.w_grid, 256, p.w_smem, s>>>((const float *)D->x, D->n, D->d, labels, cen_d,
+                                                      k, wscale, p.w_shared ? 1 : 0, wacc, wcnt);
+  else
+    k_withinss<double><<<p.w_grid, 256, p.w_smem, s>>>((const double *)D->x, D->n, D->d, labels, cen_d,
+                                                       k, wscale, p.w_shared ? 1 : 0, wacc, wcnt);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_to_float(const double *src, float *dst, long long m, cudaStream_t s) {
+  long long g = std::min<long long>(std::max<long long>(1, (m + 255) / 256), 4096);
+  k_to_float<<<(int)g, 256, 0, s>>>(src, dst, m);
+  return cudaGetLastError();
+}
+
+}  // namespace gk

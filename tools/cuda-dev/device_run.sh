@@ -1,0 +1,17 @@
+#!/bin/sh
+# One device call: build, correctness tests, benchmarks, then memcheck on the tests.
+#   sh tools/cuda-dev/device_run.sh [quick]     (logs under $OUT when set)
+OUT=${OUT:-/tmp/gk-out}
+mkdir -p "$OUT"
+cd "$(dirname "$0")" || exit 1
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+make -j8 > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+./harness test > "$OUT/test.log" 2>&1; echo "test rc=$?"
+grep -E "FAIL|tests:" "$OUT/test.log" | tail -20
+./harness bench > "$OUT/bench.log" 2>&1; echo "bench rc=$?"
+cat "$OUT/bench.log"
+if [ "$1" != quick ]; then
+  timeout 200 compute-sanitizer --tool memcheck --leak-check full ./harness test > "$OUT/memcheck.log" 2>&1
+  echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|tests:" "$OUT/memcheck.log" | tail -5
+fi

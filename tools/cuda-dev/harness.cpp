@@ -1,0 +1,410 @@
+// harness.cpp: standalone correctness tests and benchmarks of the CUDA engine
+// (src/cuda) against a CPU reference with exactly stats::kmeans' Lloyd rules.
+//   harness test     correctness, determinism, edge cases
+//   harness bench    ms per iteration on the five standard problems A-E
+//   harness all      both (default)
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gk_cuda.h"
+
+static int g_fail = 0, g_pass = 0;
+#define CHECK(cond, ...)                      \
+  do {                                        \
+    if (cond) ++g_pass;                       \
+    else { ++g_fail; printf("  FAIL: " __VA_ARGS__); printf("\n"); } \
+  } while (0)
+
+// ---- data -------------------------------------------------------------------
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed) {}
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double unif() { return (next() >> 11) * (1.0 / 9007199254740992.0); }
+  double norm() {
+    double u = unif(), v = unif();
+    if (u < 1e-300) u = 1e-300;
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+  }
+};
+
+// blobs: kt true centers uniform in [-10, 10]^d, unit normal noise, offset added
+static std::vector<double> blobs(long long n, int d, int kt, uint64_t seed, double offset = 0) {
+  Rng r(seed);
+  std::vector<double> ctr((size_t)kt * d), x((size_t)n * d);
+  for (auto &v : ctr) v = -10 + 20 * r.unif();
+  for (long long i = 0; i < n; ++i) {
+    int c = (int)(r.next() % kt);
+    for (int j = 0; j < d; ++j) x[i + n * j] = offset + ctr[c + (size_t)kt * j] + r.norm();
+  }
+  return x;
+}
+static std::vector<double> uniform(long long n, int d, uint64_t seed) {
+  Rng r(seed);
+  std::vector<double> x((size_t)n * d);
+  for (auto &v : x) v = r.unif();
+  return x;
+}
+static std::vector<double> init_centers(const std::vector<double> &x, long long n, int d, int k) {
+  std::vector<double> c((size_t)k * d);
+  for (int cc = 0; cc < k; ++cc) {
+    long long i = (n == k) ? cc : ((long long)cc * 7919 + 13) % n;
+    for (int j = 0; j < d; ++j) c[cc + (size_t)k * j] = x[i + n * j];
+  }
+  return c;
+}
+
+// ---- CPU reference: R's src/library/stats/src/kmeans.c, kmeans_Lloyd ----------
+static int cpu_lloyd(const double *x, int n, int p, double *cen, int k, int maxiter, int *cl,
+                     int *nc, double *wss) {
+  int iter, i, j, c, it, inew = 0;
+  double best, dd, tmp;
+  bool updated;
+  for (i = 0; i < n; i++) cl[i] = -1;
+  for (iter = 0; iter < maxiter; iter++) {
+    updated = false;
+    for (i = 0; i < n; i++) {
+      best = INFINITY;
+      for (j = 0; j < k; j++) {
+        dd = 0.0;
+        for (c = 0; c < p; c++) {
+          tmp = x[i + (size_t)n * c] - cen[j + (size_t)k * c];
+          dd += tmp * tmp;
+        }
+        if (dd < best) { best = dd; inew = j + 1; }
+      }
+      if (cl[i] != inew) { updated = true; cl[i] = inew; }
+    }
+    if (!updated) break;
+    for (j = 0; j < k * p; j++) cen[j] = 0.0;
+    for (j = 0; j < k; j++) nc[j] = 0;
+    for (i = 0; i < n; i++) {
+      it = cl[i] - 1;
+      nc[it]++;
+      for (c = 0; c < p; c++) cen[it + (size_t)c * k] += x[i + (size_t)c * n];
+    }
+    for (j = 0; j < k * p; j++) cen[j] /= nc[j % k];
+  }
+  for (j = 0; j < k; j++) wss[j] = 0.0;
+  for (j = 0; j < k; j++) nc[j] = 0;
+  for (i = 0; i < n; i++) {
+    it = cl[i] - 1;
+    nc[it]++;
+    for (c = 0; c < p; c++) {
+      tmp = x[i + (size_t)n * c] - cen[it + (size_t)k * c];
+      wss[it] += tmp * tmp;
+    }
+  }
+  return iter + 1;
+}
+
+// ---- GPU fit ------------------------------------------------------------------
+struct Result {
+  int status = 0;
+  std::string msg;
+  std::vector<double> centers, wss;
+  std::vector<int> cl, size;
+  gk_cuda_fit_info info;
+};
+
+
+struct Fitter {
+  gk_cuda_data *data = nullptr;
+  long long n;
+  int d, single;
+  Fitter(const std::vector<double> &x, long long n_, int d_, int single_) : n(n_), d(d_), single(single_) {
+    char err[512] = "";
+    gk_cuda_options o = {0, single, 1, 10};
+    gk_cuda_upload_timing t;
+    int st = gk_cuda_upload(x.data(), n, d, &o, &data, &t, err, sizeof err);
+    if (st) { printf("  upload failed (%d): %s\n", st, err); data = nullptr; }
+  }
+  ~Fitter() { gk_cuda_free(data); }
+  Result fit(int k, const std::vector<double> &c0, int max_iter, const gk_cuda_callbacks *cb = nullptr) {
+    Result r;
+    char err[512] = "";
+    gk_cuda_options o = {0, single, 1, max_iter};
+    r.centers = c0;
+    r.cl.assign(n, -7);
+    r.size.assign(k, -7);
+    r.wss.assign(k, -7);
+    memset(&r.info, 0, sizeof r.info);
+    if (!data) { r.status = -1; return r; }
+    r.status = gk_cuda_lloyd(data, k, r.centers.data(), &o, cb, r.cl.data(), r.size.data(), r.wss.data(), &r.info, err, sizeof err);
+    r.msg = err;
+    return r;
+  }
+};
+
+static bool same_bits(const std::vector<double> &a, const std::vector<double> &b) {
+  return a.size() == b.size() && memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0;
+}
+
+static double relerr(double a, double b) {
+  if (isnan(a) && isnan(b)) return 0;
+  if (isnan(a) || isnan(b)) return INFINITY;
+  double den = std::max(fabs(a), fabs(b));
+  return den == 0 ? 0 : fabs(a - b) / den;
+}
+
+// One test case: GPU (double and single) against the CPU reference.
+static void case_run(const char *name, const std::vector<double> &x, long long n, int d, int k,
+                     const std::vector<double> &c0, int max_iter) {
+  printf("[%s] n=%lld d=%d k=%d max_iter=%d\n", name, n, d, k, max_iter);
+  std::vector<double> rc = c0, rw(k);
+  std::vector<int> rcl(n), rnc(k);
+  int riter = cpu_lloyd(x.data(), (int)n, d, rc.data(), k, max_iter, rcl.data(), rnc.data(), rw.data());
+  double rtot = 0;
+  for (double v : rw) rtot += v;
+  // scale for center comparisons: relative to the data's magnitude
+  double xs = 0;
+  for (double v : x) xs = std::max(xs, fabs(v));
+  for (int single = 0; single <= 1; ++single) {
+    Fitter F(x, n, d, single);
+    Result a = F.fit(k, c0, max_iter);
+    Result b = F.fit(k, c0, max_iter);
+    const char *pr = single ? "single" : "double";
+    CHECK(a.status == 0 && b.status == 0, "%s %s: status %d %s", name, pr, a.status, a.msg.c_str());
+    if (a.status) continue;
+    CHECK(a.cl == b.cl && same_bits(a.centers, b.centers) && same_bits(a.wss, b.wss) && a.size == b.size &&
+              a.info.iter == b.info.iter,
+          "%s %s: repeat fit not bitwise identical", name, pr);
+    long long agree = 0;
+    for (long long i = 0; i < n; ++i) agree += (a.cl[i] == rcl[i]);
+    double tot = 0;
+    for (double v : a.wss) tot += v;
+    if (!single) {
+      CHECK(agree == n, "%s double: %lld of %lld labels differ", name, n - agree, n);
+      CHECK(a.info.iter == riter, "%s double: iter %d, CPU %d", name, a.info.iter, riter);
+      double worst = 0;
+      int nan_mismatch = 0;
+      for (size_t e = 0; e < rc.size(); ++e) {
+        if (isnan(rc[e]) != isnan(a.centers[e])) ++nan_mismatch;
+        else if (!isnan(rc[e])) worst = std::max(worst, fabs(rc[e] - a.centers[e]) / std::max(fabs(rc[e]), 1e-300 + 0 * xs));
+      }
+      double worst_abs = 0;
+      for (size_t e = 0; e < rc.size(); ++e)
+        if (!isnan(rc[e]) && !isnan(a.centers[e])) worst_abs = std::max(worst_abs, fabs(rc[e] - a.centers[e]) / std::max(xs, 1e-300));
+      CHECK(nan_mismatch == 0 && (worst <= 1e-10 || worst_abs <= 1e-13),
+            "%s double: centers rel err %.3g (abs/max|x| %.3g), NaN mismatches %d", name, worst, worst_abs, nan_mismatch);
+      CHECK(a.size == rnc, "%s double: sizes differ", name);
+      double wworst = 0;
+      for (int c = 0; c < k; ++c) wworst = std::max(wworst, relerr(a.wss[c], rw[c]));
+      CHECK(wworst <= 1e-10, "%s double: withinss rel err %.3g", name, wworst);
+      printf("  double: iter %d (cpu %d), labels %lld/%lld, centers rel %.2e, wss rel %.2e, %.3f ms\n",
+             a.info.iter, riter, agree, n, worst, wworst, a.info.ms_compute);
+    } else {
+      double frac = (double)agree / n;
+      CHECK(frac >= 0.999, "%s single: label agreement %.5f", name, frac);
+      CHECK(relerr(tot, rtot) <= 1e-5, "%s single: tot.withinss rel err %.3g", name, relerr(tot, rtot));
+      printf("  single: iter %d (cpu %d), labels %.5f, tot.wss rel %.2e, %.3f ms\n", a.info.iter, riter, frac,
+             relerr(tot, rtot), a.info.ms_compute);
+    }
+    // predict with the final centers == final labels (when converged: same assignment)
+    if (a.info.converged) {
+      std::vector<int> pl(n);
+      char err[512];
+      int st = gk_cuda_assign(F.data, k, a.centers.data(), pl.data(), err, sizeof err);
+      long long pa = 0;
+      for (long long i = 0; i < n; ++i) pa += (pl[i] == a.cl[i]);
+      CHECK(st == 0 && (single ? pa >= 0.999 * n : pa == n), "%s %s: gk_cuda_assign %d (%s), %lld/%lld agree",
+            name, pr, st, err, pa, n);
+    }
+  }
+}
+
+static void test_totss() {
+  long long n = 100003;
+  int d = 5;
+  auto x = blobs(n, d, 7, 99, 1000.0);
+  double ref = 0;
+  for (int j = 0; j < d; ++j) {
+    double m = 0;
+    for (long long i = 0; i < n; ++i) m += x[i + n * j];
+    m /= n;
+    for (long long i = 0; i < n; ++i) ref += (x[i + n * j] - m) * (x[i + n * j] - m);
+  }
+  for (int single = 0; single <= 1; ++single) {
+    Fitter F(x, n, d, single);
+    double t1 = 0, t2 = 0;
+    char err[512];
+    int s1 = gk_cuda_totss(F.data, &t1, err, sizeof err);
+    int s2 = gk_cuda_totss(F.data, &t2, err, sizeof err);
+    double tol = single ? 1e-5 : 1e-12;
+    CHECK(s1 == 0 && s2 == 0 && relerr(t1, ref) <= tol && memcmp(&t1, &t2, 8) == 0,
+          "totss %s: %.17g vs %.17g (rel %.3g)", single ? "single" : "double", t1, ref, relerr(t1, ref));
+    printf("[totss] %s rel err %.2e\n", single ? "single" : "double", relerr(t1, ref));
+  }
+}
+
+struct TraceCtx { int calls = 0; int last_iter = 0; int64_t first_changed = -1; double last_tot = 0; };
+static int on_iter(void *ctx, int iter, int64_t changed, double tot) {
+  TraceCtx *t = (TraceCtx *)ctx;
+  t->calls++;
+  t->last_iter = iter;
+  if (iter == 1) t->first_changed = changed;
+  t->last_tot = tot;
+  return 0;
+}
+static int stop_now(void *) { return 1; }
+
+static void test_callbacks() {
+  long long n = 20000;
+  int d = 3, k = 8;
+  auto x = blobs(n, d, 8, 5);
+  auto c0 = init_centers(x, n, d, k);
+  Fitter F(x, n, d, 0);
+  Result plain = F.fit(k, c0, 50);
+  TraceCtx t;
+  gk_cuda_callbacks cb = {nullptr, on_iter, &t};
+  Result tr = F.fit(k, c0, 50, &cb);
+  CHECK(tr.status == 0 && tr.cl == plain.cl && same_bits(tr.centers, plain.centers) && tr.info.iter == plain.info.iter,
+        "trace fit differs from plain fit");
+  CHECK(t.calls == tr.info.iter - (tr.info.converged ? 0 : 1) && t.first_changed == n,
+        "trace: %d calls, iter %d, first changed %lld", t.calls, tr.info.iter, (long long)t.first_changed);
+  printf("[callbacks] trace calls %d, iter %d, changed(1) %lld, last tot %.6g\n", t.calls, tr.info.iter,
+         (long long)t.first_changed, t.last_tot);
+  gk_cuda_callbacks cb2 = {stop_now, nullptr, nullptr};
+  Result in = F.fit(k, c0, 50, &cb2);
+  CHECK(in.status == GK_CUDA_INTERRUPTED, "interrupt: status %d", in.status);
+}
+
+static void run_tests() {
+  struct S { long long n; int d, k, kt, iters; double offset; };
+  S shapes[] = {
+      {1000, 2, 1, 3, 20, 0},     {1000, 2, 2, 3, 20, 0},     {5000, 3, 31, 10, 30, 0},
+      {5000, 3, 32, 10, 30, 0},   {5003, 17, 33, 12, 30, 0},  {20011, 2, 1000, 50, 10, 0},
+      {30001, 2, 5000, 100, 4, 0}, {40000, 1, 20000, 50, 3, 0}, {3001, 128, 64, 16, 15, 0},
+      {1500, 1000, 33, 8, 10, 0},  {7777, 5, 12, 6, 30, 0},    {7777, 8, 100, 20, 20, 0},
+      {10007, 16, 256, 40, 10, 0}, {9000, 2, 12, 6, 30, 500.0}, {4099, 128, 300, 30, 6, 0},
+  };
+  for (auto &s : shapes) {
+    char name[64];
+    snprintf(name, sizeof name, "blobs%s", s.offset ? "+offset" : "");
+    auto x = blobs(s.n, s.d, s.kt, 1234 + s.n + s.d + s.k, s.offset);
+    auto c0 = init_centers(x, s.n, s.d, s.k);
+    case_run(name, x, s.n, s.d, s.k, c0, s.iters);
+  }
+  {  // n = 1
+    std::vector<double> x = {3.5, -1.25};
+    case_run("n=1", x, 1, 2, 1, x, 10);
+  }
+  {  // n = k
+    long long n = 50;
+    auto x = blobs(n, 3, 5, 77);
+    case_run("n=k", x, n, 3, 50, init_centers(x, n, 3, 50), 10);
+  }
+  {  // empty cluster: one center far from all data -> size 0, NaN center
+    long long n = 3000;
+    int d = 2, k = 6;
+    auto x = blobs(n, d, 5, 31);
+    auto c0 = init_centers(x, n, d, k);
+    c0[3] = 1e6;
+    c0[3 + k] = -1e6;
+    case_run("empty", x, n, d, k, c0, 20);
+    auto x2 = blobs(n, 20, 5, 32);  // tiled path
+    auto c2 = init_centers(x2, n, 20, k);
+    for (int j = 0; j < 20; ++j) c2[2 + k * j] = 1e5;
+    case_run("empty-tiled", x2, n, 20, k, c2, 20);
+  }
+  {  // duplicate initial centers: ties go to the lowest index
+    long long n = 4000;
+    auto x = blobs(n, 2, 4, 41);
+    auto c0 = init_centers(x, n, 2, 6);
+    for (int j = 0; j < 2; ++j) c0[5 + 6 * j] = c0[1 + 6 * j];
+    case_run("ties", x, n, 2, 6, c0, 20);
+  }
+  test_totss();
+  test_callbacks();
+  {  // out of memory message
+    gk_cuda_data *dd = nullptr;
+    char err[512] = "";
+    gk_cuda_options o = {0, 0, 1, 10};
+    std::vector<double> tiny(16);
+    // ask for an absurd n with a tiny buffer: the memory check fails before any copy
+    int st = gk_cuda_upload(tiny.data(), (int64_t)1 << 40, 16, &o, &dd, nullptr, err, sizeof err);
+    CHECK(st == GK_CUDA_OUT_OF_MEMORY && dd == nullptr, "OOM: status %d", st);
+    printf("[oom] %s\n", err);
+  }
+}
+
+// ---- benchmarks -----------------------------------------------------------------
+static void run_bench() {
+  struct P { const char *id; long long n; int d, k; double goal_s, goal_d; };
+  P probs[] = {{"A", 21600, 2, 12, 0.010, 0.010},
+               {"B", 1000000, 2, 100, 0.025, 0.040},
+               {"C", 1000000, 2, 1000, 0.25, 0.40},
+               {"D", 10000000, 16, 256, 2.0, 4.0},
+               {"E", 1000000, 128, 4096, 20, 40}};
+  printf("\n%-3s %-6s %9s %4s %5s %6s %11s %8s %s\n", "id", "prec", "n", "d", "k", "iters", "ms/iter", "goal", "upload_ms");
+  for (auto &p : probs) {
+    auto x = uniform(p.n, p.d, 2024 + p.k);
+    auto c0 = init_centers(x, p.n, p.d, p.k);
+    for (int single = 1; single >= 0; --single) {
+      auto t0 = std::chrono::steady_clock::now();
+      Fitter F(x, p.n, p.d, single);
+      double up = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      F.fit(p.k, c0, 2);  // warm-up
+      std::vector<double> per;
+      int iters = 0;
+      for (int rep = 0; rep < 3; ++rep) {
+        Result r = F.fit(p.k, c0, 10);
+        if (r.status) { printf("  %s fit failed: %s\n", p.id, r.msg.c_str()); break; }
+        int ran = r.info.converged ? r.info.iter : 10;
+        iters = r.info.iter;
+        per.push_back(r.info.ms_compute / ran);
+      }
+      if (per.empty()) continue;
+      std::sort(per.begin(), per.end());
+      double med = per[per.size() / 2];
+      double goal = single ? p.goal_s : p.goal_d;
+      printf("%-3s %-6s %9lld %4d %5d %6d %11.4f %8.3f %.0f %s\n", p.id, single ? "single" : "double", p.n, p.d,
+             p.k, iters, med, goal, up, med <= goal ? "ok" : "MISS");
+      fflush(stdout);
+    }
+  }
+}
+
+int main(int argc, char **argv) {
+  std::string mode = argc > 1 ? argv[1] : "all";
+  gk_cuda_info info;
+  gk_cuda_get_info(&info);
+  printf("runtime %d driver %d devices %d %s\n", info.runtime_version, info.driver_version, info.device_count,
+         info.message);
+  if (info.device_count == 0) {
+    gk_cuda_data *dd = nullptr;
+    char err[512] = "";
+    gk_cuda_options o = {0, 0, 1, 10};
+    std::vector<double> x(10, 1.0);
+    int st = gk_cuda_upload(x.data(), 5, 2, &o, &dd, nullptr, err, sizeof err);
+    printf("no device: upload status %d (expect %d): %s\n", st, GK_CUDA_NO_DEVICE, err);
+    gk_cuda_device dev;
+    st = gk_cuda_get_device(0, &dev, err, sizeof err);
+    printf("no device: get_device status %d: %s\n", st, err);
+    return st == GK_CUDA_NO_DEVICE ? 0 : 1;
+  }
+  gk_cuda_device dev;
+  char err[512];
+  if (gk_cuda_get_device(0, &dev, err, sizeof err) == 0)
+    printf("device 0: %s, sm_%d%d, %d SMs, %.1f GiB (%.1f free)\n", dev.name, dev.major, dev.minor, dev.multiprocessors,
+           dev.total_memory / 1073741824.0, dev.free_memory / 1073741824.0);
+  if (mode == "test" || mode == "all") {
+    run_tests();
+    printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
+  }
+  if (mode == "bench" || mode == "all") run_bench();
+  return g_fail ? 1 : 0;
+}
