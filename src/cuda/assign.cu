@@ -17,7 +17,7 @@ size_t small_smem(int k, int d, int dm, bool update) {
   if (update) s += 2 * (size_t)k * d * sizeof(u64);
   s += (size_t)k * dm * sizeof(T) + (size_t)k * sizeof(T);
   if (update) s += (size_t)k * sizeof(unsigned int);
-  return s;
+  return s + 64;  // slack: vectorised shared loads may read past the last center
 }
 
 template <typename T, int DM, bool U>
@@ -100,11 +100,14 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
       else run_small_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, s);
     }
   } else {
-    if (D->single)
-      k_assign_tiled<float><<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d,
-                                                      (const float *)cen, k, labels, st, max_iter);
+    if (D->single && D->d > 8)
+      k_assign_tiled<float, true><<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d,
+                                                            (const float *)cen, k, labels, st, max_iter);
+    else if (D->single)
+      k_assign_tiled<float, false><<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d,
+                                                             (const float *)cen, k, labels, st, max_iter);
     else
-      k_assign_tiled<double><<<plan.grid, 256, 0, s>>>((const double *)D->x, D->n, D->d,
+      k_assign_tiled<double, false><<<plan.grid, 256, 0, s>>>((const double *)D->x, D->n, D->d,
                                                        (const double *)cen, k, labels, st, max_iter);
   }
   return cudaGetLastError();

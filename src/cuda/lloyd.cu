@@ -124,7 +124,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
   GK_CHECK(cen_d.alloc(kd), "allocating centers");
   if (D->single) GK_CHECK(cen_f.alloc(kd), "allocating centers");
   GK_CHECK(acc.alloc(2 * kd), "allocating centroid sums");
-  GK_CHECK(counts.alloc(k), "allocating counts");
+  GK_CHECK(counts.alloc(2 * (size_t)k), "allocating counts");  // 2k: persistent path's parity
   GK_CHECK(wacc.alloc(2 * (size_t)k), "allocating within-SS sums");
   GK_CHECK(wcnt.alloc(k), "allocating sizes");
   GK_CHECK(st.alloc(1), "allocating the state");
@@ -170,10 +170,11 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
   GK_CHECK(plan_update(D, k, f.plan), "planning the update");
 
   const bool trace = cb && cb->on_iteration;
+  PersistentPlan pp;
+  if (!trace) GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
   Graph g_full, g_rest;
-  int bsz = 1, rest = 0;
-  if (!trace) {
-    bsz = batch_size(D, k, max_iter);
+  int bsz = batch_size(D, k, max_iter), rest = 0;
+  if (!trace && !pp.ok) {
     rest = max_iter % bsz;
     GK_CHECK(build_graph(f, bsz, g_full), "capturing the iteration graph");
     if (rest) GK_CHECK(build_graph(f, rest, g_rest), "capturing the iteration graph");
@@ -204,6 +205,22 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
         return GK_CUDA_INTERRUPTED;
       }
       if (cb->interrupt && cb->interrupt(cb->ctx)) {
+        set_msg(err, errlen, "interrupted");
+        return GK_CUDA_INTERRUPTED;
+      }
+      if (hs.flag) break;
+    }
+  } else if (pp.ok) {
+    void *cen = D->single ? (void *)cen_f.p : (void *)cen_d.p;
+    int launched = 0;
+    while (launched < max_iter) {
+      int b = std::min(bsz, max_iter - launched);
+      GK_CHECK(launch_persistent(D, pp, cen, cen_d.p, k, labels.p, st.p, max_iter, b, acc.p, counts.p, s),
+               "launching iterations");
+      launched += b;
+      GK_CHECK(cudaMemcpyAsync(&hs, st.p, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
+      GK_CHECK(cudaStreamSynchronize(s), "iterations");
+      if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
         set_msg(err, errlen, "interrupted");
         return GK_CUDA_INTERRUPTED;
       }

@@ -7,6 +7,11 @@ cd "$(dirname "$0")" || exit 1
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 make -j8 > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+for a in "1000000 2 100" "1000000 2 1000" "10000000 16 256" "1000000 128 4096"; do
+  for s in 1 0; do ./kbench $a $s; done
+done > "$OUT/kbench.log" 2>&1
+cat "$OUT/kbench.log"
+cuobjdump -sass build/update.o | grep -oE "ATOMS[.A-Z0-9]*" | sort | uniq -c
 ./harness test > "$OUT/test.log" 2>&1; echo "test rc=$?"
 grep -E "FAIL|tests:" "$OUT/test.log" | tail -20
 ./harness bench > "$OUT/bench.log" 2>&1; echo "bench rc=$?"

@@ -14,6 +14,8 @@
 #ifndef GPUKMEANS_DETAIL_ASSIGN_KERNELS_CUH
 #define GPUKMEANS_DETAIL_ASSIGN_KERNELS_CUH
 
+#include <type_traits>
+
 #include "common.cuh"
 
 namespace gk {
@@ -31,6 +33,16 @@ template <> struct Dist<double> {
     return __dadd_rn(acc, __dmul_rn(t, t));
   }
   static __device__ __forceinline__ double finish(double acc, double) { return acc; }
+};
+// float difference form, (x - c)^2 accumulated with FMA
+template <typename T> struct DistDiff : Dist<T> {};
+template <> struct DistDiff<float> {
+  static __device__ __forceinline__ float first(float x, float c) { float t = x - c; return t * t; }
+  static __device__ __forceinline__ float step(float acc, float x, float c) {
+    float t = x - c;
+    return fmaf(t, t, acc);
+  }
+  static __device__ __forceinline__ float finish(float acc, float) { return acc; }
 };
 template <> struct Dist<float> {
   static __device__ __forceinline__ float first(float x, float c) { return x * c; }
@@ -168,7 +180,10 @@ __device__ __forceinline__ void load_row(T (&r)[N], const T *p) {
   }
 }
 
-template <typename T>
+// DOT (float only): |c|^2 - 2 x.c (one FMA per coordinate); otherwise the
+// difference form (x - c)^2 (exact rules in double; sub + FMA in float, more
+// accurate when centers are close together relative to their norm).
+template <typename T, bool DOT>
 __global__ void __launch_bounds__(256)
 k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
                int *__restrict__ labels, State *st, int max_iter) {
@@ -181,7 +196,8 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
   __shared__ unsigned int sh_changed;
   const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
   const long long i0 = (long long)blockIdx.x * BM;
-  const bool dot = sizeof(T) == 4;
+  const bool dot = DOT;
+  typedef typename std::conditional<DOT, Dist<float>, DistDiff<T> >::type DT;
   if (tid == 0) sh_changed = 0;
 
   T best[TM];
@@ -217,7 +233,7 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 #pragma unroll
         for (int m = 0; m < TM; ++m)
 #pragma unroll
-          for (int q = 0; q < TN; ++q) acc[m][q] = Dist<T>::first(xr[m], cr[q]);
+          for (int q = 0; q < TN; ++q) acc[m][q] = DT::first(xr[m], cr[q]);
 #pragma unroll
         for (int jj = 1; jj < BK; ++jj) {
           load_row(xr, &xs[jj][ty * TM]);
@@ -225,7 +241,7 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 #pragma unroll
           for (int m = 0; m < TM; ++m)
 #pragma unroll
-            for (int q = 0; q < TN; ++q) acc[m][q] = Dist<T>::step(acc[m][q], xr[m], cr[q]);
+            for (int q = 0; q < TN; ++q) acc[m][q] = DT::step(acc[m][q], xr[m], cr[q]);
         }
       } else {
 #pragma unroll
@@ -236,7 +252,7 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 #pragma unroll
           for (int m = 0; m < TM; ++m)
 #pragma unroll
-            for (int q = 0; q < TN; ++q) acc[m][q] = Dist<T>::step(acc[m][q], xr[m], cr[q]);
+            for (int q = 0; q < TN; ++q) acc[m][q] = DT::step(acc[m][q], xr[m], cr[q]);
         }
       }
       __syncthreads();
@@ -251,7 +267,7 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
       int bi = 0x7fffffff;
 #pragma unroll
       for (int q = 0; q < TN; ++q) {
-        T dd = Dist<T>::finish(acc[m][q], dot ? ccs[tx * TN + q] : T(0));
+        T dd = DT::finish(acc[m][q], dot ? ccs[tx * TN + q] : T(0));
         if (dd < bd) { bd = dd; bi = c0 + tx * TN + q; }
       }
 #pragma unroll

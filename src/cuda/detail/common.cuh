@@ -99,6 +99,7 @@ struct State {
   int iter_done;      // iterations whose finalize step ran
   int conv_iter;      // 1-based iteration in which nothing changed
   unsigned int ticket;  // last-block detection in finalize
+  u64 chg[2];           // persistent kernel: changed counts by iteration parity
 };
 
 // ---- exact, order-independent sums: 128-bit fixed point -----------------------

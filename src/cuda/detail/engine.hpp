@@ -73,6 +73,20 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, Stat
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *labels,
                             const double *cen_d, int k, int wscale, u64 *wacc,
                             unsigned int *wcnt, cudaStream_t s);
+// persistent.cu ------------------------------------------------------------
+struct PersistentPlan {
+  bool ok = false;  // false: use the per-kernel path
+  int dm = 0, grid = 0;
+  size_t smem = 0;
+};
+cudaError_t plan_persistent(const gk_cuda_data *D, int k, PersistentPlan &p);
+// Up to batch iterations in one cooperative launch; counts must hold 2k
+// zeroed entries, acc 2kd zeroed words, st zeroed before the first batch.
+// cen is the working-precision copy (float or the same as cen_d in double).
+cudaError_t launch_persistent(const gk_cuda_data *D, const PersistentPlan &p, void *cen, double *cen_d,
+                              int k, int *labels, State *st, int max_iter, int batch, u64 *acc,
+                              unsigned int *counts, cudaStream_t s);
+
 // float copy of double centers (single precision).
 cudaError_t launch_to_float(const double *src, float *dst, long long m, cudaStream_t s);
 

@@ -1,0 +1,87 @@
+// persistent.cu: batches of Lloyd iterations in one cooperative kernel (d <= 8).
+#include <algorithm>
+
+#include "detail/engine.hpp"
+#include "detail/persistent_kernel.cuh"
+
+namespace gk {
+
+namespace {
+
+template <typename T, int DM>
+cudaError_t plan_t(const gk_cuda_data *D, int k, PersistentPlan &p) {
+  const int d = D->d;
+  size_t smem = 2 * (size_t)k * d * sizeof(u64) + (size_t)k * DM * sizeof(T) + (size_t)k * sizeof(T) +
+                (size_t)k * sizeof(unsigned int) + 64;
+  p.ok = false;
+  if (smem > 100 * 1024) return cudaSuccess;
+  int coop = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, D->device);
+  if (e != cudaSuccess) return e;
+  if (!coop) return cudaSuccess;
+  auto kern = k_lloyd_persistent<T, DM>;
+  e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e != cudaSuccess) return e;
+  int per_sm = 0;
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, smem);
+  if (e != cudaSuccess) return e;
+  if (per_sm < 1) return cudaSuccess;
+  long long need = (D->n + 255) / 256;
+  p.grid = (int)std::max<long long>(1, std::min<long long>(need, (long long)per_sm * D->sms));
+  p.smem = smem;
+  p.dm = DM;
+  p.ok = true;
+  return cudaSuccess;
+}
+
+template <typename T>
+cudaError_t plan_dm(const gk_cuda_data *D, int k, PersistentPlan &p) {
+  const int d = D->d;
+  if (d <= 1) return plan_t<T, 1>(D, k, p);
+  if (d <= 2) return plan_t<T, 2>(D, k, p);
+  if (d <= 4) return plan_t<T, 4>(D, k, p);
+  return plan_t<T, 8>(D, k, p);
+}
+
+template <typename T, int DM>
+cudaError_t launch_t(const gk_cuda_data *D, const PersistentPlan &p, T *cen, double *cen_d, int k,
+                     int *labels, State *st, int max_iter, int batch, u64 *acc, unsigned int *counts,
+                     cudaStream_t s) {
+  const T *x = (const T *)D->x;
+  long long n = D->n;
+  int d = D->d;
+  const int *scale = D->d_scale;
+  void *args[] = {(void *)&x, &n, &d, &cen, &cen_d, &k, &labels, &st, &max_iter, &batch, &acc, &counts,
+                  (void *)&scale};
+  return cudaLaunchCooperativeKernel((const void *)k_lloyd_persistent<T, DM>, p.grid, 256, args, p.smem, s);
+}
+
+template <typename T>
+cudaError_t launch_dm(const gk_cuda_data *D, const PersistentPlan &p, T *cen, double *cen_d, int k,
+                      int *labels, State *st, int max_iter, int batch, u64 *acc, unsigned int *counts,
+                      cudaStream_t s) {
+  switch (p.dm) {
+    case 1: return launch_t<T, 1>(D, p, cen, cen_d, k, labels, st, max_iter, batch, acc, counts, s);
+    case 2: return launch_t<T, 2>(D, p, cen, cen_d, k, labels, st, max_iter, batch, acc, counts, s);
+    case 4: return launch_t<T, 4>(D, p, cen, cen_d, k, labels, st, max_iter, batch, acc, counts, s);
+    default: return launch_t<T, 8>(D, p, cen, cen_d, k, labels, st, max_iter, batch, acc, counts, s);
+  }
+}
+
+}  // namespace
+
+cudaError_t plan_persistent(const gk_cuda_data *D, int k, PersistentPlan &p) {
+  p.ok = false;
+  if (D->d > 8) return cudaSuccess;
+  return D->single ? plan_dm<float>(D, k, p) : plan_dm<double>(D, k, p);
+}
+
+cudaError_t launch_persistent(const gk_cuda_data *D, const PersistentPlan &p, void *cen, double *cen_d,
+                              int k, int *labels, State *st, int max_iter, int batch, u64 *acc,
+                              unsigned int *counts, cudaStream_t s) {
+  if (D->single)
+    return launch_dm<float>(D, p, (float *)cen, cen_d, k, labels, st, max_iter, batch, acc, counts, s);
+  return launch_dm<double>(D, p, (double *)cen, cen_d, k, labels, st, max_iter, batch, acc, counts, s);
+}
+
+}  // namespace gk

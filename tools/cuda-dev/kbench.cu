@@ -1,0 +1,63 @@
+// kbench.cu: per-kernel timings of one Lloyd iteration's pieces (dev tool).
+//   kbench n d k single      (uniform data; CUDA events; median of 5)
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+
+#include "detail/engine.hpp"
+
+using namespace gk;
+
+#define OK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
+
+int main(int argc, char **argv) {
+  long long n = argc > 1 ? atoll(argv[1]) : 1000000;
+  int d = argc > 2 ? atoi(argv[2]) : 16, k = argc > 3 ? atoi(argv[3]) : 256;
+  int single = argc > 4 ? atoi(argv[4]) : 1;
+  std::vector<double> x((size_t)n * d);
+  unsigned long long r = 88172645463325252ULL;
+  for (auto &v : x) { r ^= r << 13; r ^= r >> 7; r ^= r << 17; v = (r >> 11) * (1.0 / 9007199254740992.0); }
+  gk_cuda_options o = {0, single, 1, 10};
+  gk_cuda_data *D;
+  char err[256];
+  if (gk_cuda_upload(x.data(), n, d, &o, &D, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
+  size_t kd = (size_t)k * d;
+  std::vector<double> c(kd);
+  for (int cc = 0; cc < k; ++cc) for (int j = 0; j < d; ++j) c[cc + (size_t)k * j] = x[((long long)cc * 7919 + 13) % n + n * j];
+  double *cen_d; float *cen_f; int *labels; u64 *acc, *wacc; unsigned *counts, *wcnt; State *st;
+  OK(cudaMalloc(&cen_d, kd * 8)); OK(cudaMalloc(&cen_f, kd * 4)); OK(cudaMalloc(&labels, n * 4));
+  OK(cudaMalloc(&acc, kd * 16)); OK(cudaMalloc(&counts, k * 8)); OK(cudaMalloc(&wacc, k * 16)); OK(cudaMalloc(&wcnt, k * 4));
+  OK(cudaMalloc(&st, sizeof(State)));
+  OK(cudaMemcpy(cen_d, c.data(), kd * 8, cudaMemcpyHostToDevice));
+  OK(launch_to_float(cen_d, cen_f, kd, 0));
+  OK(cudaMemset(labels, 0xff, n * 4)); OK(cudaMemset(acc, 0, kd * 16)); OK(cudaMemset(counts, 0, k * 8));
+  OK(cudaMemset(st, 0, sizeof(State)));
+  Plan p;
+  OK(plan_assign(D, k, true, p)); OK(plan_update(D, k, p));
+  Plan pa;
+  OK(plan_assign(D, k, false, pa));
+  const void *cen = single ? (const void *)cen_f : (const void *)cen_d;
+  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+  auto tm = [&](const char *name, auto fn) {
+    std::vector<float> v;
+    for (int rep = 0; rep < 6; ++rep) {
+      cudaEventRecord(a); fn(); cudaEventRecord(b); OK(cudaEventSynchronize(b));
+      float ms; cudaEventElapsedTime(&ms, a, b); if (rep) v.push_back(ms);
+    }
+    OK(cudaGetLastError());
+    std::sort(v.begin(), v.end());
+    printf("  %-28s %9.4f ms\n", name, v[v.size() / 2]);
+  };
+  printf("n=%lld d=%d k=%d %s path=%d grid=%d acc(gx=%d gy=%d jb=%d smem=%zu shared=%d)\n", n, d, k, single ? "single" : "double",
+         p.path, p.grid, p.acc_gx, p.acc_gy, p.acc_jb, p.acc_smem, (int)p.acc_shared);
+  tm("assign (labels only)", [&] { OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, 0)); });
+  if (p.path == 0)
+    tm("assign+sums (fused)", [&] { OK(launch_assign(D, p, cen, k, labels, st, 1000, true, acc, counts, 0)); });
+  else
+    tm("accumulate", [&] { OK(launch_accumulate(D, p, labels, k, st, 1000, acc, counts, 0)); });
+  tm("finalize", [&] { OK(launch_finalize(D, p, k, st, 1000, acc, counts, cen_d, cen_f, 0)); });
+  tm("withinss", [&] { OK(launch_withinss(D, p, labels, cen_d, k, 40, wacc, wcnt, 0)); });
+  gk_cuda_free(D);
+  return 0;
+}
