@@ -23,6 +23,41 @@
 #' `gpu_kmeans(x, k)` and before `kmeans(x, k, algorithm = "Lloyd")` gives the
 #' same fit and leaves the generator in the same state.
 #'
+#' @section Initialisation:
+#' When `centers` is a number, `init` chooses how each start's initial centers
+#' are found (a matrix of centers is always used as given).
+#'
+#' `"random"` (the default): k rows at random, drawn exactly as
+#'   [stats::kmeans()] draws them.  Prefer it for parity with stats: same
+#'   seed, same fit.
+#'
+#' `"kmeans++"`: greedy k-means++ (Arthur and Vassilvitskii 2007): the first
+#'   center is a random row, each further one the best, by the resulting
+#'   potential, of `2 + floor(log(k))` rows drawn with probability
+#'   proportional to their squared distance to the nearest chosen center
+#'   (D^2 sampling).  Costs about `k * (2 + log(k))` passes over the data and
+#'   usually gives a much better fit than random starts, with fewer
+#'   iterations and less need for `nstart > 1`.  Prefer it for quality.
+#'
+#' `"kmeans||"`: scalable k-means++ (Bahmani et al. 2012): 5 rounds (more
+#'   if needed to have k distinct candidates) in which every row is sampled
+#'   independently with probability `min(1, 2k D^2 / potential)`, then the
+#'   candidates, weighted by the rows nearest to them, are reduced to k
+#'   centers by weighted greedy k-means++.  About as good as k-means++ with a
+#'   handful of passes over the data instead of k: prefer it for large n and
+#'   large k.
+#'
+#' Both draw their random numbers from R's generator (k-means++: the
+#' uniforms themselves; k-means||: a 64-bit seed from two [runif()] draws
+#' for a counter-based generator), start by start, so `set.seed()` makes the
+#' fit reproducible, and in double precision the CPU and CUDA engines choose
+#' the same rows (sums are taken in a fixed order on both).  Neither
+#' consumes the random numbers that stats would, so they do not reproduce
+#' [stats::kmeans()] fits.  A row that coincides with a chosen center has
+#' probability 0, so duplicate rows never give duplicate centers; with fewer
+#' than k distinct rows the fit stops with an error, as in stats.
+#' `attr(fit, "timing")[["init"]]` is the time spent choosing centers.
+#'
 #' @section Backends:
 #' `backend = "auto"` (the default, or `options(gpukmeans.backend =)`) uses
 #' the CUDA engine when the package was built with CUDA and a usable device is
@@ -48,7 +83,8 @@
 #' `attr(fit, "timing")` is a named vector of seconds: `compute` (all
 #' iterations; on the GPU measured with CUDA events), `total` (the whole call,
 #' from R) and, for the CUDA engine, `transfer_to_device` and
-#' `transfer_to_host`.  `attr(fit, "backend")` is `"cpu"` or `"cuda"` and
+#' `transfer_to_host`, and `init` (the time spent finding initial centers
+#' with `init = "kmeans++"` or `"kmeans||"`, summed over starts; 0 otherwise).  `attr(fit, "backend")` is `"cpu"` or `"cuda"` and
 #' `attr(fit, "device")` names the card (or the CPU threads).
 #'
 #' @section Progress and interrupts:
@@ -74,7 +110,18 @@
 #' @param trace logical: print one line per iteration.
 #' @param device the CUDA device to use (an ordinal as listed by
 #'   [gpukmeans_info()]); default `getOption("gpukmeans.device", 0)`.
+#' @param init how to choose the initial centers when `centers` is a number:
+#'   `"random"` (as stats), `"kmeans++"` or `"kmeans||"`; see Initialisation.
 #' @param ... reserved; unknown arguments are an error.
+#'
+#' @references
+#' Arthur, D. and Vassilvitskii, S. (2007) k-means++: the advantages of
+#' careful seeding.  \emph{Proceedings of the 18th ACM-SIAM Symposium on
+#' Discrete Algorithms}, 1027--1035.
+#'
+#' Bahmani, B., Moseley, B., Vattani, A., Kumar, R. and Vassilvitskii, S.
+#' (2012) Scalable k-means++.  \emph{Proceedings of the VLDB Endowment}
+#' \bold{5}(7), 622--633.
 #'
 #' @return An object of class `c("gpu_kmeans", "kmeans")`: a list with
 #'   components `cluster`, `centers`, `totss`, `withinss`, `tot.withinss`,
@@ -93,13 +140,19 @@
 #' set.seed(1); b <- kmeans(iris[, 1:4], 3, nstart = 5, algorithm = "Lloyd")
 #' all.equal(a$centers, b$centers)
 #' identical(a$cluster, b$cluster)
+#'
+#' # k-means++ / k-means|| starts: reproducible with set.seed()
+#' set.seed(2); pp <- gpu_kmeans(iris[, 1:4], 3, init = "kmeans++")
+#' set.seed(2); par <- gpu_kmeans(iris[, 1:4], 3, init = "kmeans||")
+#' c(pp$tot.withinss, par$tot.withinss)
 #' @export
 gpu_kmeans <- function(x, centers, iter.max = 10L, nstart = 1L,
                        algorithm = c("Lloyd", "Forgy"),
                        precision = c("double", "single"),
                        backend = getOption("gpukmeans.backend", "auto"),
                        trace = FALSE,
-                       device = getOption("gpukmeans.device", 0L), ...) {
+                       device = getOption("gpukmeans.device", 0L),
+                       init = c("random", "kmeans++", "kmeans||"), ...) {
   t_begin <- proc.time()[["elapsed"]]
   extra <- names(substitute(list(...)))[-1L]
   if (length(extra)) {
@@ -109,6 +162,7 @@ gpu_kmeans <- function(x, centers, iter.max = 10L, nstart = 1L,
   }
   if (missing(centers)) stop("'centers' must be a number or a matrix", call. = FALSE)
   algorithm <- match.arg(algorithm)
+  init <- match.arg(init)
   precision <- match.arg(precision)
   x <- as_data_matrix(x)
   nstart <- check_count(nstart, "nstart")
@@ -119,7 +173,7 @@ gpu_kmeans <- function(x, centers, iter.max = 10L, nstart = 1L,
   device <- check_device(device)
   engine <- resolve_backend(backend, device)
 
-  init <- initial_centers(x, centers, nstart)
+  init <- initial_centers(x, centers, nstart, init)
   k <- init$k
   # stats runs MacQueen's algorithm for k = 1: one assignment and one update,
   # reported as iteration 1 and never "not converged".

@@ -5,7 +5,10 @@
 # random numbers, so drawing all starts up front consumes the same stream.
 
 # Returns list(k = , starts = list of k x d matrices, given = TRUE/FALSE).
-initial_centers <- function(x, centers, nstart) {
+# With init = "kmeans++" or "kmeans||" (and centers a number) the starts are
+# init specs instead, which the engine turns into centers (see
+# init_specs()); a matrix of centers always wins.
+initial_centers <- function(x, centers, nstart, init = "random") {
   m <- nrow(x)
   if (length(centers) == 1L) {
     k <- centers
@@ -16,6 +19,8 @@ initial_centers <- function(x, centers, nstart) {
     k <- as.integer(k)
     if (k > m) stop(sprintf("more cluster centers than data points (%d > %d)", k, m),
                     call. = FALSE)
+    if (init != "random")
+      return(list(k = k, starts = init_specs(init, k, nstart), given = FALSE))
     first <- NULL
     if (nstart == 1L) {
       first <- x[sample.int(m, k), , drop = FALSE]
@@ -51,4 +56,39 @@ initial_centers <- function(x, centers, nstart) {
   if (any(!is.finite(centers)))
     stop("'centers' must not contain NA, NaN or infinite values", call. = FALSE)
   list(k = k, starts = list(unname(centers)), given = TRUE)
+}
+
+# The random numbers of k-means++ / k-means|| starts, drawn from R's RNG start
+# by start in order (so set.seed() makes a fit reproducible, on either
+# engine):
+# - "kmeans++": 1 + (k - 1) * L uniforms, L = 2 + floor(log(k)) candidates
+#   per greedy step: the first picks the first center, then L per step.
+# - "kmeans||": two uniforms, each turned into 32 bits, seeding the
+#   counter-based generator of src/init_order.h (one Bernoulli draw per point
+#   and round is too many to draw in R).
+init_specs <- function(init, k, nstart) {
+  lapply(seq_len(nstart), function(i) {
+    if (init == "kmeans++") {
+      L <- 2L + as.integer(floor(log(k)))
+      list(method = "kmeans++", k = k, unif = stats::runif(1L + (k - 1L) * L), L = L)
+    } else {
+      list(method = "kmeans||", k = k, seed = floor(stats::runif(2L) * 4294967296))
+    }
+  })
+}
+
+# The rows of x that init chooses for each of nstart starts (a list of
+# integer vectors), without Lloyd iterations to speak of.  Internal: used by
+# the tests to compare the engines' initialisations exactly.
+gk_init_rows <- function(x, k, init = c("kmeans++", "kmeans||"), nstart = 1L,
+                         backend = "cpu", precision = c("double", "single"),
+                         device = getOption("gpukmeans.device", 0L)) {
+  init <- match.arg(init)
+  precision <- match.arg(precision)
+  x <- as_data_matrix(x)
+  engine <- resolve_backend(backend, check_device(device))
+  starts <- initial_centers(x, k, nstart, init)$starts
+  z <- gk_fit_cpp(x, starts, 1L, precision == "single", engine, cpu_threads(), device,
+                  FALSE, NULL, Inf)
+  z$start_init_rows
 }

@@ -42,4 +42,15 @@ int gk_cuda_assign(gk_cuda_data*, int, const double*, int*, char* err, size_t er
   return not_built(err, errlen);
 }
 
+int gk_cuda_kmeanspp(gk_cuda_data*, int, const double*, int, const gk_cuda_callbacks*, int64_t*, double*,
+                     char* err, size_t errlen) {
+  return not_built(err, errlen);
+}
+
+int gk_cuda_kmeans_par(gk_cuda_data*, int, uint64_t, const gk_cuda_callbacks*, int64_t, int64_t*, double*,
+                       int64_t* m_out, int*, double*, char* err, size_t errlen) {
+  if (m_out) *m_out = 0;
+  return not_built(err, errlen);
+}
+
 }  // extern "C"

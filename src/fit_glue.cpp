@@ -2,13 +2,16 @@
 // engine.  R/ has already validated the arguments and drawn the starts.
 #include <Rcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cpu_engine.h"
+#include "cpu_init.h"
 #include "cuda/gk_cuda.h"
+#include "init_order.h"
 #include "r_observer.h"
 
 namespace {
@@ -60,10 +63,47 @@ int cb_iteration(void* ctx, int iter, int64_t changed, double tot) {
   return static_cast<gk::RObserver*>(ctx)->iteration(iter, changed, tot) ? 0 : 1;
 }
 
+// Rows idx of x (n x d) as a k x d column-major matrix.
+std::vector<double> rows_of(const double* x, std::int64_t n, int d, const std::vector<std::int64_t>& idx) {
+  const std::size_t k = idx.size();
+  std::vector<double> c(k * d);
+  for (std::size_t j = 0; j < k; ++j)
+    for (int a = 0; a < d; ++a) c[j + k * a] = x[idx[j] + n * a];
+  return c;
+}
+
+// True when two rows of the k x d matrix c are equal (0 == -0, as R's
+// duplicated() sees them).
+bool has_duplicate_rows(const std::vector<double>& c, int k, int d) {
+  std::vector<int> ord(k);
+  for (int j = 0; j < k; ++j) ord[j] = j;
+  auto less = [&](int a, int b) {
+    for (int j = 0; j < d; ++j) {
+      const double u = c[a + static_cast<std::size_t>(k) * j], v = c[b + static_cast<std::size_t>(k) * j];
+      if (u < v) return true;
+      if (v < u) return false;
+    }
+    return false;
+  };
+  std::sort(ord.begin(), ord.end(), less);
+  for (int j = 1; j < k; ++j)
+    if (!less(ord[j - 1], ord[j]) && !less(ord[j], ord[j - 1])) return true;
+  return false;
+}
+
+// The 64-bit k-means|| seed from two numbers in [0, 2^32) drawn in R.
+std::uint64_t par_seed(Rcpp::NumericVector s) {
+  return (static_cast<std::uint64_t>(s[0]) << 32) | static_cast<std::uint64_t>(s[1]);
+}
+
 }  // namespace
 
-// Fit every start in `starts` (a list of k x d matrices) and return the best
-// by tot.withinss (the first of equals, as stats), with per-start summaries.
+// Fit every start in `starts` and return the best by tot.withinss (the first
+// of equals, as stats), with per-start summaries.  A start is a k x d matrix
+// of initial centers or an init spec drawn in R (R/starts.R):
+//   list(method = "kmeans++", k, unif = 1 + (k - 1) * L uniforms, L)
+//   list(method = "kmeans||", k, seed = two numbers in [0, 2^32))
+// which the engine turns into centers (rows of x) on the data it holds.
 // [[Rcpp::export]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single,
                       std::string engine, int threads, int device, bool trace,
@@ -81,7 +121,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
   Rcpp::NumericVector start_wss(nstart);
   Rcpp::IntegerVector start_iter(nstart);
   Rcpp::LogicalVector start_empty(nstart);
-  double t_up = 0.0, t_compute = 0.0, t_down = 0.0, totss = 0.0;
+  double t_up = 0.0, t_compute = 0.0, t_down = 0.0, t_init = 0.0, totss = 0.0;
   std::string device_name;
 
   DeviceData data;
@@ -113,10 +153,78 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
     totss = gk::cpu_totss(x.begin(), n, d, threads);
   }
 
+  std::vector<double> c0;
+  Rcpp::List init_rows(nstart);  // per start: the rows chosen by its init (1-based), or NULL
   for (int s = 0; s < nstart; ++s) {
-    Rcpp::NumericMatrix c0 = starts[s];
-    const int k = c0.nrow();
     observer.set_start(s + 1);
+    SEXP start = starts[s];
+    int k;
+    if (TYPEOF(start) == VECSXP) {
+      Rcpp::List spec(start);
+      const std::string method = Rcpp::as<std::string>(spec["method"]);
+      k = Rcpp::as<int>(spec["k"]);
+      const double t0 = wall_seconds();
+      std::vector<std::int64_t> idx;
+      if (method == "kmeans++") {
+        Rcpp::NumericVector unif = spec["unif"];
+        const int L = Rcpp::as<int>(spec["L"]);
+        if (unif.size() != 1 + static_cast<R_xlen_t>(k - 1) * L) Rcpp::stop("internal error: kmeans++ uniforms");
+        if (cuda) {
+          idx.resize(k);
+          double ms = 0.0;
+          int st = gk_cuda_kmeanspp(data.p, k, unif.begin(), L, &cb, idx.data(), &ms, err, sizeof err);
+          if (st == GK_CUDA_INTERRUPTED || observer.interrupted()) throw Rcpp::internal::InterruptedException();
+          if (st != GK_CUDA_OK) cuda_fail(st, "k-means++ initialisation", err);
+        } else {
+          idx = gk::cpu_kmeanspp(x.begin(), n, d, k, unif.begin(), L, threads, &observer);
+          if (idx.empty()) throw Rcpp::internal::InterruptedException();
+        }
+      } else if (method == "kmeans||") {
+        const std::uint64_t seed = par_seed(spec["seed"]);
+        std::vector<std::int64_t> cand;
+        std::vector<double> weight;
+        if (cuda) {
+          const double l = gk::kmeans_par_oversampling(k);
+          std::int64_t cap = std::min<std::int64_t>(
+              n, 1 + static_cast<std::int64_t>(2.0 * GK_PAR_ROUNDS * l) + 4096);
+          for (;;) {
+            cand.resize(cap);
+            weight.resize(cap);
+            std::int64_t m = 0;
+            int rounds = 0;
+            double ms = 0.0;
+            int st = gk_cuda_kmeans_par(data.p, k, seed, &cb, cap, cand.data(), weight.data(), &m,
+                                        &rounds, &ms, err, sizeof err);
+            if (st == GK_CUDA_INTERRUPTED || observer.interrupted()) throw Rcpp::internal::InterruptedException();
+            if (st != GK_CUDA_OK) cuda_fail(st, "k-means|| initialisation", err);
+            if (m <= cap) {
+              cand.resize(m);
+              weight.resize(m);
+              break;
+            }
+            cap = m;  // deterministic: the rerun draws the same candidates
+          }
+        } else {
+          gk::ParCandidates pc = gk::cpu_kmeans_par_candidates(x.begin(), n, d, k, seed, threads, &observer);
+          if (pc.interrupted) throw Rcpp::internal::InterruptedException();
+          cand.swap(pc.idx);
+          weight.swap(pc.weight);
+        }
+        idx = gk::kmeans_par_reduce(x.begin(), n, d, k, seed, cand, weight, threads);
+      } else {
+        Rcpp::stop("internal error: unknown init method '%s'", method);
+      }
+      c0 = rows_of(x.begin(), n, d, idx);
+      Rcpp::IntegerVector rows(k);
+      for (int j = 0; j < k; ++j) rows[j] = static_cast<int>(idx[j] + 1);
+      init_rows[s] = rows;
+      t_init += wall_seconds() - t0;
+      if (has_duplicate_rows(c0, k, d)) Rcpp::stop("more cluster centers than distinct data points.");
+    } else {
+      Rcpp::NumericMatrix m0(start);
+      k = m0.nrow();
+      c0.assign(m0.begin(), m0.end());
+    }
     if (cuda) {
       current.centers.assign(c0.begin(), c0.end());
       current.cluster.resize(n);
@@ -133,8 +241,8 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
       t_down += info.ms_download / 1000.0;
     } else {
       gk::LloydResult r = single
-          ? gk::cpu_lloyd<float>(xf.data(), n, d, k, c0.begin(), iter_max, threads, &observer)
-          : gk::cpu_lloyd<double>(x.begin(), n, d, k, c0.begin(), iter_max, threads, &observer);
+          ? gk::cpu_lloyd<float>(xf.data(), n, d, k, c0.data(), iter_max, threads, &observer)
+          : gk::cpu_lloyd<double>(x.begin(), n, d, k, c0.data(), iter_max, threads, &observer);
       if (r.interrupted) throw Rcpp::internal::InterruptedException();
       current.cluster.swap(r.cluster);
       current.centers.swap(r.centers);
@@ -162,9 +270,10 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
   if (cuda) {
     timing = Rcpp::NumericVector::create(Rcpp::_["transfer_to_device"] = t_up,
                                          Rcpp::_["compute"] = t_compute,
-                                         Rcpp::_["transfer_to_host"] = t_down);
+                                         Rcpp::_["transfer_to_host"] = t_down,
+                                         Rcpp::_["init"] = t_init);
   } else {
-    timing = Rcpp::NumericVector::create(Rcpp::_["compute"] = t_compute);
+    timing = Rcpp::NumericVector::create(Rcpp::_["compute"] = t_compute, Rcpp::_["init"] = t_init);
   }
   return Rcpp::List::create(
       Rcpp::_["cluster"] = Rcpp::IntegerVector(best.cluster.begin(), best.cluster.end()),
@@ -178,6 +287,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
       Rcpp::_["start_tot_withinss"] = start_wss,
       Rcpp::_["start_iter"] = start_iter,
       Rcpp::_["start_empty"] = start_empty,
+      Rcpp::_["start_init_rows"] = init_rows,
       Rcpp::_["timing"] = timing,
       Rcpp::_["device_name"] = device_name,
       Rcpp::_["threads"] = cuda ? 0 : gk::resolve_threads(threads),

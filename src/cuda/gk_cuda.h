@@ -138,6 +138,34 @@ int gk_cuda_totss(gk_cuda_data *data, double *totss, char *err, size_t errlen);
 int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers,
                    int *cluster, char *err, size_t errlen);
 
+
+/* ---- initialisation: k-means++ and k-means|| ------------------------------
+ * (owned by the initialisation work; implemented in src/cuda/init.cu.)
+ * Both run on the data already uploaded (nstart > 1 reuses it) and return
+ * ROW INDICES of x, 0-based (int64_t); the caller takes the centers from its
+ * own double copy of x.  The arithmetic and its order are those of
+ * src/init_order.h, identical to the CPU engine (src/cpu_init.cpp): in double
+ * precision a seed gives the same rows on both engines.  Distances, D2
+ * potentials, sums and sampling stay on the device; the host copies only
+ * scalars and the chosen indices.  cb may be NULL; only cb->interrupt is used
+ * (polled between steps/rounds).  ms (may be NULL): device time, CUDA events. */
+
+/* Greedy k-means++.  unif: 1 + (k - 1) * n_candidates uniforms in [0, 1)
+   (unif[0]: first center floor(u * n); step s >= 1 uses
+   unif[1 + (s - 1) * n_candidates + j]).  idx_out: k row indices. */
+int gk_cuda_kmeanspp(gk_cuda_data *data, int k, const double *unif, int n_candidates,
+                     const gk_cuda_callbacks *cb, int64_t *idx_out, double *ms,
+                     char *err, size_t errlen);
+
+/* Oversampling phase of k-means|| (the weighted reduction to k centers runs
+   on the host, gk::kmeans_par_reduce).  seed: the 64-bit counter-RNG seed.
+   Writes up to cap candidates (row indices, in order of addition) and their
+   weights (points nearest to each); *m_out is the number of candidates, which
+   can exceed cap: then call again with cap >= *m_out (same result). */
+int gk_cuda_kmeans_par(gk_cuda_data *data, int k, uint64_t seed, const gk_cuda_callbacks *cb,
+                       int64_t cap, int64_t *cand_out, double *weight_out, int64_t *m_out,
+                       int *rounds_out, double *ms, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
