@@ -13,11 +13,12 @@ const size_t kSmallSmemLimit = 100 * 1024;  // keeps >= 2 blocks per SM
 
 template <typename T>
 size_t small_smem(int k, int d, int dm, bool update) {
-  size_t s = 0;
-  if (update) s += 2 * (size_t)k * d * sizeof(u64);
-  s += (size_t)k * dm * sizeof(T) + (size_t)k * sizeof(T);
-  if (update) s += (size_t)k * sizeof(unsigned int);
-  return s + 64;  // slack: vectorised shared loads may read past the last center
+  switch (dm) {
+    case 1: return small_smem_bytes<T, 1>(k, d, update);
+    case 2: return small_smem_bytes<T, 2>(k, d, update);
+    case 4: return small_smem_bytes<T, 4>(k, d, update);
+    default: return small_smem_bytes<T, 8>(k, d, update);
+  }
 }
 
 template <typename T, int DM, bool U>
@@ -29,7 +30,7 @@ cudaError_t small_grid(const gk_cuda_data *D, size_t smem, int &grid) {
   e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, smem);
   if (e != cudaSuccess) return e;
   if (per_sm < 1) per_sm = 1;
-  long long need = (D->n + 255) / 256;
+  long long need = (D->n + 256LL * Small<T, DM>::PPT - 1) / (256LL * Small<T, DM>::PPT);
   grid = (int)std::min<long long>(need, (long long)per_sm * D->sms);
   if (grid < 1) grid = 1;
   return cudaSuccess;

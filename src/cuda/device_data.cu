@@ -81,7 +81,7 @@ int upload_into(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
     double v;
     memcpy(&v, &h[j], 8);
     D->maxabs[j] = v;
-    D->scale[j] = fixed_scale(v, n);
+    D->scale[j] = limb_scale(v);  // |sum| * 2^scale < n * 2^59
   }
   GK_CHECK(cudaMalloc(&D->d_scale, d * sizeof(int)), "allocating scales");
   GK_CHECK(cudaMemcpy(D->d_scale, D->scale.data(), d * sizeof(int), cudaMemcpyHostToDevice), "copying scales");

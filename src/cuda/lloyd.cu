@@ -127,26 +127,18 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
   GK_CHECK(counts.alloc(2 * (size_t)k), "allocating counts");  // 2k: persistent path's parity
   GK_CHECK(wacc.alloc(2 * (size_t)k), "allocating within-SS sums");
   GK_CHECK(wcnt.alloc(k), "allocating sizes");
+  DevBuf<unsigned int> wmaxb;
+  GK_CHECK(wmaxb.alloc(k), "allocating within-SS maxima");
   GK_CHECK(st.alloc(1), "allocating the state");
 
   Stream stream;
   GK_CHECK(cudaStreamCreateWithFlags(&stream.s, cudaStreamNonBlocking), "creating a stream");
   cudaStream_t s = stream.s;
 
-  // initial centers in stored coordinates; bound for the within-SS scale
+  // initial centers in stored coordinates
   std::vector<double> c0(kd);
-  double wmax = 0;
-  for (int j = 0; j < d; ++j) {
-    double sh = D->shift[j], cmax = D->maxabs[j];
-    for (int c = 0; c < k; ++c) {
-      double v = centers[c + (size_t)k * j] - sh;
-      c0[c + (size_t)k * j] = v;
-      if (fabs(v) > cmax) cmax = fabs(v);  // NaN compares false
-    }
-    double b = D->maxabs[j] + cmax;
-    wmax += b * b;
-  }
-  const int wscale = fixed_scale(wmax, n);
+  for (int j = 0; j < d; ++j)
+    for (int c = 0; c < k; ++c) c0[c + (size_t)k * j] = centers[c + (size_t)k * j] - D->shift[j];
 
   GK_CHECK(cudaMemcpyAsync(cen_d.p, c0.data(), kd * sizeof(double), cudaMemcpyHostToDevice, s), "copying centers");
   if (D->single) GK_CHECK(launch_to_float(cen_d.p, cen_f.p, (long long)kd, s), "converting centers");
@@ -188,18 +180,18 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
   State hs;
   memset(&hs, 0, sizeof(hs));
   std::vector<u64> wh(2 * (size_t)k);
+  std::vector<unsigned int> wm(k);
   if (trace) {
     for (int it = 0; it < max_iter; ++it) {
       GK_CHECK(f.assign_and_sum(), "assignment step");
-      GK_CHECK(cudaMemsetAsync(wacc.p, 0, wacc.bytes(), s), "clearing within-SS");
-      GK_CHECK(cudaMemsetAsync(wcnt.p, 0, wcnt.bytes(), s), "clearing sizes");
-      GK_CHECK(launch_withinss(D, f.plan, labels.p, cen_d.p, k, wscale, wacc.p, wcnt.p, s), "within-SS");
+      GK_CHECK(launch_withinss(D, f.plan, labels.p, cen_d.p, k, wmaxb.p, wacc.p, wcnt.p, s), "within-SS");
       GK_CHECK(f.finalize(), "update step");
       GK_CHECK(cudaMemcpyAsync(&hs, st.p, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
       GK_CHECK(cudaMemcpyAsync(wh.data(), wacc.p, wacc.bytes(), cudaMemcpyDeviceToHost, s), "reading within-SS");
+      GK_CHECK(cudaMemcpyAsync(wm.data(), wmaxb.p, wmaxb.bytes(), cudaMemcpyDeviceToHost, s), "reading within-SS");
       GK_CHECK(cudaStreamSynchronize(s), "iteration");
       double tot = 0;
-      for (int c = 0; c < k; ++c) tot += from_fixed(wh[2 * c], wh[2 * c + 1], wscale);
+      for (int c = 0; c < k; ++c) tot += from_fixed(wh[2 * c], wh[2 * c + 1], wss_scale(wm[c]));
       if (cb->on_iteration(cb->ctx, it + 1, (int64_t)hs.last_changed, tot)) {
         set_msg(err, errlen, "interrupted");
         return GK_CUDA_INTERRUPTED;
@@ -242,9 +234,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
     }
   }
   // final within-SS with the final centers and labels
-  GK_CHECK(cudaMemsetAsync(wacc.p, 0, wacc.bytes(), s), "clearing within-SS");
-  GK_CHECK(cudaMemsetAsync(wcnt.p, 0, wcnt.bytes(), s), "clearing sizes");
-  GK_CHECK(launch_withinss(D, f.plan, labels.p, cen_d.p, k, wscale, wacc.p, wcnt.p, s), "within-SS");
+  GK_CHECK(launch_withinss(D, f.plan, labels.p, cen_d.p, k, wmaxb.p, wacc.p, wcnt.p, s), "within-SS");
   GK_CHECK(cudaEventRecord(ev1.e, s), "recording an event");
   GK_CHECK(cudaEventSynchronize(ev1.e), "iterations");
   float ms = 0;
@@ -258,6 +248,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
   GK_CHECK(cudaMemcpyAsync(cres.data(), cen_d.p, kd * sizeof(double), cudaMemcpyDeviceToHost, s), "copying centers");
   GK_CHECK(cudaMemcpyAsync(wh.data(), wacc.p, wacc.bytes(), cudaMemcpyDeviceToHost, s), "copying within-SS");
   GK_CHECK(cudaMemcpyAsync(sz.data(), wcnt.p, wcnt.bytes(), cudaMemcpyDeviceToHost, s), "copying sizes");
+  GK_CHECK(cudaMemcpyAsync(wm.data(), wmaxb.p, wmaxb.bytes(), cudaMemcpyDeviceToHost, s), "copying within-SS");
   if (cluster)
     GK_CHECK(cudaMemcpyAsync(cluster, labels.p, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, s), "copying labels");
   GK_CHECK(cudaStreamSynchronize(s), "copying results");
@@ -269,7 +260,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
     for (int c = 0; c < k; ++c) centers[c + (size_t)k * j] = cres[c + (size_t)k * j] + D->shift[j];
   for (int c = 0; c < k; ++c) {
     if (size) size[c] = (int)sz[c];
-    if (withinss) withinss[c] = from_fixed(wh[2 * c], wh[2 * c + 1], wscale);
+    if (withinss) withinss[c] = from_fixed(wh[2 * c], wh[2 * c + 1], wss_scale(wm[c]));
   }
   if (info) {
     info->converged = hs.flag ? 1 : 0;

@@ -38,14 +38,14 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
     if (e != cudaSuccess) return e;
   }
   // within-SS
-  size_t ws = 2 * (size_t)k * sizeof(u64) + cnt;
+  size_t ws = 2 * (size_t)k * sizeof(u64) + cnt + 8 * (size_t)k + 8;
   p.w_shared = ws <= kAccSmemLimit;
   p.w_smem = p.w_shared ? ws : 0;
   p.w_grid = (int)std::min<long long>(std::max<long long>(1, (n + 255) / 256), 2LL * D->sms);
   if (p.w_smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(k_withinss<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
+    cudaError_t e = cudaFuncSetAttribute(k_withinss<float, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
     if (e != cudaSuccess) return e;
-    e = cudaFuncSetAttribute(k_withinss<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
+    e = cudaFuncSetAttribute(k_withinss<double, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
     if (e != cudaSuccess) return e;
   }
   // finalize
@@ -77,14 +77,23 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &p, int k, State *
 }
 
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *labels,
-                            const double *cen_d, int k, int wscale, u64 *wacc, unsigned int *wcnt,
+                            const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
                             cudaStream_t s) {
-  if (D->single)
-    k_withinss<float><<<p.w_grid, 256, p.w_smem, s>>>((const float *)D->x, D->n, D->d, labels, cen_d,
-                                                      k, wscale, p.w_shared ? 1 : 0, wacc, wcnt);
-  else
-    k_withinss<double><<<p.w_grid, 256, p.w_smem, s>>>((const double *)D->x, D->n, D->d, labels, cen_d,
-                                                       k, wscale, p.w_shared ? 1 : 0, wacc, wcnt);
+  cudaError_t e = cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s);
+  if (e == cudaSuccess) e = cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64), s);
+  if (e == cudaSuccess) e = cudaMemsetAsync(wcnt, 0, (size_t)k * sizeof(unsigned int), s);
+  if (e != cudaSuccess) return e;
+  size_t smem0 = p.w_shared ? 4 * (size_t)k : 0;
+  int sh = p.w_shared ? 1 : 0;
+  if (D->single) {
+    const float *x = (const float *)D->x;
+    k_withinss<float, 0><<<p.w_grid, 256, smem0, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
+    k_withinss<float, 1><<<p.w_grid, 256, p.w_smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
+  } else {
+    const double *x = (const double *)D->x;
+    k_withinss<double, 0><<<p.w_grid, 256, smem0, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
+    k_withinss<double, 1><<<p.w_grid, 256, p.w_smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
+  }
   return cudaGetLastError();
 }
 

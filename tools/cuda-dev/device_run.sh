@@ -12,6 +12,9 @@ for a in "1000000 2 100" "1000000 2 1000" "10000000 16 256" "1000000 128 4096"; 
 done > "$OUT/kbench.log" 2>&1
 cat "$OUT/kbench.log"
 cuobjdump -sass build/update.o | grep -oE "ATOMS[.A-Z0-9]*" | sort | uniq -c
+for f in $(cuobjdump -sass build/persistent.o | grep -oE "Function : \S+" | awk '{print $3}' | grep "IfLi2E"); do
+  echo "SASS $f"; cuobjdump -sass -fun "$f" build/persistent.o | grep -oE "^\s+/\*[0-9a-f]+\*/\s+[A-Z0-9.]+" | awk '{print $2}' | sort | uniq -c | sort -rn | head -25
+done > "$OUT/sass.txt" 2>&1
 ./harness test > "$OUT/test.log" 2>&1; echo "test rc=$?"
 grep -E "FAIL|tests:" "$OUT/test.log" | tail -20
 ./harness bench > "$OUT/bench.log" 2>&1; echo "bench rc=$?"

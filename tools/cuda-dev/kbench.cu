@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
   else
     tm("accumulate", [&] { OK(launch_accumulate(D, p, labels, k, st, 1000, acc, counts, 0)); });
   tm("finalize", [&] { OK(launch_finalize(D, p, k, st, 1000, acc, counts, cen_d, cen_f, 0)); });
-  tm("withinss", [&] { OK(launch_withinss(D, p, labels, cen_d, k, 40, wacc, wcnt, 0)); });
+  tm("withinss", [&] { OK(launch_withinss(D, p, labels, cen_d, k, (unsigned *)counts, wacc, wcnt, 0)); });
   gk_cuda_free(D);
   return 0;
 }

@@ -55,110 +55,19 @@ template <> struct Dist<float> {
   }
 };
 
-// Block-wide sum of one counter, then one global atomic per block.
-__device__ __forceinline__ void add_changed(unsigned int mine, unsigned int *sh, State *st) {
-  unsigned int w = __popc(__ballot_sync(0xffffffffu, mine != 0));
-  if ((threadIdx.x & 31) == 0 && w) atomicAdd(sh, w);
+template <typename T, int N>
+__device__ __forceinline__ void load_row(T (&r)[N], const T *p);
+
+// TN centers of thread tx from one shared row of BN: two halves of TN/2,
+// at tx*TN/2 and BN/2 + tx*TN/2, so 16-byte loads of a warp do not conflict.
+template <typename T, int TN, int BN>
+__device__ __forceinline__ void load_cols_impl(T (&r)[TN], const T *row, int tx) {
+  T a[TN / 2], b[TN / 2];
+  load_row(a, row + tx * (TN / 2));
+  load_row(b, row + BN / 2 + tx * (TN / 2));
+#pragma unroll
+  for (int q = 0; q < TN / 2; ++q) { r[q] = a[q]; r[TN / 2 + q] = b[q]; }
 }
-
-// ---------------------------------------------------------------------------
-// Small d (d <= DM <= 8): one point per thread, its coordinates in registers,
-// all k centers in shared memory; optionally fused with the centroid sums
-// (per-block fixed-point accumulators in shared memory, flushed once).
-// Shared layout: [acc 2*k*d u64][centers k*DM T][cc k T][counts k u32]
-template <typename T, int DM, bool UPDATE>
-__global__ void __launch_bounds__(256)
-k_assign_small(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
-               int *__restrict__ labels, State *st, int max_iter, u64 *__restrict__ acc,
-               unsigned int *__restrict__ counts, const int *__restrict__ scale) {
-  if (fit_finished(st, max_iter)) return;
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ unsigned int sh_changed;
-  u64 *sacc = reinterpret_cast<u64 *>(smem);
-  T *sc = reinterpret_cast<T *>(sacc + (UPDATE ? 2 * (size_t)k * d : 0));
-  T *scc = sc + (size_t)k * DM;
-  unsigned int *scnt = reinterpret_cast<unsigned int *>(scc + k);
-  const int tid = threadIdx.x;
-
-  if (tid == 0) sh_changed = 0;
-  for (int e = tid; e < k * DM; e += blockDim.x) {
-    int c = e / DM, j = e - c * DM;
-    sc[e] = (j < d) ? cen[c + (size_t)k * j] : T(0);
-  }
-  if (UPDATE) {
-    for (size_t e = tid; e < 2 * (size_t)k * d; e += blockDim.x) sacc[e] = 0;
-    for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
-  }
-  __syncthreads();
-  if (sizeof(T) == 4) {
-    for (int c = tid; c < k; c += blockDim.x) {
-      T s = 0;
-      for (int j = 0; j < DM; ++j) s = fmaf(sc[c * DM + j], sc[c * DM + j], s);
-      scc[c] = s;
-    }
-    __syncthreads();
-  }
-  int sj[DM];
-#pragma unroll
-  for (int j = 0; j < DM; ++j) sj[j] = (UPDATE && j < d) ? scale[j] : 0;
-
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long base = (long long)blockIdx.x * blockDim.x; base < n; base += stride) {
-    const long long i = base + tid;
-    const bool valid = i < n;
-    T xr[DM];
-#pragma unroll
-    for (int j = 0; j < DM; ++j) xr[j] = (valid && j < d) ? x[i + n * j] : T(0);
-
-    T best = pos_inf<T>();
-    int bi = -1;
-#pragma unroll 4
-    for (int c = 0; c < k; ++c) {
-      const T *cp = sc + c * DM;
-      T dd = Dist<T>::first(xr[0], cp[0]);
-#pragma unroll
-      for (int j = 1; j < DM; ++j) dd = Dist<T>::step(dd, xr[j], cp[j]);
-      dd = Dist<T>::finish(dd, sizeof(T) == 4 ? scc[c] : T(0));
-      if (dd < best) { best = dd; bi = c; }
-    }
-    unsigned int ch = 0;
-    if (valid) {
-      int old = labels[i];
-      if (bi < 0) bi = old >= 0 ? old : 0;  // no finite distance (overflow): keep
-      if (old != bi) { ch = 1; labels[i] = bi; }
-    }
-    add_changed(ch, &sh_changed, st);
-    if (UPDATE && valid) {
-#pragma unroll
-      for (int j = 0; j < DM; ++j) {
-        if (j < d) {
-          u64 lo, hi;
-          to_fixed((double)xr[j], sj[j], lo, hi);
-          atomic_add128(&sacc[2 * ((size_t)bi + (size_t)k * j)], lo, hi);
-        }
-      }
-      atomicAdd(&scnt[bi], 1u);
-    }
-  }
-  __syncthreads();
-  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
-  if (UPDATE) {
-    for (size_t e = tid; e < (size_t)k * d; e += blockDim.x) {
-      u64 lo = sacc[2 * e], hi = sacc[2 * e + 1];
-      if (lo | hi) atomic_add128(&acc[2 * e], lo, hi);
-    }
-    for (int c = tid; c < k; c += blockDim.x)
-      if (scnt[c]) atomicAdd(&counts[c], scnt[c]);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Any d, any k: register-blocked tiles (BM points x BN centers per block,
-// TM x TN per thread, coordinates in chunks of BK through shared memory), the
-// argmin fused in; the n x k distances never leave registers.
-template <typename T> struct TileCfg;
-template <> struct TileCfg<float> { enum { BM = 128, BN = 128, BK = 16, TM = 8, TN = 8 }; };
-template <> struct TileCfg<double> { enum { BM = 128, BN = 64, BK = 16, TM = 8, TN = 4 }; };
 
 template <typename T, int N>
 __device__ __forceinline__ void load_row(T (&r)[N], const T *p) {
@@ -183,8 +92,184 @@ __device__ __forceinline__ void load_row(T (&r)[N], const T *p) {
 // DOT (float only): |c|^2 - 2 x.c (one FMA per coordinate); otherwise the
 // difference form (x - c)^2 (exact rules in double; sub + FMA in float, more
 // accurate when centers are close together relative to their norm).
-template <typename T, bool DOT>
+// Block-wide sum of one counter, then one global atomic per block.
+__device__ __forceinline__ void add_changed(unsigned int mine, unsigned int *sh, State *st) {
+  unsigned int w = __popc(__ballot_sync(0xffffffffu, mine != 0));
+  if ((threadIdx.x & 31) == 0 && w) atomicAdd(sh, w);
+}
+
+// ---------------------------------------------------------------------------
+// Small d (d <= DM <= 8): PPT points per thread with their coordinates in
+// registers; all k centers in shared memory, SD values per center:
+//   float:  [-2 c_0 .. -2 c_{DM-1}, |c|^2, 0...]: dd = |c|^2 + sum_j x_j (-2 c_j),
+//           DM FMAs per point and center;
+//   double: [c_0 .. c_{DM-1}]: the exact rules.
+template <typename T, int DM> struct Small;
+template <int DM> struct Small<float, DM> {
+  enum { SD = DM == 1 ? 2 : ((DM + 4) / 4) * 4, PPT = 4 };
+  static __device__ __forceinline__ void load(float *sc, const float *cen, int k, int d, bool cg) {
+    for (int c = threadIdx.x; c < k; c += blockDim.x) {
+      float cc = 0;
+      float *p = sc + (size_t)c * SD;
+#pragma unroll
+      for (int j = 0; j < DM; ++j) {
+        float v = 0;
+        if (j < d) v = cg ? __ldcg(&cen[c + (size_t)k * j]) : cen[c + (size_t)k * j];
+        cc = fmaf(v, v, cc);
+        p[j] = -2.0f * v;
+      }
+      p[DM] = cc;
+#pragma unroll
+      for (int j = DM + 1; j < SD; ++j) p[j] = 0;
+    }
+  }
+  template <int P>
+  static __device__ __forceinline__ void nearest(const float (&xr)[P][DM], const float *sc, int k,
+                                                 int (&bi)[P]) {
+    float best[P];
+#pragma unroll
+    for (int r = 0; r < P; ++r) { best[r] = pos_inf<float>(); bi[r] = -1; }
+#pragma unroll 2
+    for (int c = 0; c < k; ++c) {
+      float cv[SD];
+      load_row(cv, sc + (size_t)c * SD);
+#pragma unroll
+      for (int r = 0; r < P; ++r) {
+        float dd = cv[DM];
+#pragma unroll
+        for (int j = 0; j < DM; ++j) dd = fmaf(xr[r][j], cv[j], dd);
+        if (dd < best[r]) { best[r] = dd; bi[r] = c; }
+      }
+    }
+  }
+};
+template <int DM> struct Small<double, DM> {
+  enum { SD = DM, PPT = 2 };
+  static __device__ __forceinline__ void load(double *sc, const double *cen, int k, int d, bool cg) {
+    for (int e = threadIdx.x; e < k * DM; e += blockDim.x) {
+      int c = e / DM, j = e - c * DM;
+      double v = 0;
+      if (j < d) v = cg ? __ldcg(&cen[c + (size_t)k * j]) : cen[c + (size_t)k * j];
+      sc[e] = v;
+    }
+  }
+  template <int P>
+  static __device__ __forceinline__ void nearest(const double (&xr)[P][DM], const double *sc, int k,
+                                                 int (&bi)[P]) {
+    double best[P];
+#pragma unroll
+    for (int r = 0; r < P; ++r) { best[r] = pos_inf<double>(); bi[r] = -1; }
+#pragma unroll 2
+    for (int c = 0; c < k; ++c) {
+      double cv[DM];
+      load_row(cv, sc + (size_t)c * DM);
+#pragma unroll
+      for (int r = 0; r < P; ++r) {
+        double dd = Dist<double>::first(xr[r][0], cv[0]);
+#pragma unroll
+        for (int j = 1; j < DM; ++j) dd = Dist<double>::step(dd, xr[r][j], cv[j]);
+        if (dd < best[r]) { best[r] = dd; bi[r] = c; }
+      }
+    }
+  }
+};
+
+// One pass of the small-d assignment over this block's points (grid-stride,
+// PPT points per thread), with optional per-block sums; flushes the sums into
+// acc/counts at the end (and every kLimbFlush points).  Returns the block's
+// changed count in *sh_changed (shared, zeroed by the caller).
+template <typename T, int DM, bool UPDATE, int P = Small<T, DM>::PPT>
+__device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n, int d, int k,
+                                           const T *sc, int *__restrict__ labels, unsigned int *slimb,
+                                           unsigned int *scnt, const double (&pw)[DM], u64 *acc,
+                                           unsigned int *counts, unsigned int *sh_changed) {
+  const int tid = threadIdx.x;
+  const long long stride = (long long)gridDim.x * blockDim.x * P;
+  int since = 0;
+  for (long long base = (long long)blockIdx.x * blockDim.x * P; base < n; base += stride) {
+    T xr[P][DM];
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      const long long i = base + (long long)r * blockDim.x + tid;
+#pragma unroll
+      for (int j = 0; j < DM; ++j) xr[r][j] = (i < n && j < d) ? x[i + n * j] : T(0);
+    }
+    int bi[P];
+    Small<T, DM>::nearest(xr, sc, k, bi);
+    unsigned int ch = 0;
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      const long long i = base + (long long)r * blockDim.x + tid;
+      if (i < n) {
+        int old = labels[i];
+        int b = bi[r];
+        if (b < 0) b = old >= 0 ? old : 0;  // no finite distance (overflow): keep
+        if (old != b) { ++ch; labels[i] = b; }
+        if (UPDATE) {
+#pragma unroll
+          for (int j = 0; j < DM; ++j)
+            if (j < d) limb_add(&slimb[4 * ((size_t)b + (size_t)k * j)], (double)xr[r][j], pw[j]);
+          atomicAdd(&scnt[b], 1u);
+        }
+      }
+    }
+    // warp-aggregated changed count
+    unsigned int wsum = ch;
+#pragma unroll
+    for (int off = 16; off; off >>= 1) wsum += __shfl_xor_sync(0xffffffffu, wsum, off);
+    if ((tid & 31) == 0 && wsum) atomicAdd(sh_changed, wsum);
+    if (UPDATE && ++since == kLimbFlush / (256 * P)) {
+      since = 0;
+      limb_flush(slimb, scnt, k, d, 0, acc, counts);
+    }
+  }
+  if (UPDATE) limb_flush(slimb, scnt, k, d, 0, acc, counts);
+  else __syncthreads();
+}
+
+// Shared layout: [limbs 4*k*d u32 (UPDATE)][centers k*SD T][counts k u32 (UPDATE)]
+template <typename T, int DM>
+__host__ __device__ constexpr size_t small_smem_bytes(int k, int d, bool update) {
+  return (update ? 16 * (size_t)k * d : 0) + (size_t)k * Small<T, DM>::SD * sizeof(T) +
+         (update ? 4 * (size_t)k : 0) + 64;
+}
+
+template <typename T, int DM, bool UPDATE>
 __global__ void __launch_bounds__(256)
+k_assign_small(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
+               int *__restrict__ labels, State *st, int max_iter, u64 *__restrict__ acc,
+               unsigned int *__restrict__ counts, const int *__restrict__ scale) {
+  if (fit_finished(st, max_iter)) return;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ unsigned int sh_changed;
+  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
+  T *sc = reinterpret_cast<T *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
+  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + (size_t)k * Small<T, DM>::SD);
+  const int tid = threadIdx.x;
+  if (tid == 0) sh_changed = 0;
+  Small<T, DM>::load(sc, cen, k, d, false);
+  if (UPDATE) {
+    for (size_t e = tid; e < 4 * (size_t)k * d; e += blockDim.x) slimb[e] = 0;
+    for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
+  }
+  double pw[DM];
+#pragma unroll
+  for (int j = 0; j < DM; ++j) pw[j] = (UPDATE && j < d) ? pow2(scale[j]) : 0.0;
+  __syncthreads();
+  small_pass<T, DM, UPDATE>(x, n, d, k, sc, labels, slimb, scnt, pw, acc, counts, &sh_changed);
+  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
+// ---------------------------------------------------------------------------
+// Any d, any k: register-blocked tiles (BM points x BN centers per block,
+// TM x TN per thread, coordinates in chunks of BK through shared memory), the
+// argmin fused in; the n x k distances never leave registers.
+template <typename T> struct TileCfg;
+template <> struct TileCfg<float> { enum { BM = 128, BN = 128, BK = 16, TM = 8, TN = 8 }; };
+template <> struct TileCfg<double> { enum { BM = 128, BN = 64, BK = 16, TM = 8, TN = 4 }; };
+
+template <typename T, bool DOT>
+__global__ void __launch_bounds__(256, 2)
 k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
                int *__restrict__ labels, State *st, int max_iter) {
   typedef TileCfg<T> C;
@@ -198,6 +283,7 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
   const long long i0 = (long long)blockIdx.x * BM;
   const bool dot = DOT;
   typedef typename std::conditional<DOT, Dist<float>, DistDiff<T> >::type DT;
+  auto load_cols = [](T (&r)[TN], const T *row, int t) { load_cols_impl<T, TN, BN>(r, row, t); };
   if (tid == 0) sh_changed = 0;
 
   T best[TM];
@@ -229,7 +315,7 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
         // first coordinate initialises (keeps the double sum bitwise R's)
         T xr[TM], cr[TN];
         load_row(xr, &xs[0][ty * TM]);
-        load_row(cr, &cs[0][tx * TN]);
+        load_cols(cr, cs[0], tx);
 #pragma unroll
         for (int m = 0; m < TM; ++m)
 #pragma unroll
@@ -237,7 +323,7 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 #pragma unroll
         for (int jj = 1; jj < BK; ++jj) {
           load_row(xr, &xs[jj][ty * TM]);
-          load_row(cr, &cs[jj][tx * TN]);
+          load_cols(cr, cs[jj], tx);
 #pragma unroll
           for (int m = 0; m < TM; ++m)
 #pragma unroll
@@ -248,7 +334,7 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
         for (int jj = 0; jj < BK; ++jj) {
           T xr[TM], cr[TN];
           load_row(xr, &xs[jj][ty * TM]);
-          load_row(cr, &cs[jj][tx * TN]);
+          load_cols(cr, cs[jj], tx);
 #pragma unroll
           for (int m = 0; m < TM; ++m)
 #pragma unroll
@@ -267,8 +353,9 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
       int bi = 0x7fffffff;
 #pragma unroll
       for (int q = 0; q < TN; ++q) {
-        T dd = DT::finish(acc[m][q], dot ? ccs[tx * TN + q] : T(0));
-        if (dd < bd) { bd = dd; bi = c0 + tx * TN + q; }
+        const int cl = (q < TN / 2) ? tx * (TN / 2) + q : BN / 2 + tx * (TN / 2) + (q - TN / 2);
+        T dd = DT::finish(acc[m][q], dot ? ccs[cl] : T(0));
+        if (dd < bd) { bd = dd; bi = c0 + cl; }
       }
 #pragma unroll
       for (int off = 8; off >= 1; off >>= 1) {

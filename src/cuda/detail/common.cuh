@@ -170,6 +170,98 @@ __device__ __forceinline__ void atomic_add128(u64 *p, u64 lo, u64 hi) {
   if (h) atomicAdd(p + 1, h);
 }
 
+// ---- per-block sums with native 32-bit shared atomics ("limbs") ---------------
+//
+// 64-bit shared atomics are CAS loops on sm_90, so the per-block partial sums
+// use four 32-bit counters per quantity instead.  A value v with |v| <= B < 2^e
+// is rounded to the integer q = rint(v * 2^S), S = limb_scale(B) = 59 - e, so
+// |q| <= 2^59; u = q + 2^59 (>= 0, <= 2^60) is split into 15-bit limbs (the
+// top one 16 bits) added with atomicAdd(unsigned) into four counters.  A
+// counter takes at most kLimbFlush additions of < 2^16 between flushes, so it
+// cannot overflow; the flush rebuilds sum(q) = sum_l limb_l 2^(15 l) - cnt 2^59
+// exactly and adds it into the global 128-bit accumulator (same scale S).
+// Rounding v to 2^-S is below 2^-60 B: far under double rounding of a mean.
+const int kLimbFlush = 32768;  // values per counter between flushes
+
+inline int limb_scale(double bound) {
+  int e = 0;
+  if (bound > 0 && isfinite(bound)) frexp(bound, &e);
+  return 59 - e;
+}
+
+// Scale of a cluster's within-SS sum from the upper 32 bits of the largest
+// per-point term (non-negative doubles order like their bits): w < 2^e.
+__host__ __device__ inline int wss_scale(unsigned int hi) {
+  if (hi == 0) return 1000;
+  u64 b = ((u64)hi << 32) | 0xffffffffULL;
+  double ub;
+  memcpy(&ub, &b, 8);
+  int e = 0;
+  frexp(ub, &e);
+  int s = 59 - e;
+  return s > 1000 ? 1000 : (s < -1000 ? -1000 : s);
+}
+
+// 2^s as a double (s clamped to the normal range).
+__host__ __device__ __forceinline__ double pow2(int s) {
+  s = s < -1022 ? -1022 : (s > 1023 ? 1023 : s);
+  long long b = (long long)(s + 1023) << 52;
+  double r;
+  memcpy(&r, &b, 8);
+  return r;
+}
+
+__device__ __forceinline__ void limb_add(unsigned int *s4, double v, double pow2s) {
+  long long q = __double2ll_rn(v * pow2s);
+  u64 u = (u64)(q + (1LL << 59));
+  atomicAdd(s4, (unsigned int)(u & 0x7fff));
+  atomicAdd(s4 + 1, (unsigned int)((u >> 15) & 0x7fff));
+  atomicAdd(s4 + 2, (unsigned int)((u >> 30) & 0x7fff));
+  atomicAdd(s4 + 3, (unsigned int)(u >> 45));
+}
+
+// 128-bit value of four limb counters holding cnt additions.
+__device__ __forceinline__ void limb_value(const unsigned int *s4, unsigned int cnt, u64 &lo, u64 &hi) {
+  u64 a = (u64)s4[0] + ((u64)s4[1] << 15) + ((u64)s4[2] << 30);
+  u64 s3 = s4[3];
+  u64 l = a, h = 0;
+  u64 t = s3 << 45;
+  l += t;
+  h += (l < t ? 1ULL : 0ULL) + (s3 >> 19);
+  u64 c = (u64)cnt << 59;
+  u64 borrow = l < c ? 1ULL : 0ULL;
+  l -= c;
+  h -= borrow + ((u64)cnt >> 5);
+  lo = l;
+  hi = h;
+}
+
+// Adds the block's limb counters (entries e = c + k*jj, jj < cols) into the
+// global accumulators of columns j0 + jj, then zeroes counters and counts.
+// counts_out (may be NULL) receives the block's cluster counts.  Must be called
+// by the whole block; ends with a barrier.
+__device__ inline void limb_flush(unsigned int *slimb, unsigned int *scnt, int k, int cols, int j0,
+                                  u64 *gacc, unsigned int *counts_out) {
+  __syncthreads();
+  const size_t m = (size_t)k * cols;
+  for (size_t e = threadIdx.x; e < m; e += blockDim.x) {
+    const size_t c = e % k, jj = e / k;
+    const unsigned int cn = scnt[c];
+    if (cn) {
+      u64 lo, hi;
+      limb_value(slimb + 4 * e, cn, lo, hi);
+      if (lo | hi) atomic_add128(&gacc[2 * (c + (size_t)k * (j0 + jj))], lo, hi);
+    }
+  }
+  __syncthreads();
+  for (size_t e = threadIdx.x; e < 4 * m; e += blockDim.x) slimb[e] = 0;
+  for (int c = threadIdx.x; c < k; c += blockDim.x) {
+    if (counts_out && scnt[c]) atomicAdd(&counts_out[c], scnt[c]);
+    scnt[c] = 0;
+  }
+  __syncthreads();
+}
+
 template <typename T> __device__ __forceinline__ T pos_inf();
 template <> __device__ __forceinline__ float pos_inf<float>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ double pos_inf<double>() { return __longlong_as_double(0x7ff0000000000000LL); }

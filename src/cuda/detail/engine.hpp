@@ -69,9 +69,10 @@ cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &plan, const int
 cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, State *st,
                             int max_iter, u64 *acc, unsigned int *counts, double *cen_d,
                             float *cen_f, cudaStream_t s);
-// Within-cluster sums of squares (fixed point, scale wscale) and sizes.
+// Within-cluster sums of squares and sizes (zeroes its outputs first); cluster
+// c's sum is fixed point with scale wss_scale(wmax[c]).
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *labels,
-                            const double *cen_d, int k, int wscale, u64 *wacc,
+                            const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
                             unsigned int *wcnt, cudaStream_t s);
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {

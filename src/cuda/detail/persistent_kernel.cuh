@@ -22,7 +22,9 @@
 namespace gk {
 namespace {
 
-template <typename T, int DM>
+// P: points per thread (1 for small n, where more blocks spread the shared
+// atomics of few clusters; Small<T, DM>::PPT otherwise).
+template <typename T, int DM, int P>
 __global__ void __launch_bounds__(256)
 k_lloyd_persistent(const T *__restrict__ x, long long n, int d, T *cen, double *cen_d, int k,
                    int *__restrict__ labels, State *st, int max_iter, int batch, u64 *acc,
@@ -31,15 +33,16 @@ k_lloyd_persistent(const T *__restrict__ x, long long n, int d, T *cen, double *
   cg::grid_group grid = cg::this_grid();
   extern __shared__ __align__(16) unsigned char smem[];
   __shared__ unsigned int sh_changed;
-  u64 *sacc = reinterpret_cast<u64 *>(smem);
-  T *sc = reinterpret_cast<T *>(sacc + 2 * (size_t)k * d);
-  T *scc = sc + (size_t)k * DM;
-  unsigned int *scnt = reinterpret_cast<unsigned int *>(scc + k);
+  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
+  T *sc = reinterpret_cast<T *>(slimb + 4 * (size_t)k * d);
+  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + (size_t)k * Small<T, DM>::SD);
   const int tid = threadIdx.x;
   const size_t kd = (size_t)k * d;
-  int sj[DM];
+  double pw[DM];
 #pragma unroll
-  for (int j = 0; j < DM; ++j) sj[j] = (j < d) ? scale[j] : 0;
+  for (int j = 0; j < DM; ++j) pw[j] = (j < d) ? pow2(scale[j]) : 0.0;
+  for (size_t e = tid; e < 4 * kd; e += blockDim.x) slimb[e] = 0;  // flushes re-zero
+  for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
 
   for (int b = 0; b < batch; ++b) {
     const int flag = __ldcg(&st->flag);
@@ -49,67 +52,12 @@ k_lloyd_persistent(const T *__restrict__ x, long long n, int d, T *cen, double *
     unsigned int *cnt_cur = counts + (size_t)par * k;
     unsigned int *cnt_next = counts + (size_t)(par ^ 1) * k;
 
-    // ---- assignment + per-block sums
+    // ---- assignment + per-block sums (flushed into acc / cnt_cur)
     if (tid == 0) sh_changed = 0;
-    for (int e = tid; e < k * DM; e += blockDim.x) {
-      int c = e / DM, j = e - c * DM;
-      sc[e] = (j < d) ? __ldcg(&cen[c + (size_t)k * j]) : T(0);
-    }
-    for (size_t e = tid; e < 2 * kd; e += blockDim.x) sacc[e] = 0;
-    for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
+    Small<T, DM>::load(sc, cen, k, d, true);
     __syncthreads();
-    if (sizeof(T) == 4) {
-      for (int c = tid; c < k; c += blockDim.x) {
-        T s = 0;
-        for (int j = 0; j < DM; ++j) s = fmaf(sc[c * DM + j], sc[c * DM + j], s);
-        scc[c] = s;
-      }
-      __syncthreads();
-    }
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long base = (long long)blockIdx.x * blockDim.x; base < n; base += stride) {
-      const long long i = base + tid;
-      const bool valid = i < n;
-      T xr[DM];
-#pragma unroll
-      for (int j = 0; j < DM; ++j) xr[j] = (valid && j < d) ? x[i + n * j] : T(0);
-      T best = pos_inf<T>();
-      int bi = -1;
-#pragma unroll 4
-      for (int c = 0; c < k; ++c) {
-        const T *cp = sc + c * DM;
-        T dd = Dist<T>::first(xr[0], cp[0]);
-#pragma unroll
-        for (int j = 1; j < DM; ++j) dd = Dist<T>::step(dd, xr[j], cp[j]);
-        dd = Dist<T>::finish(dd, sizeof(T) == 4 ? scc[c] : T(0));
-        if (dd < best) { best = dd; bi = c; }
-      }
-      unsigned int ch = 0;
-      if (valid) {
-        int old = labels[i];
-        if (bi < 0) bi = old >= 0 ? old : 0;
-        if (old != bi) { ch = 1; labels[i] = bi; }
-#pragma unroll
-        for (int j = 0; j < DM; ++j) {
-          if (j < d) {
-            u64 lo, hi;
-            to_fixed((double)xr[j], sj[j], lo, hi);
-            atomic_add128(&sacc[2 * ((size_t)bi + (size_t)k * j)], lo, hi);
-          }
-        }
-        atomicAdd(&scnt[bi], 1u);
-      }
-      unsigned int w = __popc(__ballot_sync(0xffffffffu, ch != 0));
-      if ((tid & 31) == 0 && w) atomicAdd(&sh_changed, w);
-    }
-    __syncthreads();
+    small_pass<T, DM, true, P>(x, n, d, k, sc, labels, slimb, scnt, pw, acc, cnt_cur, &sh_changed);
     if (tid == 0 && sh_changed) atomicAdd(&st->chg[par], (u64)sh_changed);
-    for (size_t e = tid; e < kd; e += blockDim.x) {
-      u64 lo = sacc[2 * e], hi = sacc[2 * e + 1];
-      if (lo | hi) atomic_add128(&acc[2 * e], lo, hi);
-    }
-    for (int c = tid; c < k; c += blockDim.x)
-      if (scnt[c]) atomicAdd(&cnt_cur[c], scnt[c]);
     grid.sync();
 
     // ---- update (or convergence)

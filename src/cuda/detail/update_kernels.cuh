@@ -27,43 +27,42 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
   const int j0 = blockIdx.y * jb;
   const int jn = min(jb, d - j0);
   const bool do_count = blockIdx.y == 0;
-  u64 *sacc = reinterpret_cast<u64 *>(smem);
-  unsigned int *scnt = reinterpret_cast<unsigned int *>(sacc + 2 * (size_t)k * jb);
+  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
+  unsigned int *scnt = slimb + 4 * (size_t)k * jb;
   if (use_shared) {
-    for (size_t e = tid; e < 2 * (size_t)k * jn; e += blockDim.x) sacc[e] = 0;
-    if (do_count)
-      for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
+    for (size_t e = tid; e < 4 * (size_t)k * jn; e += blockDim.x) slimb[e] = 0;
+    for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
     __syncthreads();
   }
   long long per = (n + gridDim.x - 1) / gridDim.x;
   per = (per + 255) / 256 * 256;
   const long long beg = (long long)blockIdx.x * per;
   const long long end = min(n, beg + per);
-  for (long long i = beg + tid; i < end; i += blockDim.x) {
-    const int c = labels[i];
-    for (int jj = 0; jj < jn; ++jj) {
-      const int j = j0 + jj;
-      u64 lo, hi;
-      to_fixed((double)x[i + n * j], scale[j], lo, hi);
-      u64 *dst = use_shared ? &sacc[2 * ((size_t)c + (size_t)k * jj)]
-                            : &acc[2 * ((size_t)c + (size_t)k * j)];
-      atomic_add128(dst, lo, hi);
-    }
-    if (do_count) atomicAdd(use_shared ? &scnt[c] : &counts[c], 1u);
-  }
-  if (use_shared) {
-    __syncthreads();
-    for (size_t e = tid; e < (size_t)k * jn; e += blockDim.x) {
-      u64 lo = sacc[2 * e], hi = sacc[2 * e + 1];
-      if (lo | hi) {
-        size_t c = e % k, jj = e / k;
-        atomic_add128(&acc[2 * (c + (size_t)k * (j0 + jj))], lo, hi);
+  int since = 0;
+  for (long long b0 = beg; b0 < end; b0 += blockDim.x) {  // uniform trip count
+    const long long i = b0 + tid;
+    if (i < end) {
+      const int c = labels[i];
+      for (int jj = 0; jj < jn; ++jj) {
+        const int j = j0 + jj;
+        const double v = (double)x[i + n * j];
+        if (use_shared) {
+          limb_add(&slimb[4 * ((size_t)c + (size_t)k * jj)], v, pow2(scale[j]));
+        } else {
+          u64 lo, hi;
+          to_fixed(v, scale[j], lo, hi);
+          atomic_add128(&acc[2 * ((size_t)c + (size_t)k * j)], lo, hi);
+        }
       }
+      if (use_shared) atomicAdd(&scnt[c], 1u);
+      else if (do_count) atomicAdd(&counts[c], 1u);
     }
-    if (do_count)
-      for (int c = tid; c < k; c += blockDim.x)
-        if (scnt[c]) atomicAdd(&counts[c], scnt[c]);
+    if (use_shared && ++since == kLimbFlush / 256) {
+      since = 0;
+      limb_flush(slimb, scnt, k, jn, j0, acc, do_count ? counts : nullptr);
+    }
   }
+  if (use_shared) limb_flush(slimb, scnt, k, jn, j0, acc, do_count ? counts : nullptr);
 }
 
 // New centers = sums / counts (0/0 = NaN for an empty cluster, as in R),
@@ -119,39 +118,78 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
 
 // Within-cluster sums of squares w.r.t. cen_d (double, exact rounding rules)
 // and cluster sizes.
+// Within-cluster sums of squares w.r.t. cen (double, R's rounding rules) and
+// cluster sizes, in two passes: PASS 0 finds each cluster's largest per-point
+// term (upper 32 bits, integer max: deterministic), which sets the cluster's
+// fixed-point scale (relative accuracy for small and large clusters alike);
+// PASS 1 sums with that scale.
 template <typename T>
+__device__ __forceinline__ double point_wss(const T *__restrict__ x, long long n, int d, long long i,
+                                            const double *__restrict__ cen, int k, int c) {
+  double t = __dsub_rn((double)x[i], cen[c]);
+  double w = __dmul_rn(t, t);
+  for (int j = 1; j < d; ++j) {
+    t = __dsub_rn((double)x[i + n * j], cen[c + (size_t)k * j]);
+    w = __dadd_rn(w, __dmul_rn(t, t));
+  }
+  return w;
+}
+
+template <typename T, int PASS>
 __global__ void __launch_bounds__(256)
 k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ labels,
-           const double *__restrict__ cen, int k, int wscale, int use_shared,
+           const double *__restrict__ cen, int k, int use_shared, unsigned int *__restrict__ gmax,
            u64 *__restrict__ wacc, unsigned int *__restrict__ wcnt) {
   extern __shared__ __align__(16) unsigned char smem[];
-  u64 *sw = reinterpret_cast<u64 *>(smem);
-  unsigned int *scnt = reinterpret_cast<unsigned int *>(sw + 2 * (size_t)k);
+  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);  // PASS 1: 4k limbs
+  unsigned int *scnt = slimb + 4 * (size_t)k;                      // PASS 1: k counts
+  double *spw = reinterpret_cast<double *>(scnt + k + (k & 1));    // PASS 1: k scales
+  unsigned int *smax = reinterpret_cast<unsigned int *>(smem);   // PASS 0: k maxima
   const int tid = threadIdx.x;
   if (use_shared) {
-    for (int e = tid; e < 2 * k; e += blockDim.x) sw[e] = 0;
-    for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
+    if (PASS == 0) {
+      for (int c = tid; c < k; c += blockDim.x) smax[c] = 0;
+    } else {
+      for (int e = tid; e < 4 * k; e += blockDim.x) slimb[e] = 0;
+      for (int c = tid; c < k; c += blockDim.x) {
+        scnt[c] = 0;
+        spw[c] = pow2(wss_scale(gmax[c]));
+      }
+    }
     __syncthreads();
   }
-  for (long long i = (long long)blockIdx.x * blockDim.x + tid; i < n;
-       i += (long long)gridDim.x * blockDim.x) {
-    const int c = labels[i];
-    double t = __dsub_rn((double)x[i], cen[c]);
-    double w = __dmul_rn(t, t);
-    for (int j = 1; j < d; ++j) {
-      t = __dsub_rn((double)x[i + n * j], cen[c + (size_t)k * j]);
-      w = __dadd_rn(w, __dmul_rn(t, t));
+  int since = 0;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long b0 = (long long)blockIdx.x * blockDim.x; b0 < n; b0 += stride) {
+    const long long i = b0 + tid;
+    if (i < n) {
+      const int c = labels[i];
+      const double w = point_wss(x, n, d, i, cen, k, c);
+      u64 wb = (u64)__double_as_longlong(w);
+      if (PASS == 0) {
+        atomicMax(use_shared ? &smax[c] : &gmax[c], (unsigned int)(wb >> 32));
+      } else if (use_shared) {
+        limb_add(&slimb[4 * c], w, spw[c]);
+        atomicAdd(&scnt[c], 1u);
+      } else {
+        u64 lo, hi;
+        to_fixed(w, wss_scale(gmax[c]), lo, hi);
+        atomic_add128(&wacc[2 * c], lo, hi);
+        atomicAdd(&wcnt[c], 1u);
+      }
     }
-    u64 lo, hi;
-    to_fixed(w, wscale, lo, hi);
-    atomic_add128(use_shared ? &sw[2 * c] : &wacc[2 * c], lo, hi);
-    atomicAdd(use_shared ? &scnt[c] : &wcnt[c], 1u);
+    if (PASS == 1 && use_shared && ++since == kLimbFlush / 256) {
+      since = 0;
+      limb_flush(slimb, scnt, k, 1, 0, wacc, wcnt);
+    }
   }
   if (use_shared) {
-    __syncthreads();
-    for (int c = tid; c < k; c += blockDim.x) {
-      if (sw[2 * c] | sw[2 * c + 1]) atomic_add128(&wacc[2 * c], sw[2 * c], sw[2 * c + 1]);
-      if (scnt[c]) atomicAdd(&wcnt[c], scnt[c]);
+    if (PASS == 0) {
+      __syncthreads();
+      for (int c = tid; c < k; c += blockDim.x)
+        if (smax[c]) atomicMax(&gmax[c], smax[c]);
+    } else {
+      limb_flush(slimb, scnt, k, 1, 0, wacc, wcnt);
     }
   }
 }
