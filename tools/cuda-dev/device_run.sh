@@ -20,6 +20,6 @@ grep -E "FAIL|tests:" "$OUT/test.log" | tail -20
 ./harness bench > "$OUT/bench.log" 2>&1; echo "bench rc=$?"
 cat "$OUT/bench.log"
 if [ "$1" != quick ]; then
-  timeout 200 compute-sanitizer --tool memcheck --leak-check full ./harness test > "$OUT/memcheck.log" 2>&1
+  timeout 230 compute-sanitizer --tool memcheck --leak-check full ./harness test > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc=$?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|tests:" "$OUT/memcheck.log" | tail -5
 fi

@@ -208,7 +208,7 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
         if (UPDATE) {
 #pragma unroll
           for (int j = 0; j < DM; ++j)
-            if (j < d) limb_add(&slimb[4 * ((size_t)b + (size_t)k * j)], (double)xr[r][j], pw[j]);
+            if (j < d) limb_add(slimb, (size_t)b + (size_t)k * j, (size_t)k * d, (double)xr[r][j], pw[j]);
           atomicAdd(&scnt[b], 1u);
         }
       }

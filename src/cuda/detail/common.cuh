@@ -211,19 +211,22 @@ __host__ __device__ __forceinline__ double pow2(int s) {
   return r;
 }
 
-__device__ __forceinline__ void limb_add(unsigned int *s4, double v, double pow2s) {
+// Limb l of entry e lives at s[e + l*m] (limb-major: lanes adding to
+// different clusters hit different banks).
+__device__ __forceinline__ void limb_add(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
   long long q = __double2ll_rn(v * pow2s);
   u64 u = (u64)(q + (1LL << 59));
-  atomicAdd(s4, (unsigned int)(u & 0x7fff));
-  atomicAdd(s4 + 1, (unsigned int)((u >> 15) & 0x7fff));
-  atomicAdd(s4 + 2, (unsigned int)((u >> 30) & 0x7fff));
-  atomicAdd(s4 + 3, (unsigned int)(u >> 45));
+  atomicAdd(s + e, (unsigned int)(u & 0x7fff));
+  atomicAdd(s + e + m, (unsigned int)((u >> 15) & 0x7fff));
+  atomicAdd(s + e + 2 * m, (unsigned int)((u >> 30) & 0x7fff));
+  atomicAdd(s + e + 3 * m, (unsigned int)(u >> 45));
 }
 
-// 128-bit value of four limb counters holding cnt additions.
-__device__ __forceinline__ void limb_value(const unsigned int *s4, unsigned int cnt, u64 &lo, u64 &hi) {
-  u64 a = (u64)s4[0] + ((u64)s4[1] << 15) + ((u64)s4[2] << 30);
-  u64 s3 = s4[3];
+// 128-bit value of the four limb counters of entry e holding cnt additions.
+__device__ __forceinline__ void limb_value(const unsigned int *s, size_t e, size_t m, unsigned int cnt,
+                                           u64 &lo, u64 &hi) {
+  u64 a = (u64)s[e] + ((u64)s[e + m] << 15) + ((u64)s[e + 2 * m] << 30);
+  u64 s3 = s[e + 3 * m];
   u64 l = a, h = 0;
   u64 t = s3 << 45;
   l += t;
@@ -249,7 +252,7 @@ __device__ inline void limb_flush(unsigned int *slimb, unsigned int *scnt, int k
     const unsigned int cn = scnt[c];
     if (cn) {
       u64 lo, hi;
-      limb_value(slimb + 4 * e, cn, lo, hi);
+      limb_value(slimb, e, m, cn, lo, hi);
       if (lo | hi) atomic_add128(&gacc[2 * (c + (size_t)k * (j0 + jj))], lo, hi);
     }
   }

@@ -47,7 +47,7 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
         const int j = j0 + jj;
         const double v = (double)x[i + n * j];
         if (use_shared) {
-          limb_add(&slimb[4 * ((size_t)c + (size_t)k * jj)], v, pow2(scale[j]));
+          limb_add(slimb, (size_t)c + (size_t)k * jj, (size_t)k * jn, v, pow2(scale[j]));
         } else {
           u64 lo, hi;
           to_fixed(v, scale[j], lo, hi);
@@ -169,7 +169,7 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
       if (PASS == 0) {
         atomicMax(use_shared ? &smax[c] : &gmax[c], (unsigned int)(wb >> 32));
       } else if (use_shared) {
-        limb_add(&slimb[4 * c], w, spw[c]);
+        limb_add(slimb, c, k, w, spw[c]);
         atomicAdd(&scnt[c], 1u);
       } else {
         u64 lo, hi;
