@@ -2,26 +2,26 @@
 # Generator token: 10BE3573-1514-4C36-9D1C-5A225CD40393
 
 gk_first_nonfinite <- function(x) {
-    .Call('_gpukmeans_gk_first_nonfinite', PACKAGE = 'gpukmeans', x)
+    .Call(`_gpukmeans_gk_first_nonfinite`, x)
 }
 
 gk_unique_rows <- function(x) {
-    .Call('_gpukmeans_gk_unique_rows', PACKAGE = 'gpukmeans', x)
+    .Call(`_gpukmeans_gk_unique_rows`, x)
 }
 
 gk_cuda_info_cpp <- function() {
-    .Call('_gpukmeans_gk_cuda_info_cpp', PACKAGE = 'gpukmeans')
+    .Call(`_gpukmeans_gk_cuda_info_cpp`)
 }
 
 gk_cpu_threads_cpp <- function() {
-    .Call('_gpukmeans_gk_cpu_threads_cpp', PACKAGE = 'gpukmeans')
+    .Call(`_gpukmeans_gk_cpu_threads_cpp`)
 }
 
 gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after) {
-    .Call('_gpukmeans_gk_fit_cpp', PACKAGE = 'gpukmeans', x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after)
+    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after)
 }
 
 gk_predict_cpp <- function(x, centers, engine, threads, device) {
-    .Call('_gpukmeans_gk_predict_cpp', PACKAGE = 'gpukmeans', x, centers, engine, threads, device)
+    .Call(`_gpukmeans_gk_predict_cpp`, x, centers, engine, threads, device)
 }
 

@@ -153,7 +153,7 @@ gpu_kmeans <- function(x, centers, iter.max = 10L, nstart = 1L,
                        trace = FALSE,
                        device = getOption("gpukmeans.device", 0L),
                        init = c("random", "kmeans++", "kmeans||"), ...) {
-  t_begin <- proc.time()[["elapsed"]]
+  t_begin <- Sys.time()
   extra <- names(substitute(list(...)))[-1L]
   if (length(extra)) {
     shown <- ifelse(is.null(extra) | extra == "", "(unnamed)", extra)

@@ -12,7 +12,7 @@ as_data_matrix <- function(x, arg = "x") {
                    paste(sQuote(names(x)[!ok], FALSE), collapse = ", "),
                    if (sum(!ok) > 1L) "are" else "is"), call. = FALSE)
     }
-  } else if (!(is.numeric(x) || is.logical(x)) || is.object(x) && !is.matrix(x)) {
+  } else if (!(is.numeric(x) || is.logical(x))) {
     stop(sprintf("'%s' must be numeric (a numeric matrix, data frame or vector), not %s",
                  arg, class(x)[1L]), call. = FALSE)
   }

@@ -16,6 +16,6 @@ new_gpu_kmeans <- function(x, z, k, ifault, engine, nstart, t_begin) {
     sprintf("CPU, %d thread%s", z$threads, if (z$threads == 1L) "" else "s")
   if (nstart > 1L && length(z$start_tot_withinss) > 1L)
     attr(fit, "start_tot_withinss") <- z$start_tot_withinss
-  attr(fit, "timing") <- c(z$timing, total = proc.time()[["elapsed"]] - t_begin)
+  attr(fit, "timing") <- c(z$timing, total = as.numeric(difftime(Sys.time(), t_begin, units = "secs")))
   fit
 }

@@ -12,7 +12,9 @@ initial_centers <- function(x, centers, nstart, init = "random") {
   m <- nrow(x)
   if (length(centers) == 1L) {
     k <- centers
-    if (!is.numeric(k) || is.na(k) || !is.finite(k) || k != round(k))
+    if (!is.numeric(k) && !is.logical(k))
+      stop("'centers' must be a number or a numeric matrix of initial centers", call. = FALSE)
+    if (is.na(k) || !is.finite(k) || k != round(k))
       stop("'centers' must be a whole number (the number of clusters) or a matrix of initial centers",
            call. = FALSE)
     if (k < 1) stop("'centers' must be at least 1", call. = FALSE)
@@ -37,8 +39,8 @@ initial_centers <- function(x, centers, nstart, init = "random") {
     }
     return(list(k = k, starts = starts, given = FALSE))
   }
-  if (!(is.matrix(centers) || is.data.frame(centers)) ||
-      is.matrix(centers) && !(is.numeric(centers) || is.logical(centers)))
+  # As in stats, a numeric vector of length > 1 is a one-column matrix.
+  if (!(is.data.frame(centers) || (is.atomic(centers) && (is.numeric(centers) || is.logical(centers)))))
     stop("'centers' must be a number or a numeric matrix of initial centers", call. = FALSE)
   if (is.data.frame(centers)) {
     ok <- vapply(centers, is.numeric, logical(1))

@@ -16,7 +16,6 @@ double gk_first_nonfinite(Rcpp::NumericMatrix x);
 RcppExport SEXP _gpukmeans_gk_first_nonfinite(SEXP xSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
     rcpp_result_gen = Rcpp::wrap(gk_first_nonfinite(x));
     return rcpp_result_gen;
@@ -27,7 +26,6 @@ Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x);
 RcppExport SEXP _gpukmeans_gk_unique_rows(SEXP xSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
     rcpp_result_gen = Rcpp::wrap(gk_unique_rows(x));
     return rcpp_result_gen;
@@ -38,7 +36,6 @@ Rcpp::List gk_cuda_info_cpp();
 RcppExport SEXP _gpukmeans_gk_cuda_info_cpp() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(gk_cuda_info_cpp());
     return rcpp_result_gen;
 END_RCPP
@@ -48,7 +45,6 @@ int gk_cpu_threads_cpp();
 RcppExport SEXP _gpukmeans_gk_cpu_threads_cpp() {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     rcpp_result_gen = Rcpp::wrap(gk_cpu_threads_cpp());
     return rcpp_result_gen;
 END_RCPP
@@ -58,7 +54,6 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
 RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type starts(startsSEXP);
     Rcpp::traits::input_parameter< int >::type iter_max(iter_maxSEXP);
@@ -78,7 +73,6 @@ Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix ce
 RcppExport SEXP _gpukmeans_gk_predict_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
     Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);

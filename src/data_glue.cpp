@@ -11,7 +11,7 @@
 #include "cuda/gk_cuda.h"
 
 // 1-based index of the first NA, NaN or infinite value (column-major), or 0.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 double gk_first_nonfinite(Rcpp::NumericMatrix x) {
   const double* p = x.begin();
   const R_xlen_t len = x.size();
@@ -61,7 +61,7 @@ struct RowEqual {
 
 // 1-based indices of the distinct rows of x in order of first occurrence:
 // the rows unique(x) keeps, found with a hash table instead of by pasting.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x) {
   const R_xlen_t n = x.nrow();
   const int d = x.ncol();
@@ -76,7 +76,7 @@ Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x) {
 }
 
 // What the CUDA side says about itself and its devices.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 Rcpp::List gk_cuda_info_cpp() {
   gk_cuda_info info;
   gk_cuda_get_info(&info);
@@ -115,5 +115,5 @@ Rcpp::List gk_cuda_info_cpp() {
 }
 
 // Threads the CPU engine uses when told "all".
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 int gk_cpu_threads_cpp() { return gk::resolve_threads(0); }

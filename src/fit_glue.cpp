@@ -104,7 +104,7 @@ std::uint64_t par_seed(Rcpp::NumericVector s) {
 //   list(method = "kmeans++", k, unif = 1 + (k - 1) * L uniforms, L)
 //   list(method = "kmeans||", k, seed = two numbers in [0, 2^32))
 // which the engine turns into centers (rows of x) on the data it holds.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single,
                       std::string engine, int threads, int device, bool trace,
                       SEXP progress, double progress_after) {
@@ -295,7 +295,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
 }
 
 // Nearest center (1-based) for each row of x.
-// [[Rcpp::export]]
+// [[Rcpp::export(rng = false)]]
 Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers,
                                    std::string engine, int threads, int device) {
   const std::int64_t n = x.nrow();
