@@ -22,7 +22,7 @@ as_data_matrix <- function(x, arg = "x") {
   if (storage.mode(x) != "double") storage.mode(x) <- "double"
   if (nrow(x) == 0L) stop(sprintf("'%s' has no rows", arg), call. = FALSE)
   if (ncol(x) == 0L) stop(sprintf("'%s' has no columns", arg), call. = FALSE)
-  bad <- gk_first_nonfinite(x)
+  bad <- gk_first_nonfinite(x, cpu_threads())
   if (bad > 0L) {
     col <- (bad - 1L) %/% nrow(x) + 1L
     stop(sprintf("'%s' must not contain NA, NaN or infinite values (found one in row %d, column %d)",

@@ -12,12 +12,13 @@ Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
 // gk_first_nonfinite
-double gk_first_nonfinite(Rcpp::NumericMatrix x);
-RcppExport SEXP _gpukmeans_gk_first_nonfinite(SEXP xSEXP) {
+double gk_first_nonfinite(Rcpp::NumericMatrix x, int threads);
+RcppExport SEXP _gpukmeans_gk_first_nonfinite(SEXP xSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_first_nonfinite(x));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_first_nonfinite(x, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -84,7 +85,7 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 1},
+    {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
     {"_gpukmeans_gk_unique_rows", (DL_FUNC) &_gpukmeans_gk_unique_rows, 1},
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},

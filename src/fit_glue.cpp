@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,21 @@ struct DeviceData {
   gk_cuda_data* p = nullptr;
   ~DeviceData() { gk_cuda_free(p); }
 };
+
+// The device's name, queried once per device and process (a full property
+// query costs more than a small fit).
+int cached_device_name(int device, std::string* name, char* err, size_t errlen) {
+  static std::map<int, std::string> names;
+  auto it = names.find(device);
+  if (it == names.end()) {
+    gk_cuda_device dev;
+    int st = gk_cuda_get_device(device, &dev, err, errlen);
+    if (st != GK_CUDA_OK) return st;
+    it = names.emplace(device, dev.name).first;
+  }
+  *name = it->second;
+  return GK_CUDA_OK;
+}
 
 // Callbacks handed to the CUDA engine, forwarding to the R observer.
 int cb_interrupt(void* ctx) { return static_cast<gk::RObserver*>(ctx)->keep_going() ? 0 : 1; }
@@ -138,10 +154,8 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
   cb.ctx = &observer;
 
   if (cuda) {
-    gk_cuda_device dev;
-    int st = gk_cuda_get_device(device, &dev, err, sizeof err);
+    int st = cached_device_name(device, &device_name, err, sizeof err);
     if (st != GK_CUDA_OK) cuda_fail(st, "device query", err);
-    device_name = dev.name;
     gk_cuda_upload_timing up;
     st = gk_cuda_upload(x.begin(), n, d, &opts, &data.p, &up, err, sizeof err);
     if (st != GK_CUDA_OK) cuda_fail(st, "upload of x", err);
