@@ -79,6 +79,13 @@
 #' twice as fast on the GPU and half the memory, with labels that can differ
 #' from double precision for points almost equidistant from two centers.
 #'
+#' @section Determinism:
+#' Both engines give bitwise-identical results when a fit is repeated on the
+#' same machine (the CPU engine for a given number of threads).  The CUDA
+#' engine adds cluster sums as fixed-point integers (2^-60 of each column's
+#' range), so the order in which the GPU adds them cannot change the result;
+#' this costs nothing measurable, so there is no faster non-deterministic mode.
+#'
 #' @section Timing:
 #' `attr(fit, "timing")` is a named vector of seconds: `compute` (all
 #' iterations; on the GPU measured with CUDA events), `total` (the whole call,
