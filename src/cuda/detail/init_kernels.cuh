@@ -139,7 +139,7 @@ __global__ void k_tree_level(const double *__restrict__ in, long long li, double
 
 // The descent of init_order.h point 3 in tree `lv` (batch 0); -1 if the
 // total is not > 0.
-__device__ long long tree_sample(const Levels &lv, double u) {
+static __device__ long long tree_sample(const Levels &lv, double u) {
   const double total = lv.p[lv.T][0];
   if (!(total > 0)) return -1;
   const double target = __dmul_rn(u, total);
