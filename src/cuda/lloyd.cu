@@ -22,18 +22,9 @@ struct Stream {
   cudaStream_t s = nullptr;
   ~Stream() { if (s) cudaStreamDestroy(s); }
 };
-struct Event {
-  cudaEvent_t e = nullptr;
-  ~Event() { if (e) cudaEventDestroy(e); }
-};
 struct Graph {
   cudaGraph_t g = nullptr;
-  cudaGraphExec_t x = nullptr;
-  int iters = 0;
-  ~Graph() {
-    if (x) cudaGraphExecDestroy(x);
-    if (g) cudaGraphDestroy(g);
-  }
+  ~Graph() { if (g) cudaGraphDestroy(g); }
 };
 
 struct Fit {
@@ -63,17 +54,72 @@ struct Fit {
   }
 };
 
-cudaError_t build_graph(const Fit &f, int iters, Graph &g) {
-  cudaError_t e = cudaStreamBeginCapture(f.s, cudaStreamCaptureModeThreadLocal);
+// Captures iters iterations (on a private stream, so the fit's stream may
+// still be running the first batch) and instantiates them into *x.
+cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
+  Stream cs;
+  cudaError_t e = cudaStreamCreateWithFlags(&cs.s, cudaStreamNonBlocking);
+  if (e != cudaSuccess) return e;
+  f.s = cs.s;
+  e = cudaStreamBeginCapture(f.s, cudaStreamCaptureModeThreadLocal);
   if (e != cudaSuccess) return e;
   cudaError_t e1 = cudaSuccess;
   for (int b = 0; b < iters && e1 == cudaSuccess; ++b) e1 = f.iteration();
+  Graph g;
   cudaError_t e2 = cudaStreamEndCapture(f.s, &g.g);
   if (e1 != cudaSuccess) return e1;
   if (e2 != cudaSuccess) return e2;
-  g.iters = iters;
-  return cudaGraphInstantiate(&g.x, g.g, 0);
+  return cudaGraphInstantiate(x, g.g, 0);
 }
+
+void drop_graphs(gk_cuda_data *D) {
+  for (int i = 0; i < 2; ++i) {
+    if (D->gx[i]) cudaGraphExecDestroy(D->gx[i]);
+    D->gx[i] = nullptr;
+    D->gx_iters[i] = 0;
+  }
+  D->gx_k = D->gx_max_iter = D->gx_bsz = 0;
+  D->gx_ws = nullptr;
+}
+
+// The graphs a fit of max_iter iterations in batches of bsz launches: [0] bsz
+// iterations, [1] the remainder max_iter % bsz (if any).
+cudaError_t build_graphs(gk_cuda_data *D, const Fit &f, int bsz, int max_iter) {
+  drop_graphs(D);
+  cudaError_t e = build_graph(f, bsz, &D->gx[0]);
+  if (e == cudaSuccess && max_iter % bsz) e = build_graph(f, max_iter % bsz, &D->gx[1]);
+  if (e != cudaSuccess) {
+    drop_graphs(D);
+    return e;
+  }
+  D->gx_iters[0] = bsz;
+  D->gx_iters[1] = max_iter % bsz;
+  D->gx_k = f.k;
+  D->gx_max_iter = max_iter;
+  D->gx_bsz = bsz;
+  D->gx_ws = D->ws;
+  return cudaSuccess;
+}
+
+size_t al256(size_t b) { return (b + 255) / 256 * 256; }
+
+// Fit workspace layout (offsets into D->ws); [0, pack) is downloaded at the end.
+struct Layout {
+  size_t st, cen_d, wacc, wcnt, wmax, pack, acc, counts, cen_f, total;
+  Layout(int k, int d) {
+    const size_t kd = (size_t)k * d;
+    st = 0;
+    cen_d = al256(sizeof(State));
+    wacc = cen_d + al256(kd * sizeof(double));
+    wcnt = wacc + 2 * (size_t)k * sizeof(u64);
+    wmax = wcnt + (size_t)k * sizeof(unsigned int);
+    pack = wmax + (size_t)k * sizeof(unsigned int);
+    acc = al256(pack);
+    counts = acc + al256(2 * kd * sizeof(u64));
+    cen_f = counts + al256(2 * (size_t)k * sizeof(unsigned int));
+    total = cen_f + al256(kd * sizeof(float));
+  }
+};
 
 // Batch size from a rough cost model: ~20 ms of device work per batch.
 int batch_size(const gk_cuda_data *D, int k, int max_iter) {
@@ -104,59 +150,65 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
   const int max_iter = opts->max_iter;
   const size_t kd = (size_t)k * d;
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  cudaStream_t s = D->stream;
 
-  size_t free_b = 0, total_b = 0;
-  GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");
-  double need = (double)n * sizeof(int) + (double)kd * (8 + 4 + 16) + (double)k * 24 + 4096;
-  if (need > (double)free_b) {
-    set_msg(err, errlen, "the fit needs %.2f GiB on device %d (labels and centers) but only %.2f GiB is free",
-            gib(need), D->device, gib((double)free_b));
-    return GK_CUDA_OUT_OF_MEMORY;
+  // workspace: grown on demand, kept in the handle (labels live there already)
+  const Layout L(k, d);
+  if (D->ws_bytes < L.total) {
+    drop_graphs(D);
+    if (D->ws) cudaFree(D->ws);
+    D->ws = nullptr;
+    D->ws_bytes = 0;
+    size_t free_b = 0, total_b = 0;
+    bool fits = true;
+    if (L.total >= ((size_t)1 << 30)) {  // large: check first (small ones skip the query)
+      GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");
+      fits = (double)L.total <= (double)free_b;
+    }
+    cudaError_t e = fits ? cudaMalloc(&D->ws, L.total) : cudaErrorMemoryAllocation;
+    if (e == cudaErrorMemoryAllocation) {
+      if (fits) cudaGetLastError();
+      D->ws = nullptr;
+      cudaMemGetInfo(&free_b, &total_b);
+      set_msg(err, errlen, "the fit needs %.2f GiB on device %d (centers and sums) but only %.2f GiB is free",
+              gib((double)L.total), D->device, gib((double)free_b));
+      return GK_CUDA_OUT_OF_MEMORY;
+    }
+    GK_CHECK(e, "allocating the fit workspace");
+    D->ws_bytes = L.total;
   }
-
-  DevBuf<int> labels;
-  DevBuf<double> cen_d;
-  DevBuf<float> cen_f;
-  DevBuf<u64> acc, wacc;
-  DevBuf<unsigned int> counts, wcnt;
-  DevBuf<State> st;
-  GK_CHECK(labels.alloc((size_t)n), "allocating labels");
-  GK_CHECK(cen_d.alloc(kd), "allocating centers");
-  if (D->single) GK_CHECK(cen_f.alloc(kd), "allocating centers");
-  GK_CHECK(acc.alloc(2 * kd), "allocating centroid sums");
-  GK_CHECK(counts.alloc(2 * (size_t)k), "allocating counts");  // 2k: persistent path's parity
-  GK_CHECK(wacc.alloc(2 * (size_t)k), "allocating within-SS sums");
-  GK_CHECK(wcnt.alloc(k), "allocating sizes");
-  DevBuf<unsigned int> wmaxb;
-  GK_CHECK(wmaxb.alloc(k), "allocating within-SS maxima");
-  GK_CHECK(st.alloc(1), "allocating the state");
-
-  Stream stream;
-  GK_CHECK(cudaStreamCreateWithFlags(&stream.s, cudaStreamNonBlocking), "creating a stream");
-  cudaStream_t s = stream.s;
+  char *w = (char *)D->ws;
+  State *st = (State *)(w + L.st);
+  double *cen_d = (double *)(w + L.cen_d);
+  float *cen_f = D->single ? (float *)(w + L.cen_f) : nullptr;
+  u64 *acc = (u64 *)(w + L.acc), *wacc = (u64 *)(w + L.wacc);
+  unsigned int *counts = (unsigned int *)(w + L.counts);
+  unsigned int *wcnt = (unsigned int *)(w + L.wcnt), *wmaxb = (unsigned int *)(w + L.wmax);
+  int *labels = D->labels;
 
   // initial centers in stored coordinates
   std::vector<double> c0(kd);
   for (int j = 0; j < d; ++j)
     for (int c = 0; c < k; ++c) c0[c + (size_t)k * j] = centers[c + (size_t)k * j] - D->shift[j];
 
-  GK_CHECK(cudaMemcpyAsync(cen_d.p, c0.data(), kd * sizeof(double), cudaMemcpyHostToDevice, s), "copying centers");
-  if (D->single) GK_CHECK(launch_to_float(cen_d.p, cen_f.p, (long long)kd, s), "converting centers");
-  GK_CHECK(cudaMemsetAsync(labels.p, 0xff, (size_t)n * sizeof(int), s), "initialising labels");
-  GK_CHECK(cudaMemsetAsync(acc.p, 0, acc.bytes(), s), "clearing sums");
-  GK_CHECK(cudaMemsetAsync(counts.p, 0, counts.bytes(), s), "clearing counts");
-  GK_CHECK(cudaMemsetAsync(st.p, 0, sizeof(State), s), "clearing the state");
+  GK_CHECK(cudaMemcpyAsync(cen_d, c0.data(), kd * sizeof(double), cudaMemcpyHostToDevice, s), "copying centers");
+  if (D->single) GK_CHECK(launch_to_float(cen_d, cen_f, (long long)kd, s), "converting centers");
+  GK_CHECK(cudaMemsetAsync(labels, 0xff, (size_t)n * sizeof(int), s), "initialising labels");
+  GK_CHECK(cudaMemsetAsync(acc, 0, 2 * kd * sizeof(u64), s), "clearing sums");
+  GK_CHECK(cudaMemsetAsync(counts, 0, 2 * (size_t)k * sizeof(unsigned int), s), "clearing counts");
+  GK_CHECK(cudaMemsetAsync(st, 0, sizeof(State), s), "clearing the state");
+  GK_CHECK(cudaEventRecord(D->ev0, s), "recording an event");
 
   Fit f;
   f.D = D;
   f.k = k;
   f.max_iter = max_iter;
-  f.labels = labels.p;
-  f.cen_d = cen_d.p;
-  f.cen_f = cen_f.p;
-  f.acc = acc.p;
-  f.counts = counts.p;
-  f.st = st.p;
+  f.labels = labels;
+  f.cen_d = cen_d;
+  f.cen_f = cen_f;
+  f.acc = acc;
+  f.counts = counts;
+  f.st = st;
   f.s = s;
   GK_CHECK(plan_assign(D, k, true, f.plan), "planning the assignment");
   GK_CHECK(plan_update(D, k, f.plan), "planning the update");
@@ -164,18 +216,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
   const bool trace = cb && cb->on_iteration;
   PersistentPlan pp;
   if (!trace) GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
-  Graph g_full, g_rest;
-  int bsz = batch_size(D, k, max_iter), rest = 0;
-  if (!trace && !pp.ok) {
-    rest = max_iter % bsz;
-    GK_CHECK(build_graph(f, bsz, g_full), "capturing the iteration graph");
-    if (rest) GK_CHECK(build_graph(f, rest, g_rest), "capturing the iteration graph");
-  }
-
-  Event ev0, ev1;
-  GK_CHECK(cudaEventCreate(&ev0.e), "creating events");
-  GK_CHECK(cudaEventCreate(&ev1.e), "creating events");
-  GK_CHECK(cudaEventRecord(ev0.e, s), "recording an event");
+  const int bsz = batch_size(D, k, max_iter);
 
   State hs;
   memset(&hs, 0, sizeof(hs));
@@ -184,11 +225,11 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
   if (trace) {
     for (int it = 0; it < max_iter; ++it) {
       GK_CHECK(f.assign_and_sum(), "assignment step");
-      GK_CHECK(launch_withinss(D, f.plan, labels.p, cen_d.p, k, wmaxb.p, wacc.p, wcnt.p, s), "within-SS");
+      GK_CHECK(launch_withinss(D, f.plan, labels, cen_d, k, wmaxb, wacc, wcnt, s), "within-SS");
       GK_CHECK(f.finalize(), "update step");
-      GK_CHECK(cudaMemcpyAsync(&hs, st.p, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
-      GK_CHECK(cudaMemcpyAsync(wh.data(), wacc.p, wacc.bytes(), cudaMemcpyDeviceToHost, s), "reading within-SS");
-      GK_CHECK(cudaMemcpyAsync(wm.data(), wmaxb.p, wmaxb.bytes(), cudaMemcpyDeviceToHost, s), "reading within-SS");
+      GK_CHECK(cudaMemcpyAsync(&hs, st, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
+      GK_CHECK(cudaMemcpyAsync(wh.data(), wacc, 2 * (size_t)k * sizeof(u64), cudaMemcpyDeviceToHost, s), "reading within-SS");
+      GK_CHECK(cudaMemcpyAsync(wm.data(), wmaxb, (size_t)k * sizeof(unsigned int), cudaMemcpyDeviceToHost, s), "reading within-SS");
       GK_CHECK(cudaStreamSynchronize(s), "iteration");
       double tot = 0;
       for (int c = 0; c < k; ++c) tot += from_fixed(wh[2 * c], wh[2 * c + 1], wss_scale(wm[c]));
@@ -203,14 +244,14 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
       if (hs.flag) break;
     }
   } else if (pp.ok) {
-    void *cen = D->single ? (void *)cen_f.p : (void *)cen_d.p;
+    void *cen = D->single ? (void *)cen_f : (void *)cen_d;
     int launched = 0;
     while (launched < max_iter) {
       int b = std::min(bsz, max_iter - launched);
-      GK_CHECK(launch_persistent(D, pp, cen, cen_d.p, k, labels.p, st.p, max_iter, b, acc.p, counts.p, s),
+      GK_CHECK(launch_persistent(D, pp, cen, cen_d, k, labels, st, max_iter, b, acc, counts, s),
                "launching iterations");
       launched += b;
-      GK_CHECK(cudaMemcpyAsync(&hs, st.p, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
+      GK_CHECK(cudaMemcpyAsync(&hs, st, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
       GK_CHECK(cudaStreamSynchronize(s), "iterations");
       if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
         set_msg(err, errlen, "interrupted");
@@ -219,12 +260,25 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
       if (hs.flag) break;
     }
   } else {
+    // Batches of iterations: the first is launched directly (no capture cost
+    // before the GPU starts); while it runs, the graphs of the later batches
+    // are captured once (and kept in the handle for later fits of this shape).
+    bool have = D->gx[0] && D->gx_k == k && D->gx_max_iter == max_iter && D->gx_bsz == bsz &&
+                D->gx_ws == D->ws && (max_iter % bsz == 0 || D->gx[1]);
     int launched = 0;
     while (launched < max_iter) {
-      const Graph &g = (max_iter - launched >= bsz) ? g_full : g_rest;
-      GK_CHECK(cudaGraphLaunch(g.x, s), "launching iterations");
-      launched += g.iters;
-      GK_CHECK(cudaMemcpyAsync(&hs, st.p, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
+      const int b = std::min(bsz, max_iter - launched);
+      if (have) {
+        GK_CHECK(cudaGraphLaunch(D->gx[b == bsz ? 0 : 1], s), "launching iterations");
+      } else {
+        for (int it = 0; it < b; ++it) GK_CHECK(f.iteration(), "launching iterations");
+      }
+      launched += b;
+      if (!have && launched < max_iter) {
+        GK_CHECK(build_graphs(D, f, bsz, max_iter), "capturing the iteration graph");
+        have = true;
+      }
+      GK_CHECK(cudaMemcpyAsync(&hs, st, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
       GK_CHECK(cudaStreamSynchronize(s), "iterations");
       if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
         set_msg(err, errlen, "interrupted");
@@ -234,33 +288,33 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
     }
   }
   // final within-SS with the final centers and labels
-  GK_CHECK(launch_withinss(D, f.plan, labels.p, cen_d.p, k, wmaxb.p, wacc.p, wcnt.p, s), "within-SS");
-  GK_CHECK(cudaEventRecord(ev1.e, s), "recording an event");
-  GK_CHECK(cudaEventSynchronize(ev1.e), "iterations");
-  float ms = 0;
-  GK_CHECK(cudaEventElapsedTime(&ms, ev0.e, ev1.e), "timing");
+  GK_CHECK(launch_withinss(D, f.plan, labels, cen_d, k, wmaxb, wacc, wcnt, s), "within-SS");
+  GK_CHECK(cudaEventRecord(D->ev1, s), "recording an event");
+  if (cluster) GK_CHECK(launch_plus_one(labels, n, s), "1-based labels");
 
-  // results
+  // results: the packed small ones in one copy, then the labels
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<double> cres(kd);
-  std::vector<unsigned int> sz(k);
-  GK_CHECK(cudaMemcpyAsync(&hs, st.p, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
-  GK_CHECK(cudaMemcpyAsync(cres.data(), cen_d.p, kd * sizeof(double), cudaMemcpyDeviceToHost, s), "copying centers");
-  GK_CHECK(cudaMemcpyAsync(wh.data(), wacc.p, wacc.bytes(), cudaMemcpyDeviceToHost, s), "copying within-SS");
-  GK_CHECK(cudaMemcpyAsync(sz.data(), wcnt.p, wcnt.bytes(), cudaMemcpyDeviceToHost, s), "copying sizes");
-  GK_CHECK(cudaMemcpyAsync(wm.data(), wmaxb.p, wmaxb.bytes(), cudaMemcpyDeviceToHost, s), "copying within-SS");
+  std::vector<unsigned char> pk(L.pack);
+  GK_CHECK(cudaMemcpyAsync(pk.data(), w, L.pack, cudaMemcpyDeviceToHost, s), "copying results");
+  // labels into the caller's pageable memory: measured faster than pinning it
+  // with cudaHostRegister for each fit (H100, NOTES v9)
   if (cluster)
-    GK_CHECK(cudaMemcpyAsync(cluster, labels.p, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, s), "copying labels");
+    GK_CHECK(cudaMemcpyAsync(cluster, labels, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, s), "copying labels");
   GK_CHECK(cudaStreamSynchronize(s), "copying results");
   auto t1 = std::chrono::steady_clock::now();
+  float ms = 0;
+  GK_CHECK(cudaEventElapsedTime(&ms, D->ev0, D->ev1), "timing");
 
-  if (cluster)
-    for (long long i = 0; i < n; ++i) cluster[i] += 1;
+  memcpy(&hs, pk.data() + L.st, sizeof(State));
+  const double *cres = (const double *)(pk.data() + L.cen_d);
+  const u64 *whp = (const u64 *)(pk.data() + L.wacc);
+  const unsigned int *sz = (const unsigned int *)(pk.data() + L.wcnt);
+  const unsigned int *wmp = (const unsigned int *)(pk.data() + L.wmax);
   for (int j = 0; j < d; ++j)
     for (int c = 0; c < k; ++c) centers[c + (size_t)k * j] = cres[c + (size_t)k * j] + D->shift[j];
   for (int c = 0; c < k; ++c) {
     if (size) size[c] = (int)sz[c];
-    if (withinss) withinss[c] = from_fixed(wh[2 * c], wh[2 * c + 1], wss_scale(wm[c]));
+    if (withinss) withinss[c] = from_fixed(whp[2 * c], whp[2 * c + 1], wss_scale(wmp[c]));
   }
   if (info) {
     info->converged = hs.flag ? 1 : 0;

@@ -97,6 +97,12 @@ cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *lab
   return cudaGetLastError();
 }
 
+cudaError_t launch_plus_one(int *labels, long long n, cudaStream_t s) {
+  long long g = std::min<long long>(std::max<long long>(1, (n + 255) / 256), 2048);
+  k_plus_one<<<(int)g, 256, 0, s>>>(labels, n);
+  return cudaGetLastError();
+}
+
 cudaError_t launch_to_float(const double *src, float *dst, long long m, cudaStream_t s) {
   long long g = std::min<long long>(std::max<long long>(1, (m + 255) / 256), 4096);
   k_to_float<<<(int)g, 256, 0, s>>>(src, dst, m);

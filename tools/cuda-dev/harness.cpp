@@ -384,6 +384,67 @@ static void run_bench() {
   }
 }
 
+// ---- fixed per-fit overhead: the sequence the R glue calls, host-timed ----------
+extern "C" __attribute__((weak)) void gk_cuda_dev_knobs(int copy_mode, int tf32);
+
+static double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+static void run_seq(int copy_mode) {
+  if (copy_mode >= 0 && gk_cuda_dev_knobs) gk_cuda_dev_knobs(copy_mode, -1);
+  struct P { const char *id; long long n; int d, k, single; };
+  P probs[] = {{"B", 1000000, 2, 100, 0}, {"B", 1000000, 2, 100, 1}, {"C", 1000000, 2, 1000, 0}};
+  printf("\nseq (copy mode %d): ms per call, median of 6 (first run in brackets)\n", copy_mode);
+  printf("%-3s %-6s %8s %8s %8s %8s %8s %8s | %8s %8s %8s\n", "id", "prec", "getdev", "upload", "totss", "lloyd",
+         "free", "total", "compute", "download", "ms_upl");
+  for (auto &p : probs) {
+    auto x = uniform(p.n, p.d, 2024 + p.k);
+    auto c0 = init_centers(x, p.n, p.d, p.k);
+    std::vector<int> cl(p.n), sz(p.k);
+    std::vector<double> wss(p.k), cen;
+    std::vector<std::vector<double>> t(9);
+    for (int rep = 0; rep < 7; ++rep) {
+      char err[512] = "";
+      gk_cuda_options o = {0, p.single, 1, 10};
+      gk_cuda_device dev;
+      gk_cuda_upload_timing ut;
+      gk_cuda_fit_info fi;
+      gk_cuda_data *D = nullptr;
+      double totss = 0;
+      cen = c0;
+      double a = now_ms();
+      int st = gk_cuda_get_device(0, &dev, err, sizeof err);
+      double b = now_ms();
+      st |= gk_cuda_upload(x.data(), p.n, p.d, &o, &D, &ut, err, sizeof err);
+      double c = now_ms();
+      st |= gk_cuda_totss(D, &totss, err, sizeof err);
+      double e = now_ms();
+      st |= gk_cuda_lloyd(D, p.k, cen.data(), &o, nullptr, cl.data(), sz.data(), wss.data(), &fi, err, sizeof err);
+      double f = now_ms();
+      gk_cuda_free(D);
+      double g = now_ms();
+      if (st) { printf("  seq failed: %s\n", err); return; }
+      double v[9] = {b - a, c - b, e - c, f - e, g - f, g - a, fi.ms_compute, fi.ms_download, ut.ms_upload};
+      if (rep == 0) {
+        printf("%-3s %-6s", p.id, p.single ? "single" : "double");
+        for (int q = 0; q < 9; ++q) printf(" [%6.3f]", v[q]);
+        printf("\n");
+      } else {
+        for (int q = 0; q < 9; ++q) t[q].push_back(v[q]);
+      }
+    }
+    printf("%-3s %-6s", p.id, p.single ? "single" : "double");
+    for (int q = 0; q < 9; ++q) {
+      std::sort(t[q].begin(), t[q].end());
+      printf(" %8.3f", t[q][t[q].size() / 2]);
+      if (q == 5) printf(" |");
+    }
+    printf("\n");
+    fflush(stdout);
+  }
+}
+
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "all";
   gk_cuda_info info;
@@ -412,5 +473,9 @@ int main(int argc, char **argv) {
     printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
   }
   if (mode == "bench" || mode == "all") run_bench();
+  if (mode == "seq") {
+    run_seq(-1);
+    if (gk_cuda_dev_knobs) { run_seq(0); run_seq(1); gk_cuda_dev_knobs(0, -1); }
+  }
   return g_fail ? 1 : 0;
 }

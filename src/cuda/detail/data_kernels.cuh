@@ -71,6 +71,14 @@ k_col_sum(const T *__restrict__ x, long long n, const int *__restrict__ scale, u
   }
 }
 
+// Column means from the fixed-point column sums (the same IEEE operations as
+// the host would do: bitwise the same means).
+__global__ void k_col_mean(const u64 *__restrict__ acc, const int *__restrict__ scale, int d, long long n,
+                           double *__restrict__ mean) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < d) mean[j] = from_fixed(acc[2 * j], acc[2 * j + 1], scale[j]) / (double)n;
+}
+
 // Sum of squared deviations from the column means (fixed point, one total).
 template <typename T>
 __global__ void __launch_bounds__(256)

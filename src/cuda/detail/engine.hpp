@@ -21,8 +21,26 @@ struct gk_cuda_data {
   long long n = 0;
   int d = 0;
   int single = 0;
-  void *x = nullptr;            // n x d column-major, double or float
+  void *x = nullptr;            // n x d column-major, double or float (inside block)
   int sms = 1;                  // multiprocessors of the device
+  // One device allocation made at upload: x | labels (n ints, the fits'
+  // labels) | d_scale | small scratch.  Freed by gk_cuda_free.
+  void *block = nullptr;
+  int *labels = nullptr;
+  unsigned long long *scratch = nullptr;  // 2d + 2 words (totss) + d (column maxima)
+  double *d_mean = nullptr;               // d column means (totss)
+  double totss = 0;                       // computed at upload
+  // Per-handle stream and timing events (created at upload).
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ev0 = nullptr, ev1 = nullptr;
+  // Fit workspace, O(k d), grown on demand, reused across fits (nstart).
+  void *ws = nullptr;
+  size_t ws_bytes = 0;
+  // Instantiated iteration graphs, reused by later fits with the same key.
+  cudaGraphExec_t gx[2] = {nullptr, nullptr};  // full batch, remainder
+  int gx_iters[2] = {0, 0};
+  int gx_k = 0, gx_max_iter = 0, gx_bsz = 0;
+  void *gx_ws = nullptr;
   // single precision stores x - shift (per column) to keep float distances
   // accurate for data far from the origin; zero in double precision.
   std::vector<double> shift;
@@ -48,7 +66,15 @@ struct Plan {
   size_t w_smem = 0;
   bool w_shared = true;
   int fin_grid = 0;      // finalize kernel
+  int tf32 = 0;          // tiled single (d > 8): tensor-core 3xTF32 kernel instead of SIMT
 };
+
+// Dev-tool knobs (tools/cuda-dev), not part of the C interface:
+// upload copy mode (0 pageable: default, 1 cudaHostRegister) and the
+// tiled single kernel (-1 by shape, 0 SIMT, 1 TF32).
+extern "C" void gk_cuda_dev_knobs(int copy_mode, int tf32);
+extern int g_copy_mode;
+extern int g_tf32;
 
 // assign.cu --------------------------------------------------------------
 // Fills the assignment part of plan (path, dm, smem, grid) for k centers.
@@ -88,6 +114,8 @@ cudaError_t launch_persistent(const gk_cuda_data *D, const PersistentPlan &p, vo
                               int k, int *labels, State *st, int max_iter, int batch, u64 *acc,
                               unsigned int *counts, cudaStream_t s);
 
+// labels[i] += 1 (1-based labels for the caller).
+cudaError_t launch_plus_one(int *labels, long long n, cudaStream_t s);
 // float copy of double centers (single precision).
 cudaError_t launch_to_float(const double *src, float *dst, long long m, cudaStream_t s);
 

@@ -194,6 +194,12 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
   }
 }
 
+__global__ void k_plus_one(int *__restrict__ labels, long long n) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    labels[i] += 1;
+}
+
 __global__ void k_to_float(const double *__restrict__ src, float *__restrict__ dst, long long m) {
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m;
        e += (long long)gridDim.x * blockDim.x)
