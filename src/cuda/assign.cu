@@ -82,6 +82,7 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   }
   plan.path = 1;
   plan.dm = 0;
+  plan.tf32 = D->single && d > 8 && (g_tf32 == 1 || (g_tf32 < 0 && k >= 32));
   plan.smem = 0;
   long long g = (D->n + 127) / 128;  // BM = 128 for both precisions
   if (g > 0x7fffffffLL) return cudaErrorInvalidValue;
@@ -101,7 +102,10 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
       else run_small_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, s);
     }
   } else {
-    if (D->single && D->d > 8)
+    if (D->single && D->d > 8 && plan.tf32)
+      k_assign_tf32<<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d, (const float *)cen, k,
+                                              labels, st, max_iter);
+    else if (D->single && D->d > 8)
       k_assign_tiled<float, true><<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d,
                                                             (const float *)cen, k, labels, st, max_iter);
     else if (D->single)

@@ -24,7 +24,9 @@ int main(int argc, char **argv) {
   if (gk_cuda_upload(x.data(), n, d, &o, &D, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
   size_t kd = (size_t)k * d;
   std::vector<double> c(kd);
-  for (int cc = 0; cc < k; ++cc) for (int j = 0; j < d; ++j) c[cc + (size_t)k * j] = x[((long long)cc * 7919 + 13) % n + n * j];
+  // centers in the stored coordinates (single precision stores x - shift: without
+  // it, v8's kbench put all centers off the data and the labels on few clusters)
+  for (int cc = 0; cc < k; ++cc) for (int j = 0; j < d; ++j) c[cc + (size_t)k * j] = x[((long long)cc * 7919 + 13) % n + n * j] - D->shift[j];
   double *cen_d; float *cen_f; int *labels; u64 *acc, *wacc; unsigned *counts, *wcnt; State *st;
   OK(cudaMalloc(&cen_d, kd * 8)); OK(cudaMalloc(&cen_f, kd * 4)); OK(cudaMalloc(&labels, n * 4));
   OK(cudaMalloc(&acc, kd * 16)); OK(cudaMalloc(&counts, k * 8)); OK(cudaMalloc(&wacc, k * 16)); OK(cudaMalloc(&wcnt, k * 4));
@@ -49,9 +51,16 @@ int main(int argc, char **argv) {
     std::sort(v.begin(), v.end());
     printf("  %-28s %9.4f ms\n", name, v[v.size() / 2]);
   };
-  printf("n=%lld d=%d k=%d %s path=%d grid=%d acc(gx=%d gy=%d jb=%d smem=%zu shared=%d)\n", n, d, k, single ? "single" : "double",
-         p.path, p.grid, p.acc_gx, p.acc_gy, p.acc_jb, p.acc_smem, (int)p.acc_shared);
+  printf("n=%lld d=%d k=%d %s path=%d tf32=%d grid=%d acc(gx=%d gy=%d jb=%d smem=%zu shared=%d)\n", n, d, k, single ? "single" : "double",
+         p.path, pa.tf32, p.grid, p.acc_gx, p.acc_gy, p.acc_jb, p.acc_smem, (int)p.acc_shared);
   tm("assign (labels only)", [&] { OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, 0)); });
+  if (pa.path == 1 && single && d > 8) {
+    Plan q = pa;
+    q.tf32 = 1 - pa.tf32;
+    tm(q.tf32 ? "assign TF32 (alternative)" : "assign SIMT (alternative)",
+       [&] { OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, 0)); });
+    OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, 0));
+  }
   if (p.path == 0)
     tm("assign+sums (fused)", [&] { OK(launch_assign(D, p, cen, k, labels, st, 1000, true, acc, counts, 0)); });
   else

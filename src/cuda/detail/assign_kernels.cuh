@@ -407,6 +407,168 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
 }
 
+// ---------------------------------------------------------------------------
+// Single precision, d > 8, on the tensor cores: the same |c|^2 - 2 x.c form
+// with x.c by error-compensated 3xTF32 (a = hi + lo, hi = tf32(a), lo = a - hi
+// exactly; x.c ~ lo_x hi_c + hi_x lo_c + hi_x hi_c, fp32 accumulation; error
+// about fp32's), mma.sync m16n8k8.  Block: 128 points x 128 centers per tile,
+// 8 warps as 4 (points) x 2 (centers), each 32 x 64; coordinates in chunks of
+// 16 through shared memory (row stride 136 floats: fragment loads hit 32
+// distinct banks).  Each thread keeps the running argmin of its 4 points over
+// its own centers (index order, strict <); lanes and the two center warps are
+// combined at the end with (distance, index) order: the lowest index among
+// equal minima, NaN never chosen, as the sequential scan.
+__device__ __forceinline__ unsigned int tf32_rna(float a) {
+  unsigned int r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(a));
+  return r;
+}
+__device__ __forceinline__ void split_tf32(float a, unsigned int &hi, unsigned int &lo) {
+  hi = tf32_rna(a);
+  lo = __float_as_uint(a - __uint_as_float(hi));  // exact; the mma reads its top 19 bits
+}
+__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned int (&a)[4], unsigned int b0,
+                                         unsigned int b1) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__global__ void __launch_bounds__(256, 2)
+k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
+              int *__restrict__ labels, State *st, int max_iter) {
+  enum { BM = 128, BN = 128, BK = 16, LD = 136 };
+  if (fit_finished(st, max_iter)) return;
+  __shared__ __align__(16) float xs[BK][LD];
+  __shared__ __align__(16) float cs[BK][LD];
+  __shared__ float ccs[BN];
+  __shared__ float rbd[BM];
+  __shared__ int rbi[BM];
+  __shared__ unsigned int sh_changed;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp & 3, wn = warp >> 2;
+  const int g = lane >> 2, t = lane & 3;
+  const long long i0 = (long long)blockIdx.x * BM;
+  if (tid == 0) sh_changed = 0;
+  float best[4];
+  int bidx[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
+
+  for (int c0 = 0; c0 < k; c0 += BN) {
+    float acc[2][8][4];
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
+    float ccv = 0;
+    for (int j0 = 0; j0 < d; j0 += BK) {
+      for (int e = tid; e < BK * BM; e += 256) {
+        int jj = e / BM, ii = e - jj * BM;
+        long long i = i0 + ii;
+        int j = j0 + jj;
+        xs[jj][ii] = (i < n && j < d) ? x[i + n * j] : 0.f;
+      }
+      for (int e = tid; e < BK * BN; e += 256) {
+        int jj = e / BN, cc = e - jj * BN;
+        int c = c0 + cc, j = j0 + jj;
+        cs[jj][cc] = (c >= k) ? quiet_nan<float>() : (j < d ? cen[c + (size_t)k * j] : 0.f);
+      }
+      __syncthreads();
+      if (tid < BN) {
+#pragma unroll
+        for (int jj = 0; jj < BK; ++jj) ccv = fmaf(cs[jj][tid], cs[jj][tid], ccv);
+      }
+#pragma unroll
+      for (int ks = 0; ks < BK; ks += 8) {
+        unsigned int ah[2][4], al[2][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+          const int r0 = wm * 32 + mt * 16 + g;
+          split_tf32(xs[ks + t][r0], ah[mt][0], al[mt][0]);
+          split_tf32(xs[ks + t][r0 + 8], ah[mt][1], al[mt][1]);
+          split_tf32(xs[ks + t + 4][r0], ah[mt][2], al[mt][2]);
+          split_tf32(xs[ks + t + 4][r0 + 8], ah[mt][3], al[mt][3]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+          const int cl = wn * 64 + nt * 8 + g;
+          unsigned int bh0, bl0, bh1, bl1;
+          split_tf32(cs[ks + t][cl], bh0, bl0);
+          split_tf32(cs[ks + t + 4][cl], bh1, bl1);
+#pragma unroll
+          for (int mt = 0; mt < 2; ++mt) {
+            mma_tf32(acc[mt][nt], al[mt], bh0, bh1);
+            mma_tf32(acc[mt][nt], ah[mt], bl0, bl1);
+            mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
+          }
+        }
+      }
+      __syncthreads();
+    }
+    if (tid < BN) ccs[tid] = ccv;
+    __syncthreads();
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = mt * 2 + h;
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+          for (int q = 0; q < 2; ++q) {
+            const int cl = wn * 64 + nt * 8 + 2 * t + q;
+            const float dd = fmaf(-2.0f, acc[mt][nt][h * 2 + q], ccs[cl]);
+            if (dd < best[r]) { best[r] = dd; bidx[r] = c0 + cl; }
+          }
+      }
+    __syncthreads();  // ccs is rewritten by the next tile
+  }
+  // lanes of a quad hold the same points: (distance, index) minimum
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+#pragma unroll
+    for (int off = 1; off <= 2; off <<= 1) {
+      float od = __shfl_xor_sync(0xffffffffu, best[r], off);
+      int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
+      if (od < best[r] || (od == best[r] && oi < bidx[r])) { best[r] = od; bidx[r] = oi; }
+    }
+  }
+  if (wn == 1 && t == 0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
+      rbd[row] = best[r];
+      rbi[row] = bidx[r];
+    }
+  }
+  __syncthreads();
+  unsigned int ch = 0;
+  if (wn == 0 && t == 0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
+      float bd = best[r];
+      int bi = bidx[r];
+      const float od = rbd[row];
+      const int oi = rbi[row];
+      if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
+      const long long i = i0 + row;
+      if (i < n) {
+        int old = labels[i];
+        int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
+        if (old != nl) { ++ch; labels[i] = nl; }
+      }
+    }
+  }
+  if (ch) atomicAdd(&sh_changed, ch);
+  __syncthreads();
+  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
 }  // namespace
 }  // namespace gk
 
