@@ -13,7 +13,7 @@ new_progress <- function(iter.max, nstart) {
       old <- options(cli.progress_show_after = 0)
       on.exit(options(old))
       state$bar <- cli::cli_progress_bar(
-        total = iter.max, clear = FALSE, .envir = state,
+        total = iter.max, clear = TRUE, .envir = state,
         format = paste0("gpu_kmeans {cli::pb_bar} iteration {cli::pb_current}/{cli::pb_total}",
                         "{if (nstart > 1) paste0(' (start ', start, '/', nstart, ')') else ''}",
                         ", {changed} points changed | {cli::pb_elapsed}"))
