@@ -44,8 +44,9 @@ test_that("the progress bar does not change the fit", {
   d <- progress_data()
   quiet <- withr::with_options(list(gpukmeans.progress = FALSE),
                                gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu"))
-  shown <- withr::with_options(list(gpukmeans.progress = TRUE),
-                               suppressMessages(gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu")))
+  withr::local_options(gpukmeans.progress = TRUE)
+  bar <- progress_output(shown <- gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu"))
+  expect_true(length(bar) > 0L)
   expect_identical(shown$cluster, quiet$cluster)
   expect_identical(shown$centers, quiet$centers)
   expect_identical(shown$iter, quiet$iter)
