@@ -5,9 +5,9 @@
 // distance loop runs SIMD across points while each point still sums its
 // coordinates in order, exactly as stats does.  No n x k matrix is formed.
 #include "cpu_engine.h"
+#include "wall_clock.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -103,11 +103,6 @@ int thread_id() {
 #endif
 }
 
-double now_seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
-
 }  // namespace
 
 int resolve_threads(int threads) {
@@ -122,7 +117,7 @@ int resolve_threads(int threads) {
 template <typename T>
 LloydResult cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0,
                       int max_iter, int threads, IterationObserver* observer) {
-  const double t_start = now_seconds();
+  const double t_start = wall_seconds();
   const int nt = static_cast<int>(std::min<std::int64_t>(resolve_threads(threads), std::max<std::int64_t>(1, n / 64)));
   const int B = block_size<T>(d);
   const std::size_t kd = static_cast<std::size_t>(k) * d;
@@ -235,7 +230,7 @@ LloydResult cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* ce
     res.withinss[j] = w;
   }
   for (std::int64_t i = 0; i < n; ++i) cl[i] += 1;
-  res.seconds = now_seconds() - t_start;
+  res.seconds = wall_seconds() - t_start;
   return res;
 }
 

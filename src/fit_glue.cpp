@@ -3,7 +3,6 @@
 #include <Rcpp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,13 +13,9 @@
 #include "cuda/gk_cuda.h"
 #include "init_order.h"
 #include "r_observer.h"
+#include "wall_clock.h"
 
 namespace {
-
-double wall_seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
 
 // The fit of one start, in the shape the R side needs.
 struct StartFit {
@@ -124,7 +119,7 @@ std::uint64_t par_seed(Rcpp::NumericVector s) {
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single,
                       std::string engine, int threads, int device, bool trace,
                       SEXP progress, double progress_after) {
-  const double t_begin = wall_seconds();
+  const double t_begin = gk::wall_seconds();
   const std::int64_t n = x.nrow();
   const int d = x.ncol();
   const int nstart = starts.size();
@@ -177,7 +172,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
       Rcpp::List spec(start);
       const std::string method = Rcpp::as<std::string>(spec["method"]);
       k = Rcpp::as<int>(spec["k"]);
-      const double t0 = wall_seconds();
+      const double t0 = gk::wall_seconds();
       std::vector<std::int64_t> idx;
       if (method == "kmeans++") {
         Rcpp::NumericVector unif = spec["unif"];
@@ -232,7 +227,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
       Rcpp::IntegerVector rows(k);
       for (int j = 0; j < k; ++j) rows[j] = static_cast<int>(idx[j] + 1);
       init_rows[s] = rows;
-      t_init += wall_seconds() - t0;
+      t_init += gk::wall_seconds() - t0;
       if (has_duplicate_rows(c0, k, d)) Rcpp::stop("more cluster centers than distinct data points.");
     } else {
       Rcpp::NumericMatrix m0(start);
@@ -305,7 +300,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
       Rcpp::_["timing"] = timing,
       Rcpp::_["device_name"] = device_name,
       Rcpp::_["threads"] = cuda ? 0 : gk::resolve_threads(threads),
-      Rcpp::_["seconds"] = wall_seconds() - t_begin);
+      Rcpp::_["seconds"] = gk::wall_seconds() - t_begin);
 }
 
 // Nearest center (1-based) for each row of x.

@@ -1,6 +1,6 @@
 #include "r_observer.h"
+#include "wall_clock.h"
 
-#include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <R_ext/Utils.h>
@@ -8,11 +8,6 @@
 namespace gk {
 
 namespace {
-
-double wall_seconds() {
-  using clock = std::chrono::steady_clock;
-  return std::chrono::duration<double>(clock::now().time_since_epoch()).count();
-}
 
 void check_interrupt_fn(void*) { R_CheckUserInterrupt(); }
 
