@@ -34,7 +34,8 @@
 #' @return `x`, invisibly.
 #' @seealso [gpu_kmeans()], [boxes], [simulate_blobs()].
 #' @examples
-#' fit <- gpu_kmeans(boxes, 12, nstart = 3)
+#' set.seed(1)
+#' fit <- gpu_kmeans(boxes, 12, nstart = 20, iter.max = 50)
 #' plot(fit, boxes)
 #'
 #' # more than two columns: the first two principal components
@@ -47,7 +48,8 @@
 #' if (requireNamespace("factoextra", quietly = TRUE)) {
 #'   x <- scale(USArrests)
 #'   print(factoextra::fviz_cluster(gpu_kmeans(x, 4, nstart = 5), data = x))
-#'   print(factoextra::fviz_nbclust(x, gpu_kmeans, method = "wss", k.max = 8))
+#'   print(factoextra::fviz_nbclust(x, gpu_kmeans, method = "wss",
+#'                                  k.max = 8, nstart = 10))
 #' }
 #' @importFrom graphics plot points segments axis
 #' @export
