@@ -26,7 +26,7 @@
 #' @examples
 #' str(boxes)
 #' set.seed(1)
-#' fit <- gpu_kmeans(boxes, 12, nstart = 20, iter.max = 50)
+#' fit <- gpu_kmeans(boxes, 12, nstart = 20, iter.max = 100)
 #' fit$size
 #' # how the clusters found match the true boxes
 #' table(found = fit$cluster, box = rep(1:12, each = 1800))

@@ -35,7 +35,7 @@
 #' @seealso [gpu_kmeans()], [boxes], [simulate_blobs()].
 #' @examples
 #' set.seed(1)
-#' fit <- gpu_kmeans(boxes, 12, nstart = 20, iter.max = 50)
+#' fit <- gpu_kmeans(boxes, 12, nstart = 20, iter.max = 100)
 #' plot(fit, boxes)
 #'
 #' # more than two columns: the first two principal components
