@@ -1,48 +1,42 @@
-with_null_device <- function(expr) {
+# plot.gpu_kmeans on 1-D, 2-D and 10-D fits.
+with_null_device <- function(code) {
   grDevices::pdf(NULL)
-  on.exit(grDevices::dev.off(), add = TRUE)
-  expr
+  on.exit(grDevices::dev.off())
+  force(code)
 }
 
-test_that("plot draws 1-D, 2-D and 10-D fits and returns the fit invisibly", {
-  x1 <- simulate_blobs(300, 1, 3, seed = 1)
-  f1 <- gpu_kmeans(x1, attr(x1, "centers"))
-  with_null_device({
-    expect_invisible(res <- plot(f1, x1))
-    expect_identical(res, f1)
-    expect_silent(plot(f1, as.vector(x1)))
-  })
-
+test_that("plot works for 2-D data and returns the fit invisibly", {
   set.seed(1)
-  f2 <- gpu_kmeans(boxes, 12, nstart = 2, iter.max = 50)
-  with_null_device({
-    expect_invisible(plot(f2, boxes))
-    expect_silent(plot(f2, boxes, which = c(2, 1), col = "grey", pch = ".",
-                       main = "boxes", max_points = 1000))
-  })
-
-  x10 <- simulate_blobs(500, 10, 4, seed = 2)
-  f10 <- gpu_kmeans(x10, attr(x10, "centers"))
-  with_null_device({
-    expect_invisible(plot(f10, x10))
-    expect_silent(plot(f10, as.data.frame(x10), which = c(1, 3)))
-  })
+  fit <- gpu_kmeans(faithful, 2, backend = "cpu")
+  with_null_device(expect_invisible(res <- plot(fit, faithful)))
+  expect_identical(res, fit)
 })
 
-test_that("plot errors clearly without the right data", {
-  fit <- gpu_kmeans(faithful, faithful[c(1, 2), ])
-  with_null_device({
-    expect_error(plot(fit), "'data' is required")
-    expect_error(plot(fit, iris[, 1:3]), "'data' has 3 columns but the fit's centers have 2")
-    expect_error(plot(fit, faithful[1:10, ]), "'data' has 10 rows but the fit has 272 points")
-    expect_error(plot(fit, faithful, which = c(1, 1)), "'which' must be two different")
-    expect_error(plot(fit, faithful, which = 3), "'which'")
-  })
+test_that("plot works for 1-D data (a strip plot)", {
+  set.seed(2)
+  fit <- gpu_kmeans(precip, 3, iter.max = 50, backend = "cpu")
+  with_null_device(expect_identical(plot(fit, precip), fit))
 })
 
-test_that("plot copes with an empty cluster (NaN center)", {
-  x <- matrix(c(0, 0.1, 0.2, 10, 10.1), ncol = 1)
-  fit <- suppressWarnings(gpu_kmeans(x, matrix(c(0, 5, 10), ncol = 1)))
-  skip_if_not(any(is.nan(fit$centers)))
-  with_null_device(expect_invisible(plot(fit, x)))
+test_that("plot works for 10-D data (principal components)", {
+  x <- simulate_blobs(500, 10, 4, seed = 3)
+  fit <- gpu_kmeans(x, attr(x, "centers"), backend = "cpu")
+  with_null_device(expect_identical(plot(fit, x), fit))
+  with_null_device(expect_identical(plot(fit, x, which = c(2, 3)), fit))
+})
+
+test_that("plot works with an empty cluster (NaN center)", {
+  x <- cbind(c(1, 2, 3, 10, 11, 12), 0)
+  fit <- suppressWarnings(gpu_kmeans(x, rbind(c(2, 0), c(11, 0), c(100, 0)), backend = "cpu"))
+  expect_true(anyNA(fit$centers))
+  with_null_device(expect_identical(plot(fit, x), fit))
+})
+
+test_that("plot explains what is missing or wrong", {
+  set.seed(1)
+  fit <- gpu_kmeans(faithful, 2, backend = "cpu")
+  expect_error(plot(fit), "'data' is required")
+  expect_error(with_null_device(plot(fit, iris[, 1:3])), "3 columns but the fit's centers have 2")
+  expect_error(with_null_device(plot(fit, faithful[1:10, ])), "10 rows but the fit has 272 points")
+  expect_error(with_null_device(plot(fit, faithful, which = c(1, 1))), "'which' must be two different")
 })

@@ -1,35 +1,53 @@
-# The progress bar of gpu_kmeans() is drawn by cli, which in a non-interactive
-# session (as under R CMD check) writes one line per redraw to stderr as a
-# message.  The redraws during the fit are made from the engine's callback,
-# evaluated at R's top level, where calling handlers (withCallingHandlers,
-# expect_message, suppressMessages) do not see them; only the final line is
-# signalled where they do.  So the bar is captured from the stderr stream.
-progress_lines <- function(expr) {
-  withr::local_options(cli.dynamic = FALSE, cli.progress_show_after = 0)
-  out <- utils::capture.output({ force(expr); invisible() }, type = "message")
-  out[nzchar(trimws(out))]
+# Progress bar: only when asked for, or when the fit runs past the threshold.
+# cli writes the bar to the console (stderr) or signals it as a message,
+# depending on its handlers: collect both.
+progress_output <- function(code) {
+  msgs <- character()
+  out <- utils::capture.output(
+    withCallingHandlers(invisible(code), message = function(m) {
+      msgs <<- c(msgs, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    }),
+    type = "message")
+  c(out, msgs)
+}
+
+progress_data <- function() {
+  x <- simulate_blobs(20000, 2, 5, seed = 1)
+  list(x = x, c0 = x[1:5, ])
 }
 
 test_that("options(gpukmeans.progress = TRUE) shows a progress bar", {
-  skip_if_not_installed("withr")
+  d <- progress_data()
   withr::local_options(gpukmeans.progress = TRUE)
-  x <- simulate_blobs(2000, 2, 3, seed = 1)
-  lines <- progress_lines(gpu_kmeans(x, attr(x, "centers")))
-  expect_true(any(grepl("gpu_kmeans", lines)))
-  expect_true(any(grepl("iteration 1/10", lines)))
-  # the final line is a message condition
-  # (the sink keeps the redraws made during the fit out of the test log)
-  utils::capture.output(
-    expect_message(gpu_kmeans(x, attr(x, "centers")), "gpu_kmeans"),
-    type = "message")
+  msgs <- progress_output(fit <- gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu"))
+  expect_true(any(grepl("gpu_kmeans .*iteration [0-9]+/20", msgs)))
+  expect_s3_class(fit, "kmeans")
 })
 
-test_that("options(gpukmeans.progress = FALSE) and the default show none for short fits", {
-  skip_if_not_installed("withr")
-  x <- simulate_blobs(2000, 2, 3, seed = 1)
-  withr::local_options(gpukmeans.progress = FALSE)
-  expect_length(progress_lines(gpu_kmeans(x, 3, nstart = 3, iter.max = 50)), 0L)
-  withr::local_options(gpukmeans.progress = NULL)
-  expect_length(progress_lines(gpu_kmeans(x, 3, nstart = 3, iter.max = 50)), 0L)
-  expect_silent(gpu_kmeans(x, attr(x, "centers")))
+test_that("a threshold of 0 seconds shows the bar, as a long fit would", {
+  d <- progress_data()
+  withr::local_options(gpukmeans.progress = NA, gpukmeans.progress_after = 0)
+  msgs <- progress_output(gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu"))
+  expect_true(any(grepl("gpu_kmeans .*iteration 1/20", msgs)))
+})
+
+test_that("no bar for a short fit by default, nor when switched off", {
+  d <- progress_data()
+  withr::local_options(gpukmeans.progress = NA, gpukmeans.progress_after = 2)
+  expect_length(progress_output(gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu")), 0L)
+  withr::local_options(gpukmeans.progress = FALSE, gpukmeans.progress_after = 0)
+  expect_length(progress_output(gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu")), 0L)
+})
+
+test_that("the progress bar does not change the fit", {
+  d <- progress_data()
+  quiet <- withr::with_options(list(gpukmeans.progress = FALSE),
+                               gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu"))
+  withr::local_options(gpukmeans.progress = TRUE)
+  bar <- progress_output(shown <- gpu_kmeans(d$x, d$c0, iter.max = 20, backend = "cpu"))
+  expect_true(length(bar) > 0L)
+  expect_identical(shown$cluster, quiet$cluster)
+  expect_identical(shown$centers, quiet$centers)
+  expect_identical(shown$iter, quiet$iter)
 })
