@@ -14,9 +14,10 @@ new_progress <- function(iter.max, nstart) {
       on.exit(options(old))
       state$bar <- cli::cli_progress_bar(
         total = iter.max, clear = TRUE, .envir = state,
-        format = paste0("gpu_kmeans {cli::pb_bar} iteration {cli::pb_current}/{cli::pb_total}",
-                        "{if (nstart > 1) paste0(' (start ', start, '/', nstart, ')') else ''}",
-                        ", {changed} points changed | {cli::pb_elapsed}"))
+        # Short enough for an 80-column console.
+        format = paste0("gpu_kmeans {cli::pb_bar} iter {cli::pb_current}/{cli::pb_total}",
+                        "{if (nstart > 1) paste0(' start ', start, '/', nstart) else ''}",
+                        ", {changed} changed | {cli::pb_elapsed}"))
     }
     state$changed <- if (is.na(changed) || changed < 0) "?" else formatC(changed, format = "d", big.mark = ",")
     state$start <- start
