@@ -11,10 +11,6 @@
 #include <cmath>
 #include <limits>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 namespace gk {
 
 namespace {
@@ -95,30 +91,13 @@ inline void thread_range(std::int64_t n, int nt, int t, std::int64_t* lo, std::i
   *hi = n * (t + 1) / nt;
 }
 
-int thread_id() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-
 }  // namespace
-
-int resolve_threads(int threads) {
-#ifdef _OPENMP
-  if (threads <= 0) threads = omp_get_max_threads();
-#else
-  threads = 1;
-#endif
-  return std::max(1, threads);
-}
 
 template <typename T>
 LloydResult cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0,
                       int max_iter, int threads, IterationObserver* observer) {
   const double t_start = wall_seconds();
-  const int nt = static_cast<int>(std::min<std::int64_t>(resolve_threads(threads), std::max<std::int64_t>(1, n / 64)));
+  const int nt = threads_for(threads, n / 64);
   const int B = block_size<T>(d);
   const std::size_t kd = static_cast<std::size_t>(k) * d;
 
@@ -259,7 +238,7 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
 }
 
 double cpu_totss(const double* x, std::int64_t n, int d, int threads) {
-  const int nt = static_cast<int>(std::min<std::int64_t>(resolve_threads(threads), d));
+  const int nt = threads_for(threads, d);
   std::vector<long double> per_col(d, 0.0L);
   // One column per task; within a column R's order (colMeans, then sum of
   // squared deviations accumulated in long double).

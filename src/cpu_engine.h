@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 #include "observer.h"
+#include "threads.h"
 
 namespace gk {
 
@@ -36,9 +37,6 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
 
 // sum(scale(x, scale = FALSE)^2) as R computes it (long double accumulation).
 double cpu_totss(const double* x, std::int64_t n, int d, int threads);
-
-// Number of threads that `threads` (0 = all) resolves to.
-int resolve_threads(int threads);
 
 }  // namespace gk
 

@@ -17,23 +17,13 @@
 #include <limits>
 
 #include "init_order.h"
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "threads.h"
 
 namespace gk {
-
-int resolve_threads(int threads);  // cpu_engine.cpp
 
 namespace {
 
 constexpr int A = GK_SUM_ARITY;
-
-inline int nthreads(int threads, std::int64_t work) {
-  const int nt = resolve_threads(threads);
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(nt, work)));
-}
 
 // Row i of x as a dense vector.
 void get_row(const double* x, std::int64_t n, int d, std::int64_t i, double* out) {
@@ -71,7 +61,7 @@ void build_from_level1(std::vector<std::vector<double>>& up, int threads) {
     const std::int64_t m = static_cast<std::int64_t>(in.size());
     std::vector<double> out(level_up(m));
     const std::int64_t mo = static_cast<std::int64_t>(out.size());
-    const int nt = nthreads(threads, mo / 256);
+    const int nt = threads_for(threads, mo / 256);
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (std::int64_t j = 0; j < mo; ++j) {
       const std::int64_t lo = j * A, hi = std::min<std::int64_t>(m, lo + A);
@@ -114,7 +104,7 @@ struct Greedy {
     get_row(x, n, d, ci, cen.data());
     const std::int64_t nch = level_up(n);
     std::vector<double> lv1(nch);
-    const int nt = nthreads(threads, nch / 8);
+    const int nt = threads_for(threads, nch / 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (std::int64_t ch = 0; ch < nch; ++ch) {
       const std::int64_t i0 = ch * A;
@@ -153,7 +143,7 @@ struct Greedy {
     // Level 1 of each candidate's potential, then the rest of its tree.
     const std::int64_t nch = level_up(n);
     std::vector<std::vector<double>> lv1(L, std::vector<double>(nch));
-    const int nt = nthreads(threads, nch / 8);
+    const int nt = threads_for(threads, nch / 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (std::int64_t ch = 0; ch < nch; ++ch) {
       const std::int64_t i0 = ch * A;
@@ -200,7 +190,7 @@ void sum_tree_build(const double* v, std::int64_t n, std::vector<std::vector<dou
   if (n <= 1) return;
   const std::int64_t nch = level_up(n);
   std::vector<double> lv1(nch);
-  const int nt = nthreads(threads, nch / 256);
+  const int nt = threads_for(threads, nch / 256);
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (std::int64_t j = 0; j < nch; ++j) {
     const std::int64_t lo = j * A, hi = std::min<std::int64_t>(n, lo + A);
@@ -290,7 +280,7 @@ ParCandidates cpu_kmeans_par_candidates(const double* x, std::int64_t n, int d, 
   auto update = [&](const std::int64_t* nw, std::int64_t m) -> double {
     cen.resize(static_cast<std::size_t>(m) * d);
     for (std::int64_t j = 0; j < m; ++j) get_row(x, n, d, nw[j], cen.data() + static_cast<std::size_t>(j) * d);
-    const int nt = nthreads(threads, nch / 4);
+    const int nt = threads_for(threads, nch / 4);
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (std::int64_t ch = 0; ch < nch; ++ch) {
       const std::int64_t i0 = ch * A;
@@ -310,16 +300,12 @@ ParCandidates cpu_kmeans_par_candidates(const double* x, std::int64_t n, int d, 
   double phi = update(&first, 1);
 
   auto round = [&](int r) {
-    std::vector<std::vector<std::int64_t>> per(nthreads(threads, nch / 64));
+    std::vector<std::vector<std::int64_t>> per(threads_for(threads, nch / 64));
     const int nt = static_cast<int>(per.size());
     // Each thread takes a contiguous range, so concatenating keeps index order.
 #pragma omp parallel num_threads(nt)
     {
-#ifdef _OPENMP
-      const int t = omp_get_thread_num();
-#else
-      const int t = 0;
-#endif
+      const int t = thread_id();
       const std::int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
       for (std::int64_t i = lo; i < hi; ++i) {
         if (d2[i] > 0) {
@@ -350,15 +336,11 @@ ParCandidates cpu_kmeans_par_candidates(const double* x, std::int64_t n, int d, 
     const std::int64_t m = static_cast<std::int64_t>(res.idx.size());
     cen.resize(static_cast<std::size_t>(m) * d);
     for (std::int64_t j = 0; j < m; ++j) get_row(x, n, d, res.idx[j], cen.data() + static_cast<std::size_t>(j) * d);
-    const int nt = nthreads(threads, nch / 4);
+    const int nt = threads_for(threads, nch / 4);
     std::vector<std::vector<std::int64_t>> cnt(nt, std::vector<std::int64_t>(m, 0));
 #pragma omp parallel num_threads(nt)
     {
-#ifdef _OPENMP
-      const int t = omp_get_thread_num();
-#else
-      const int t = 0;
-#endif
+      const int t = thread_id();
       const std::int64_t clo = nch * t / nt, chi = nch * (t + 1) / nt;
       double dd[A], best[A];
       std::int64_t lab[A];
