@@ -40,10 +40,4 @@ check_count <- function(value, arg, lower = 1L, message = NULL) {
   as.integer(value)
 }
 
-check_flag <- function(value, arg) {
-  if (!is.logical(value) || length(value) != 1L || is.na(value))
-    stop(sprintf("'%s' must be TRUE or FALSE", arg), call. = FALSE)
-  value
-}
-
 `%||%` <- function(a, b) if (is.null(a)) b else a
