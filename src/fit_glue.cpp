@@ -68,6 +68,16 @@ int cached_device_name(int device, std::string* name, char* err, size_t errlen) 
   return GK_CUDA_OK;
 }
 
+// The engine's options; it is always deterministic (fixed-point sums).
+gk_cuda_options cuda_options(int device, bool single, int max_iter) {
+  gk_cuda_options opts;
+  opts.device = device;
+  opts.single = single ? 1 : 0;
+  opts.deterministic = 1;
+  opts.max_iter = max_iter;
+  return opts;
+}
+
 // Callbacks handed to the CUDA engine, forwarding to the R observer.
 int cb_interrupt(void* ctx) { return static_cast<gk::RObserver*>(ctx)->keep_going() ? 0 : 1; }
 int cb_iteration(void* ctx, int iter, int64_t changed, double tot) {
@@ -138,11 +148,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
   DeviceData data;
   std::vector<float> xf;  // the one copy of x in single precision (CPU)
   char err[1024] = {0};
-  gk_cuda_options opts;
-  opts.device = device;
-  opts.single = single ? 1 : 0;
-  opts.deterministic = 1;
-  opts.max_iter = iter_max;
+  const gk_cuda_options opts = cuda_options(device, single, iter_max);
   gk_cuda_callbacks cb;
   cb.interrupt = cb_interrupt;
   cb.on_iteration = observer.wants_iterations() ? cb_iteration : nullptr;
@@ -312,11 +318,7 @@ Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix ce
   Rcpp::IntegerVector cluster(n);
   if (engine == "cuda") {
     char err[1024] = {0};
-    gk_cuda_options opts;
-    opts.device = device;
-    opts.single = 0;
-    opts.deterministic = 1;
-    opts.max_iter = 1;
+    const gk_cuda_options opts = cuda_options(device, false, 1);
     DeviceData data;
     gk_cuda_upload_timing up;
     int st = gk_cuda_upload(x.begin(), n, d, &opts, &data.p, &up, err, sizeof err);
