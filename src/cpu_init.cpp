@@ -273,11 +273,16 @@ ParCandidates cpu_kmeans_par_candidates(const double* x, std::int64_t n, int d, 
   const double l = kmeans_par_oversampling(k);
   const std::int64_t nch = level_up(n);
   std::vector<double> d2(n, std::numeric_limits<double>::infinity());
+  // lab[i]: the candidate nearest to point i (the first of equals), which
+  // gives the weights without another pass over the candidates.
+  std::vector<std::int64_t> lab(n, 0);
   std::vector<std::vector<double>> tree;
   std::vector<double> cen;  // new candidates' rows, row-major
 
-  // D2 = min(D2, dist to each of the rows new[0..m)), then phi.
+  // Adds the last m candidates (rows new[0..m)): D2 = min(D2, dist) in
+  // candidate order, and the labels; then phi.
   auto update = [&](const std::int64_t* nw, std::int64_t m) -> double {
+    const std::int64_t base = static_cast<std::int64_t>(res.idx.size()) - m;
     cen.resize(static_cast<std::size_t>(m) * d);
     for (std::int64_t j = 0; j < m; ++j) get_row(x, n, d, nw[j], cen.data() + static_cast<std::size_t>(j) * d);
     const int nt = threads_for(threads, nch / 4);
@@ -288,7 +293,12 @@ ParCandidates cpu_kmeans_par_candidates(const double* x, std::int64_t n, int d, 
       double dd[A];
       for (std::int64_t j = 0; j < m; ++j) {
         dist_chunk(x, n, d, cen.data() + static_cast<std::size_t>(j) * d, i0, B, dd);
-        for (int p = 0; p < B; ++p) d2[i0 + p] = min_d2(d2[i0 + p], dd[p]);
+        for (int p = 0; p < B; ++p) {
+          if (dd[p] < d2[i0 + p]) {
+            d2[i0 + p] = dd[p];
+            lab[i0 + p] = base + j;
+          }
+        }
       }
     }
     sum_tree_build(d2.data(), n, tree, threads);
@@ -334,43 +344,10 @@ ParCandidates cpu_kmeans_par_candidates(const double* x, std::int64_t n, int d, 
     }
     // Weights: points nearest to each candidate (first of equals).
     const std::int64_t m = static_cast<std::int64_t>(res.idx.size());
-    cen.resize(static_cast<std::size_t>(m) * d);
-    for (std::int64_t j = 0; j < m; ++j) get_row(x, n, d, res.idx[j], cen.data() + static_cast<std::size_t>(j) * d);
-    const int nt = threads_for(threads, nch / 4);
-    std::vector<std::vector<std::int64_t>> cnt(nt, std::vector<std::int64_t>(m, 0));
-#pragma omp parallel num_threads(nt)
-    {
-      const int t = thread_id();
-      const std::int64_t clo = nch * t / nt, chi = nch * (t + 1) / nt;
-      double dd[A], best[A];
-      std::int64_t lab[A];
-      for (std::int64_t ch = clo; ch < chi; ++ch) {
-        const std::int64_t i0 = ch * A;
-        const int B = static_cast<int>(std::min<std::int64_t>(A, n - i0));
-        for (int p = 0; p < B; ++p) {
-          best[p] = std::numeric_limits<double>::infinity();
-          lab[p] = 0;
-        }
-        for (std::int64_t j = 0; j < m; ++j) {
-          dist_chunk(x, n, d, cen.data() + static_cast<std::size_t>(j) * d, i0, B, dd);
-          for (int p = 0; p < B; ++p) {
-            if (dd[p] < best[p]) {
-              best[p] = dd[p];
-              lab[p] = j;
-            }
-          }
-        }
-        for (int p = 0; p < B; ++p) ++cnt[t][lab[p]];
-      }
-    }
     res.weight.assign(m, 0.0);
+    for (std::int64_t i = 0; i < n; ++i) res.weight[lab[i]] += 1.0;
     std::int64_t pos = 0;
-    for (std::int64_t j = 0; j < m; ++j) {
-      std::int64_t c = 0;
-      for (int t = 0; t < nt; ++t) c += cnt[t][j];
-      res.weight[j] = static_cast<double>(c);
-      pos += c > 0;
-    }
+    for (std::int64_t j = 0; j < m; ++j) pos += res.weight[j] > 0;
     if (pos >= k || !(phi > 0) || res.rounds >= max_rounds) break;
     round(res.rounds + 1);
   }
@@ -380,48 +357,50 @@ ParCandidates cpu_kmeans_par_candidates(const double* x, std::int64_t n, int d, 
 std::vector<std::int64_t> kmeans_par_reduce(const double* x, std::int64_t n, int d, int k,
                                             std::uint64_t seed,
                                             const std::vector<std::int64_t>& cand,
-                                            const std::vector<double>& weight, int threads) {
+                                            const std::vector<double>& weight, int threads,
+                                            const ReduceGreedy* greedy) {
   const std::int64_t m = static_cast<std::int64_t>(cand.size());
-  // The candidates as a small column-major matrix.
-  std::vector<double> xc(static_cast<std::size_t>(m) * d);
-  for (std::int64_t j = 0; j < m; ++j)
-    for (int c = 0; c < d; ++c) xc[j + static_cast<std::size_t>(c) * m] = x[cand[j] + static_cast<std::int64_t>(c) * n];
-  std::uint64_t draw = 0;
-  auto unif = [&]() { return counter_uniform(seed, GK_PAR_REDUCE_STREAM, draw++); };
-
-  std::vector<std::int64_t> out;
-  out.reserve(k);
-  std::vector<char> used_row;  // rows of x taken by the degenerate rule beyond the candidates
+  const int L = kmeanspp_candidates(k);
+  // The draws of the stream: the first pick, then L per step s = 1..k-1.
+  std::vector<double> u(1 + static_cast<std::size_t>(k - 1) * L);
+  for (std::size_t j = 0; j < u.size(); ++j) u[j] = counter_uniform(seed, GK_PAR_REDUCE_STREAM, j);
   std::vector<std::vector<double>> wt;
   sum_tree_build(weight.data(), m, wt, threads);
-  std::int64_t first = sum_tree_sample(weight.data(), m, wt, unif());
+  std::int64_t first = sum_tree_sample(weight.data(), m, wt, u[0]);
   if (first < 0) first = 0;
-  Greedy g(xc.data(), m, d, weight.data(), threads);
-  out.push_back(cand[first]);
-  if (k > 1) g.add_center(first);
-  const int L = kmeanspp_candidates(k);
-  std::vector<double> u(L);
+
+  // Greedy picks among the candidates.  A pick never repeats a candidate (a
+  // chosen one has D2 = 0, and the degenerate rule skips chosen ones), so
+  // min(k, m) picks exhaust nothing.
+  const int picks = static_cast<int>(std::min<std::int64_t>(k, m));
+  std::vector<std::int64_t> pick;
+  if (greedy) {
+    pick = (*greedy)(first, picks, u.data() + 1, L);
+  } else {
+    std::vector<double> xc(static_cast<std::size_t>(m) * d);  // the candidates, column-major
+    for (std::int64_t j = 0; j < m; ++j)
+      for (int c = 0; c < d; ++c)
+        xc[j + static_cast<std::size_t>(c) * m] = x[cand[j] + static_cast<std::int64_t>(c) * n];
+    Greedy g(xc.data(), m, d, weight.data(), threads);
+    pick.push_back(first);
+    if (picks > 1) g.add_center(first);
+    for (int s = 1; s < picks; ++s) {
+      pick.push_back(g.step(u.data() + 1 + static_cast<std::size_t>(s - 1) * L, L));
+      if (s + 1 < picks) g.add_center(pick.back());
+    }
+  }
+  std::vector<std::int64_t> out;
+  out.reserve(k);
+  for (std::int64_t c : pick) out.push_back(cand[c]);
+  if (picks == k) return out;
+
+  // Fewer than k distinct candidates: only with fewer than k distinct
+  // points (R then stops with an error) or after the cap on rounds.  The
+  // degenerate rule goes on with the lowest rows of x not taken yet.
+  std::vector<char> used_row(n, 0);
+  for (std::int64_t r : out) used_row[r] = 1;
   std::int64_t row_from = 0;
-  bool exhausted = false;  // every candidate chosen and nothing left to sample
-  for (int s = 1; s < k; ++s) {
-    for (int j = 0; j < L; ++j) u[j] = unif();
-    if (!exhausted && !(g.total() > 0)) {
-      std::int64_t probe = g.free_from;
-      exhausted = next_unchosen(g.chosen, probe) >= m;
-    }
-    if (!exhausted) {
-      const std::int64_t c = g.step(u.data(), L);
-      out.push_back(cand[c]);
-      if (s + 1 < k) g.add_center(c);
-      continue;
-    }
-    // Fewer than k distinct candidates: only with fewer than k distinct
-    // points (R then stops with an error) or after the cap on rounds.  The
-    // degenerate rule goes on with the lowest rows of x not taken yet.
-    if (used_row.empty()) {
-      used_row.assign(n, 0);
-      for (std::int64_t r : out) used_row[r] = 1;
-    }
+  while (static_cast<int>(out.size()) < k) {
     while (row_from < n && used_row[row_from]) ++row_from;
     const std::int64_t c = row_from < n ? row_from : 0;
     if (row_from < n) used_row[row_from] = 1;

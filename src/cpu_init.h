@@ -9,6 +9,7 @@
 #define GPUKMEANS_CPU_INIT_H
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "observer.h"
@@ -56,13 +57,22 @@ ParCandidates cpu_kmeans_par_candidates(const double* x, std::int64_t n, int d, 
                                         std::uint64_t seed, int threads,
                                         IterationObserver* observer);
 
+// The greedy part of the reduction on another engine: picks `picks`
+// candidate indices (0-based into the candidates), the first being `first`;
+// step s >= 1 draws its L candidates with unif[(s - 1) * L + j].
+using ReduceGreedy = std::function<std::vector<std::int64_t>(std::int64_t first, int picks,
+                                                             const double* unif, int L)>;
+
 // The reduction of k-means|| (shared by both engines): weighted greedy
 // k-means++ over the candidates (random numbers from stream
-// GK_PAR_REDUCE_STREAM of the seed).  Returns k row indices of x.
+// GK_PAR_REDUCE_STREAM of the seed), on the CPU or, when greedy is given,
+// by it; then, if there are fewer than k candidates, the degenerate rule.
+// Returns k row indices of x.
 std::vector<std::int64_t> kmeans_par_reduce(const double* x, std::int64_t n, int d, int k,
                                             std::uint64_t seed,
                                             const std::vector<std::int64_t>& cand,
-                                            const std::vector<double>& weight, int threads);
+                                            const std::vector<double>& weight, int threads,
+                                            const ReduceGreedy* greedy = nullptr);
 
 // The oversampling factor l and the reduction's candidates per step.
 double kmeans_par_oversampling(int k);
