@@ -53,4 +53,9 @@ int gk_cuda_kmeans_par(gk_cuda_data*, int, uint64_t, const gk_cuda_callbacks*, i
   return not_built(err, errlen);
 }
 
+int gk_cuda_weighted_pp(gk_cuda_data*, const int64_t*, const double*, int64_t, int64_t, int, const double*, int,
+                        const gk_cuda_callbacks*, int64_t*, double*, char* err, size_t errlen) {
+  return not_built(err, errlen);
+}
+
 }  // extern "C"

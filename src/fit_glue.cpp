@@ -225,7 +225,17 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
           cand.swap(pc.idx);
           weight.swap(pc.weight);
         }
-        idx = gk::kmeans_par_reduce(x.begin(), n, d, k, seed, cand, weight, threads);
+        // The reduction's greedy steps run where the candidates were found.
+        const gk::ReduceGreedy on_device = [&](std::int64_t first, int picks, const double* u, int L) {
+          std::vector<std::int64_t> pick(picks);
+          double ms = 0.0;
+          int st = gk_cuda_weighted_pp(data.p, cand.data(), weight.data(), static_cast<std::int64_t>(cand.size()),
+                                       first, picks, u, L, &cb, pick.data(), &ms, err, sizeof err);
+          if (st == GK_CUDA_INTERRUPTED || observer.interrupted()) throw Rcpp::internal::InterruptedException();
+          if (st != GK_CUDA_OK) cuda_fail(st, "k-means|| reduction", err);
+          return pick;
+        };
+        idx = gk::kmeans_par_reduce(x.begin(), n, d, k, seed, cand, weight, threads, cuda ? &on_device : nullptr);
       } else {
         Rcpp::stop("internal error: unknown init method '%s'", method);
       }

@@ -140,10 +140,10 @@ int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers,
 
 
 /* ---- initialisation: k-means++ and k-means|| ------------------------------
- * (owned by the initialisation work; implemented in src/cuda/init.cu.)
- * Both run on the data already uploaded (nstart > 1 reuses it) and return
- * ROW INDICES of x, 0-based (int64_t); the caller takes the centers from its
- * own double copy of x.  The arithmetic and its order are those of
+ * (implemented in src/cuda/init_pp.cu and src/cuda/init_par.cu.)
+ * All run on the data already uploaded (nstart > 1 reuses it) and return ROW
+ * INDICES, 0-based (int64_t); the caller takes the centers from its own
+ * double copy of x.  The arithmetic and its order are those of
  * src/init_order.h, identical to the CPU engine (src/cpu_init.cpp): in double
  * precision a seed gives the same rows on both engines.  Distances, D2
  * potentials, sums and sampling stay on the device; the host copies only
@@ -152,19 +152,30 @@ int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers,
 
 /* Greedy k-means++.  unif: 1 + (k - 1) * n_candidates uniforms in [0, 1)
    (unif[0]: first center floor(u * n); step s >= 1 uses
-   unif[1 + (s - 1) * n_candidates + j]).  idx_out: k row indices. */
+   unif[1 + (s - 1) * n_candidates + j]); n_candidates in 1..32.
+   idx_out: k row indices. */
 int gk_cuda_kmeanspp(gk_cuda_data *data, int k, const double *unif, int n_candidates,
                      const gk_cuda_callbacks *cb, int64_t *idx_out, double *ms,
                      char *err, size_t errlen);
 
-/* Oversampling phase of k-means|| (the weighted reduction to k centers runs
-   on the host, gk::kmeans_par_reduce).  seed: the 64-bit counter-RNG seed.
+/* Oversampling phase of k-means||.  seed: the 64-bit counter-RNG seed.
    Writes up to cap candidates (row indices, in order of addition) and their
-   weights (points nearest to each); *m_out is the number of candidates, which
-   can exceed cap: then call again with cap >= *m_out (same result). */
+   weights (points nearest to each, the first of equals); *m_out is the number
+   of candidates, which can exceed cap: then call again with cap >= *m_out
+   (same result). */
 int gk_cuda_kmeans_par(gk_cuda_data *data, int k, uint64_t seed, const gk_cuda_callbacks *cb,
                        int64_t cap, int64_t *cand_out, double *weight_out, int64_t *m_out,
                        int *rounds_out, double *ms, char *err, size_t errlen);
+
+/* The greedy part of the k-means|| reduction (gk::kmeans_par_reduce): greedy
+   k-means++ over the m candidate rows `rows` of x with weights `weight`.  The
+   first pick is candidate `first`; step s = 1 .. picks - 1 draws its
+   n_candidates candidates with unif[(s - 1) * n_candidates + j].
+   picks <= m.  out: picks candidate indices (0-based, into rows). */
+int gk_cuda_weighted_pp(gk_cuda_data *data, const int64_t *rows, const double *weight, int64_t m,
+                        int64_t first, int picks, const double *unif, int n_candidates,
+                        const gk_cuda_callbacks *cb, int64_t *out, double *ms, char *err,
+                        size_t errlen);
 
 #ifdef __cplusplus
 }

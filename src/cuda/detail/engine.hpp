@@ -73,6 +73,10 @@ struct Plan {
 // upload copy mode (0 pageable: default, 1 cudaHostRegister) and the
 // tiled single kernel (-1 by shape, 0 SIMT, 1 TF32).
 extern "C" void gk_cuda_dev_knobs(int copy_mode, int tf32);
+// k-means|| (init_par.cu): 1 = float lower bounds rule out pairs (default),
+// 0 = exact distance for every pair (same result, slower).
+extern "C" void gk_cuda_dev_init_knobs(int filter);
+extern int g_init_filter;
 extern int g_copy_mode;
 extern int g_tf32;
 

@@ -1,0 +1,138 @@
+// detail/init_tree.cuh: the fixed-order sum trees of the initialisation and
+// the exact point-to-center distance, on the device.
+//
+// Every floating-point operation that decides a choice follows
+// src/init_order.h exactly as src/cpu_init.cpp does it:
+//   distance  s = 0; s = s + (x_c - c_c)^2 in coordinate order, in double,
+//             with __dsub_rn/__dmul_rn/__dadd_rn (never an FMA);
+//   sums      the arity-32 tree: level 1 is summed sequentially over the 32
+//             lanes of a warp (= 32 consecutive points; lanes past n add
+//             +0.0, which leaves a non-negative sum unchanged), each further
+//             level by one thread per element, sequentially;
+//   sampling  the descent of init_order.h point 3.
+// Included by the initialisation's .cu files only.
+#ifndef GPUKMEANS_DETAIL_INIT_TREE_CUH
+#define GPUKMEANS_DETAIL_INIT_TREE_CUH
+
+#include "common.cuh"
+#include "../../init_order.h"
+
+namespace gk {
+namespace init {
+
+constexpr int kMaxLevels = 24;
+
+// Levels 1..T of `batches` sum trees over the same number of leaves (level 0
+// is not stored here: the kernels compute it).  Tree b of level t is at
+// p[t] + b * len[t]; len[T] == 1.
+struct Levels {
+  double *p[kMaxLevels];
+  long long len[kMaxLevels];
+  int T;  // top level; 0 when there is a single leaf
+};
+
+__device__ __forceinline__ double dmin(double d2, double dist) { return dist < d2 ? dist : d2; }
+
+// Exact squared distance of point i of x (n x d, column-major) to c (d
+// doubles), in coordinate order (init_order.h point 1).
+template <typename T>
+__device__ __forceinline__ double exact_dist(const T *__restrict__ x, long long n, int d, long long i,
+                                             const double *__restrict__ c) {
+  double s = 0.0;
+  for (int a = 0; a < d; ++a) {
+    const double t = __dsub_rn((double)x[i + n * (long long)a], c[a]);
+    s = __dadd_rn(s, __dmul_rn(t, t));
+  }
+  return s;
+}
+
+// One level of the trees: out[b*lo + j] = sequential sum of in[b*li + 32j ...]
+// (at most 32 terms, stopping at li).
+static __global__ void k_tree_level(const double *__restrict__ in, long long li, double *__restrict__ out,
+                             long long lo, int batches) {
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= lo * batches) return;
+  const long long b = t / lo, j = t - b * lo;
+  const double *a = in + b * li;
+  const long long s0 = j * GK_SUM_ARITY, s1 = min(li, s0 + GK_SUM_ARITY);
+  double s = 0.0;
+  for (long long q = s0; q < s1; ++q) s = __dadd_rn(s, a[q]);
+  out[b * lo + j] = s;
+}
+
+// Level 1 of the tree over v (n values): one warp per 32 leaves.
+static __global__ void k_tree_level1(const double *__restrict__ v, long long n, double *__restrict__ lv1) {
+  __shared__ double s_v[8][32];
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  s_v[warp][lane] = i < n ? v[i] : 0.0;
+  __syncwarp();
+  if (lane == 0 && (i >> 5) < level_up(n)) {
+    double s = 0.0;
+    for (int p = 0; p < 32; ++p) s = __dadd_rn(s, s_v[warp][p]);
+    lv1[i >> 5] = s;
+  }
+}
+
+// One step of the descent (init_order.h point 3) by lane 0 over the children
+// a[0..m) of the current node, m <= 32, in shared memory.  Returns the chosen
+// child and adds the sum before it to *off.
+__device__ __forceinline__ int descend_children(const double *a, int m, double target, double *off) {
+  double q = 0.0, chosen_before = 0.0, last_before = 0.0;
+  int chosen = -1, last = -1;
+  for (int j = 0; j < m; ++j) {
+    const double before = q;
+    const double v = a[j];
+    q = __dadd_rn(q, v);
+    if (v > 0) {
+      last = j;
+      last_before = before;
+      if (__dadd_rn(*off, q) > target) {
+        chosen = j;
+        chosen_before = before;
+        break;
+      }
+    }
+  }
+  if (chosen < 0) {
+    chosen = last;
+    chosen_before = last_before;
+  }
+  *off = __dadd_rn(*off, chosen_before);
+  return chosen;
+}
+
+// D^2 sampling by one warp in tree b of lv with uniform u; leaf(i) gives the
+// value of leaf i (computed by the caller, one lane per leaf).  s_a: 32
+// doubles of shared memory for this warp.  Returns the leaf (all lanes), or
+// -1 if the total is not > 0.
+template <typename Leaf>
+__device__ long long warp_tree_sample(const Levels &lv, int b, long long n_leaves, double u, Leaf leaf,
+                                      double *s_a) {
+  const int lane = threadIdx.x & 31;
+  const double total = lv.T == 0 ? leaf(0) : lv.p[lv.T][b];
+  if (!(total > 0)) return -1;
+  const double target = __dmul_rn(u, total);
+  long long node = 0;
+  double off = 0.0;
+  for (int t = lv.T; t >= 1; --t) {
+    const long long m = t == 1 ? n_leaves : lv.len[t - 1];
+    const long long lo = node * GK_SUM_ARITY;
+    const int cnt = (int)min((long long)GK_SUM_ARITY, m - lo);
+    double v = 0.0;
+    if (lane < cnt) v = t == 1 ? leaf(lo + lane) : lv.p[t - 1][b * lv.len[t - 1] + lo + lane];
+    s_a[lane] = v;
+    __syncwarp();
+    int c = 0;
+    if (lane == 0) c = descend_children(s_a, cnt, target, &off);
+    __syncwarp();
+    c = __shfl_sync(0xffffffffu, c, 0);
+    node = lo + c;
+  }
+  return node;
+}
+
+}  // namespace init
+}  // namespace gk
+
+#endif

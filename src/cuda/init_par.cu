@@ -1,0 +1,229 @@
+// init_par.cu: the oversampling phase of k-means|| on the device,
+// gk_cuda_kmeans_par (gk_cuda.h, "initialisation").
+//
+// The same rounds, draws and arithmetic as src/cpu_init.cpp: in double
+// precision both engines find the same candidates and weights.  x stays on
+// the device; per round the host reads phi, the number of sampled rows and
+// their indices (about 2k).  The weights come from each point's nearest
+// candidate, tracked while D2 is updated.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "detail/engine.hpp"
+#include "detail/init_host.hpp"
+#include "detail/init_par_kernels.cuh"
+#include "detail/init_pp_kernels.cuh"
+
+namespace gk {
+
+int g_init_filter = 1;  // dev knob: 0 = exact distances for every pair
+
+namespace init {
+namespace {
+
+// The float image of the uploaded data (see FloatImage).
+FloatImage float_image(const gk_cuda_data *D) {
+  FloatImage im;
+  double M = 0;
+  for (double v : D->maxabs) M = std::max(M, v);
+  // double: x - column mean, |x - mean| <= 2 max|x|; single: x is stored shifted
+  if (!D->single) M *= 2.0;
+  int e = 0;
+  if (M > 0 && std::isfinite(M)) (void)std::frexp(M, &e);  // M < 2^e
+  im.shift = D->single ? nullptr : D->d_mean;
+  im.scale = std::ldexp(1.0, -e);
+  const double u = std::ldexp(1.0, -24);
+  im.uprime = D->single ? 0.0f : (float)(1.01 * (u + std::ldexp(1.0, -52)));
+  im.bmax = (float)(std::sqrt((double)D->d) * 1.001);
+  im.kappa = (float)(2.0 * (2.0 * D->d + 8.0) * u);
+  im.gamma = 1.01 * (D->d + 3.0) * std::ldexp(1.0, -53);
+  return im;
+}
+
+template <typename T>
+void launch_update(const gk_cuda_data *D, const double *cen, int m, int base, bool filter, const FloatImage &im,
+                   float *cf, float *cn, double *d2, int *lab, double *lv1, long long nch, cudaStream_t s) {
+  const T *x = static_cast<const T *>(D->x);
+  const unsigned int g = blocks_for(D->n, kParThreads);
+  if (!filter) {
+    k_par_exact<T><<<g, kParThreads, 0, s>>>(x, D->n, D->d, cen, m, base, d2, lab, lv1, nch);
+    return;
+  }
+  k_par_image<<<blocks_for(m, 128), 128, 0, s>>>(cen, m, D->d, im, cf, cn);
+  if (D->d <= kParCoords)
+    k_par_filter<T, true><<<g, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cn, cen, m, base, d2, lab, lv1, nch);
+  else
+    k_par_filter<T, false><<<g, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cn, cen, m, base, d2, lab, lv1, nch);
+}
+
+}  // namespace
+}  // namespace init
+}  // namespace gk
+
+using namespace gk;
+using namespace gk::init;
+
+extern "C" void gk_cuda_dev_init_knobs(int filter) { gk::g_init_filter = filter; }
+
+extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const gk_cuda_callbacks *cb,
+                                  int64_t cap, int64_t *cand_out, double *weight_out, int64_t *m_out,
+                                  int *rounds_out, double *ms, char *err, size_t errlen) {
+  int st = check_data(D, k, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  if (!m_out) {
+    set_msg(err, errlen, "k-means||: m_out must not be NULL");
+    return GK_CUDA_INVALID;
+  }
+  *m_out = 0;
+  if (ms) *ms = 0.0;
+  const long long n = D->n;
+  const int d = D->d;
+  const double l = 2.0 * k;  // gk::kmeans_par_oversampling
+  const FloatImage im = float_image(D);
+
+  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  Stream stream;
+  GK_CHECK(cudaStreamCreateWithFlags(&stream.s, cudaStreamNonBlocking), "creating a stream");
+  cudaStream_t s = stream.s;
+  Events ev;
+  GK_CHECK(cudaEventCreate(&ev.a), "creating an event");
+  GK_CHECK(cudaEventCreate(&ev.b), "creating an event");
+
+  DevBuf<double> d2, cen, lv1top;
+  DevBuf<int> lab;
+  DevBuf<float> cf, cn;
+  DevBuf<long long> dsel, didx;
+  DevBuf<unsigned long long> count;
+  DevBuf<unsigned int> counts;
+  TreeBufs tb;
+  GK_CHECK(d2.alloc(n), "allocating D2");
+  GK_CHECK(lab.alloc(n), "allocating the nearest candidates");
+  GK_CHECK(tb.alloc(n, 1), "allocating the sum tree");
+  GK_CHECK(count.alloc(1), "allocating a counter");
+  long long sel_cap = std::min<long long>(n, (long long)(2.0 * l) + 1024);
+  GK_CHECK(dsel.alloc(sel_cap), "allocating the sample");
+  // n == 1: the tree has no level 1; the kernels write a one-element dummy
+  GK_CHECK(lv1top.alloc(1), "allocating the sum");
+  double *lv1 = tb.T >= 1 ? tb.level1() : lv1top.p;
+  const long long nch = tb.T >= 1 ? tb.len[1] : 1;
+  const double *top = tb.T >= 1 ? tb.top() : lv1top.p;
+  GK_CHECK(cudaEventRecord(ev.a, s), "recording an event");
+
+  std::vector<long long> cand;
+  cand.push_back(uniform_index(counter_uniform(seed, 0, 0), n));
+  double phi = 0.0;
+
+  // Adds rows (host, in order) to the candidates: D2, labels, phi.
+  auto add = [&](const long long *rows, long long m) -> int {
+    if (m == 0) return GK_CUDA_OK;
+    const long long base = (long long)cand.size() - m;  // rows are already in cand
+    if (base + m > 0x7fffffffLL) {
+      set_msg(err, errlen, "k-means||: too many candidates");
+      return GK_CUDA_INVALID;
+    }
+    if ((long long)didx.count < m) GK_CHECK(didx.alloc(m), "allocating candidate rows");
+    if ((long long)cen.count < m * d) GK_CHECK(cen.alloc((size_t)m * d), "allocating candidates");
+    const bool filter = g_init_filter && base > 0;
+    if (filter && (long long)cf.count < m * d) GK_CHECK(cf.alloc((size_t)m * d), "allocating candidates");
+    if (filter && (long long)cn.count < m) GK_CHECK(cn.alloc(m), "allocating candidates");
+    GK_CHECK(cudaMemcpyAsync(didx.p, rows, m * sizeof(long long), cudaMemcpyHostToDevice, s),
+             "copying candidate rows");
+    if (D->single)
+      k_gather_rows<float><<<blocks_for(m * d, 256), 256, 0, s>>>(static_cast<const float *>(D->x), n, d, didx.p,
+                                                                  m, cen.p);
+    else
+      k_gather_rows<double><<<blocks_for(m * d, 256), 256, 0, s>>>(static_cast<const double *>(D->x), n, d,
+                                                                   didx.p, m, cen.p);
+    if (D->single)
+      launch_update<float>(D, cen.p, (int)m, (int)base, filter, im, cf.p, cn.p, d2.p, lab.p, lv1, nch, s);
+    else
+      launch_update<double>(D, cen.p, (int)m, (int)base, filter, im, cf.p, cn.p, d2.p, lab.p, lv1, nch, s);
+    GK_CHECK(cudaGetLastError(), "k-means||: distances");
+    GK_CHECK(tb.build(s, 1), "k-means||: potential");
+    GK_CHECK(cudaMemcpyAsync(&phi, top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");
+    GK_CHECK(cudaStreamSynchronize(s), "k-means|| round");
+    return GK_CUDA_OK;
+  };
+
+  k_fill<<<blocks_for(n, 256), 256, 0, s>>>(d2.p, n, std::numeric_limits<double>::infinity());
+  GK_CHECK(cudaMemsetAsync(lab.p, 0, n * sizeof(int), s), "clearing the labels");
+  st = add(cand.data(), 1);
+  if (st != GK_CUDA_OK) return st;
+
+  int rounds = 0;
+  std::vector<long long> sel;
+  auto round = [&](int r) -> int {
+    for (;;) {
+      GK_CHECK(cudaMemsetAsync(count.p, 0, sizeof(unsigned long long), s), "clearing a counter");
+      k_par_select<<<blocks_for(n, 256), 256, 0, s>>>(d2.p, n, l, phi, (unsigned long long)seed,
+                                                      (unsigned long long)r, count.p, dsel.p, sel_cap);
+      GK_CHECK(cudaGetLastError(), "k-means|| sampling");
+      unsigned long long c = 0;
+      GK_CHECK(cudaMemcpyAsync(&c, count.p, sizeof c, cudaMemcpyDeviceToHost, s), "copying a count");
+      GK_CHECK(cudaStreamSynchronize(s), "k-means|| sampling");
+      if ((long long)c > sel_cap) {  // rare: sample again into a larger buffer (same draws)
+        sel_cap = (long long)c;
+        GK_CHECK(dsel.alloc(sel_cap), "allocating the sample");
+        continue;
+      }
+      sel.resize(c);
+      if (c) {
+        GK_CHECK(cudaMemcpyAsync(sel.data(), dsel.p, c * sizeof(long long), cudaMemcpyDeviceToHost, s),
+                 "copying the sample");
+        GK_CHECK(cudaStreamSynchronize(s), "copying the sample");
+      }
+      break;
+    }
+    std::sort(sel.begin(), sel.end());  // index order, as the CPU engine adds them
+    cand.insert(cand.end(), sel.begin(), sel.end());
+    rounds = r;
+    return add(sel.data(), (long long)sel.size());
+  };
+
+  const int max_rounds = GK_PAR_ROUNDS + GK_PAR_MAX_EXTRA;
+  std::vector<unsigned int> hc;
+  for (;;) {
+    while (phi > 0 && rounds < max_rounds && (rounds < GK_PAR_ROUNDS || (long long)cand.size() < k)) {
+      if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
+        set_msg(err, errlen, "interrupted");
+        return GK_CUDA_INTERRUPTED;
+      }
+      st = round(rounds + 1);
+      if (st != GK_CUDA_OK) return st;
+    }
+    // weights: points whose nearest candidate (the first of equals) is j
+    const long long m = (long long)cand.size();
+    GK_CHECK(counts.alloc(m), "allocating the weights");
+    GK_CHECK(cudaMemsetAsync(counts.p, 0, m * sizeof(unsigned int), s), "clearing the weights");
+    k_par_weights<<<blocks_for(n, 256), 256, 0, s>>>(lab.p, n, counts.p);
+    GK_CHECK(cudaGetLastError(), "k-means|| weights");
+    hc.resize(m);
+    GK_CHECK(cudaMemcpyAsync(hc.data(), counts.p, m * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
+             "copying the weights");
+    GK_CHECK(cudaStreamSynchronize(s), "k-means|| weights");
+    long long pos = 0;
+    for (unsigned int c : hc) pos += c > 0;
+    if (pos >= k || !(phi > 0) || rounds >= max_rounds) break;
+    st = round(rounds + 1);
+    if (st != GK_CUDA_OK) return st;
+  }
+  GK_CHECK(cudaEventRecord(ev.b, s), "recording an event");
+  GK_CHECK(cudaEventSynchronize(ev.b), "k-means||");
+  const long long m = (long long)cand.size();
+  *m_out = m;
+  if (rounds_out) *rounds_out = rounds;
+  if (m <= cap) {
+    for (long long j = 0; j < m; ++j) {
+      if (cand_out) cand_out[j] = (int64_t)cand[j];
+      if (weight_out) weight_out[j] = (double)hc[j];
+    }
+  }
+  if (ms) {
+    float f = 0;
+    GK_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b), "timing");
+    *ms = f;
+  }
+  return GK_CUDA_OK;
+}
