@@ -182,6 +182,23 @@ test_that("cuda: kmeans++ and kmeans|| choose the same rows as the CPU engine (d
       expect_identical(gpu, cpu, label = paste(init, paste(sh, collapse = "x")))
     }
   }
+  # shapes where k-means|| rounds add many candidates (several tiles of the
+  # float lower bound, d above one shared-memory tile) and data far from the
+  # origin or at tiny or huge scales, where the bound must still be safe
+  blob <- function(n, d, k, off = 0, sc = 1) {
+    ctr <- matrix(runif(k * d, 0, 100), k, d)
+    (ctr[sample.int(k, n, replace = TRUE), , drop = FALSE] + rnorm(n * d)) * sc + off
+  }
+  cases <- list(list(blob(20000, 16, 40), 64), list(blob(4000, 40, 20), 30), list(blob(30000, 1, 50), 100),
+                list(blob(20000, 6, 30, off = 1e6), 50), list(blob(20000, 6, 30, sc = 1e-20), 50),
+                list(blob(20000, 6, 30, sc = 1e150), 40))
+  for (cs in cases) {
+    for (init in c("kmeans++", "kmeans||")) {
+      set.seed(77); cpu <- gpukmeans:::gk_init_rows(cs[[1]], cs[[2]], init, backend = "cpu")
+      set.seed(77); gpu <- gpukmeans:::gk_init_rows(cs[[1]], cs[[2]], init, backend = "cuda")
+      expect_identical(gpu, cpu, label = paste(init, paste(dim(cs[[1]]), collapse = "x"), cs[[2]]))
+    }
+  }
   # duplicates and the degenerate rule
   xd <- matrix(rnorm(12), ncol = 2)[rep(1:6, times = c(50, 1, 1, 1, 1, 1)), ]
   for (init in c("kmeans++", "kmeans||")) {
