@@ -44,18 +44,23 @@ FloatImage float_image(const gk_cuda_data *D) {
 
 template <typename T>
 void launch_update(const gk_cuda_data *D, const double *cen, int m, int base, bool filter, const FloatImage &im,
-                   float *cf, float *cn, double *d2, int *lab, double *lv1, long long nch, cudaStream_t s) {
+                   float *cf, float *cq, double *d2, int *lab, double *lv1, long long nch, cudaStream_t s) {
   const T *x = static_cast<const T *>(D->x);
   const unsigned int g = blocks_for(D->n, kParThreads);
   if (!filter) {
     k_par_exact<T><<<g, kParThreads, 0, s>>>(x, D->n, D->d, cen, m, base, d2, lab, lv1, nch);
     return;
   }
-  k_par_image<<<blocks_for(m, 128), 128, 0, s>>>(cen, m, D->d, im, cf, cn);
-  if (D->d <= kParCoords)
-    k_par_filter<T, true><<<g, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cn, cen, m, base, d2, lab, lv1, nch);
-  else
-    k_par_filter<T, false><<<g, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cn, cen, m, base, d2, lab, lv1, nch);
+  k_par_image<<<blocks_for(m, 128), 128, 0, s>>>(cen, m, D->d, im, cf, cq);
+  // d <= 32: two points per thread, the images in registers
+  const unsigned int g2 = blocks_for(D->n, kParThreads * 2);
+#define GK_FILTER(CAP) \
+  k_par_filter<T, CAP, 2, 16><<<g2, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cq, cen, m, base, d2, lab, lv1, nch)
+  if (D->d <= 8) GK_FILTER(8);
+  else if (D->d <= 16) GK_FILTER(16);
+  else if (D->d <= 32) GK_FILTER(32);
+  else k_par_filter<T, 0, 1, 32><<<g, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cq, cen, m, base, d2, lab, lv1, nch);
+#undef GK_FILTER
 }
 
 }  // namespace
@@ -93,7 +98,7 @@ extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const g
 
   DevBuf<double> d2, cen, lv1top;
   DevBuf<int> lab;
-  DevBuf<float> cf, cn;
+  DevBuf<float> cf, cq;
   DevBuf<long long> dsel, didx;
   DevBuf<unsigned long long> count;
   DevBuf<unsigned int> counts;
@@ -127,7 +132,7 @@ extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const g
     if ((long long)cen.count < m * d) GK_CHECK(cen.alloc((size_t)m * d), "allocating candidates");
     const bool filter = g_init_filter && base > 0;
     if (filter && (long long)cf.count < m * d) GK_CHECK(cf.alloc((size_t)m * d), "allocating candidates");
-    if (filter && (long long)cn.count < m) GK_CHECK(cn.alloc(m), "allocating candidates");
+    if (filter && (long long)cq.count < m) GK_CHECK(cq.alloc(m), "allocating candidates");
     GK_CHECK(cudaMemcpyAsync(didx.p, rows, m * sizeof(long long), cudaMemcpyHostToDevice, s),
              "copying candidate rows");
     if (D->single)
@@ -137,9 +142,9 @@ extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const g
       k_gather_rows<double><<<blocks_for(m * d, 256), 256, 0, s>>>(static_cast<const double *>(D->x), n, d,
                                                                    didx.p, m, cen.p);
     if (D->single)
-      launch_update<float>(D, cen.p, (int)m, (int)base, filter, im, cf.p, cn.p, d2.p, lab.p, lv1, nch, s);
+      launch_update<float>(D, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1, nch, s);
     else
-      launch_update<double>(D, cen.p, (int)m, (int)base, filter, im, cf.p, cn.p, d2.p, lab.p, lv1, nch, s);
+      launch_update<double>(D, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1, nch, s);
     GK_CHECK(cudaGetLastError(), "k-means||: distances");
     GK_CHECK(tb.build(s, 1), "k-means||: potential");
     GK_CHECK(cudaMemcpyAsync(&phi, top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");
@@ -197,7 +202,9 @@ extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const g
     const long long m = (long long)cand.size();
     GK_CHECK(counts.alloc(m), "allocating the weights");
     GK_CHECK(cudaMemsetAsync(counts.p, 0, m * sizeof(unsigned int), s), "clearing the weights");
-    k_par_weights<<<blocks_for(n, 256), 256, 0, s>>>(lab.p, n, counts.p);
+    // a few blocks per SM, each over many points (its counts are flushed once)
+    const unsigned int wb = std::min<unsigned int>(blocks_for(n, 1024), 4u * (unsigned int)D->sms);
+    k_par_weights<<<wb, 1024, 0, s>>>(lab.p, n, (int)m, counts.p);
     GK_CHECK(cudaGetLastError(), "k-means|| weights");
     hc.resize(m);
     GK_CHECK(cudaMemcpyAsync(hc.data(), counts.p, m * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),

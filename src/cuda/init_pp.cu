@@ -8,6 +8,7 @@
 // trees, the candidates' potentials and the D^2 sampling stay on the device.
 // The host only enqueues kernels; it synchronises every 32 steps to poll for
 // interrupts.
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -28,6 +29,8 @@ int check_data(const gk_cuda_data *D, int k, char *err, size_t errlen) {
 
 namespace {
 
+constexpr int kTailThreads = 256;  // at least; the sampling needs 32 L
+
 __global__ void k_pp_start(long long *idx, unsigned char *chosen, long long first) {
   idx[0] = first;
   chosen[first] = 1;
@@ -37,7 +40,7 @@ __global__ void k_pp_start(long long *idx, unsigned char *chosen, long long firs
 template <typename T>
 void launch_pass(const T *x, long long n, int d, const double *w, double *d2, const double *pend,
                  const double *cc, int L, double *lv1, long long nch, cudaStream_t s) {
-  const unsigned int g = blocks_for(n, kPassThreads);
+  const unsigned int g = blocks_for(n, kPassThreads * kPassPoints);
 #define GK_PASS(NB) k_pp_pass<T, NB><<<g, kPassThreads, 0, s>>>(x, n, d, w, d2, pend, cc, L, lv1, nch)
   if (L + 1 <= 2) GK_PASS(2);
   else if (L + 1 <= 4) GK_PASS(4);
@@ -91,12 +94,21 @@ int pp_run(const T *x, long long n, int d, const double *w, long long first, int
   GK_CHECK(tb.build(s, 1), "k-means++: distances to the first center");
   GK_CHECK(cudaMemcpyAsync(pend.p, cc.p, d * sizeof(double), cudaMemcpyDeviceToDevice, s), "copying a center");
 
+  // The levels of the candidates' trees up to the first small enough for
+  // the one-block end of a step.
+  int t_tail = 2;
+  while (t_tail <= tb.T && tb.len[t_tail] * L > kTailThreads * 4) ++t_tail;
+  const int tail_threads = std::max(kTailThreads, 32 * L);
+  k_pp_sample<T><<<1, 32 * L, 0, s>>>(lv, best.p, x, n, d, w, d2.p, pend.p, u.p, L, chosen.p, free_from.p, cand.p,
+                                       cc.p);
   for (int step = 1; step < picks; ++step) {
-    k_pp_sample<T><<<1, 32 * L, 0, s>>>(lv, best.p, x, n, d, w, d2.p, pend.p, u.p + (size_t)(step - 1) * L, L,
-                                         chosen.p, free_from.p, cand.p, cc.p);
     launch_pass<T>(x, n, d, w, d2.p, pend.p, cc.p, L, tb.level1(), nch, s);
-    GK_CHECK(tb.build(s, L), "k-means++: potentials");
-    k_pp_choose<<<1, 128, 0, s>>>(tb.top(), L, cand.p, cc.p, d, idx.p, step, chosen.p, pend.p, best.p);
+    for (int t = 2; t < t_tail; ++t)
+      k_tree_level<<<blocks_for(tb.len[t] * L, 256), 256, 0, s>>>(tb.lv[t - 1].p, tb.len[t - 1], tb.lv[t].p,
+                                                                  tb.len[t], L);
+    const double *next_u = step + 1 < picks ? u.p + (size_t)step * L : nullptr;
+    k_pp_tail<T><<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, chosen.p, pend.p, best.p,
+                                            x, n, w, d2.p, next_u, free_from.p);
     GK_CHECK(cudaGetLastError(), "k-means++ step");
     if (cb && cb->interrupt && step % 32 == 0) {
       GK_CHECK(cudaStreamSynchronize(s), "k-means++ steps");

@@ -25,6 +25,7 @@ constexpr int kParCoords = 32;    // coordinates per shared-memory tile
 __device__ __forceinline__ void warp_level1(double v, long long i, long long nch, double (*s_red)[32],
                                             double *lv1) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncwarp();  // a previous call's lane 0 may still read s_red
   s_red[warp][lane] = v;
   __syncwarp();
   const long long chunk = i >> 5;
@@ -104,7 +105,7 @@ struct FloatImage {
   double scale;
   float uprime;         // relative error of a against the exact (x - shift) * scale: 0 in single
   float bmax;           // upper bound of ||b|| for every candidate b
-  float kappa;          // |A - R_f| <= kappa * (|a|^2 + |b|^2) + kAbs, with margin
+  float kappa;          // |A - R_f| <= kappa * (|a|^2 + |b|^2) + kAbs, with margin (A below)
   double gamma;         // relative error bound of the exact double distance
 };
 
@@ -119,7 +120,9 @@ __device__ __forceinline__ float image_coord(const T *__restrict__ x, long long 
 }
 
 // Threshold in the float image: a candidate whose exact (double) distance
-// could be < D2 has A - E < thr.  With R the real squared distance, a
+// could be < D2 has an image distance R_f < thr, and so A - E < thr, where
+// A = |a|^2 + |b|^2 - 2 a.b is computed in float from the image and
+// E = kappa (|a|^2 + |b|^2) + kAbs bounds its error.  With R the real squared distance, a
 // candidate can beat D2 only if R < D2 (1 + 2 gamma); the image's distance
 // R_f then satisfies sqrt(R_f) < sqrt(R) + eps (eps bounds the image's
 // rounding of both points); and A - E <= R_f.  Rounded up, with margin.
@@ -129,119 +132,175 @@ __device__ __forceinline__ float filter_threshold(double d2v, double eps, const 
   return __double2float_ru(t * t * (1.0 + 9.5367431640625e-07) + 7.8886090522101181e-31);
 }
 
-// Filtered update, same result as k_par_exact.  Per point and tile of 32
-// candidates: A_j = |a|^2 + |b_j|^2 - 2 a.b_j in float (the image), and the
-// lower bound A_j - E_j of the image's distance; only candidates whose bound
-// is below the current threshold get the exact distance, in order j.  A
-// candidate ruled out has an exact distance >= the current D2, so the exact
-// rule (strict <, in order) would not have taken it either: D2 and the label
-// are those of k_par_exact.  REG: d <= kParCoords, the point's image stays in
-// registers.  cf: m x d row-major image of the candidates, cn their |b|^2.
-template <typename T, bool REG>
+// eps of filter_threshold for a point whose image has |a|^2 = na.
+__device__ __forceinline__ double filter_eps(float na, int d, const FloatImage &im) {
+  return (double)im.uprime * (sqrt((double)na) * (1.0 + d * 5.9604644775390625e-08) + im.bmax) +
+         7.8886090522101181e-31;
+}
+
+// The test of a pair, rearranged so that it costs one FMA and one compare:
+//     fl(-2 a.b + q_b) < thr - nak_a
+// with q_b = |b|^2 (1 - kappa) rounded down (per candidate, filter_q),
+// nak_a = |a|^2 (1 - kappa) - kAbs rounded down and the subtraction rounded
+// up (per point, filter_limit).  It keeps every candidate with R_f < thr: kappa = 2 (2d + 8) u covers the errors of the
+// dot product and of both norms (2d u (|a|^2 + |b|^2)) plus the FMA's
+// rounding (2u (|a|^2 + |b|^2)) with room to spare, and the directed
+// roundings only move the test towards keeping a candidate.
+__device__ __forceinline__ float filter_q(float nb, const FloatImage &im) {
+  return __fmaf_rd(-im.kappa, nb, nb);
+}
+__device__ __forceinline__ float filter_limit(float thr, float na, const FloatImage &im) {
+  const float nak = __fsub_rd(__fmaf_rd(-im.kappa, na, na), kAbs);
+  return __fsub_ru(thr, nak);
+}
+
+// Filtered update, same result as k_par_exact.  Per point and tile of J
+// candidates: the float dot products a.b_j of the image, then the test
+// above; only candidates that pass it get the exact distance, in order j,
+// against the threshold of the current D2.  A candidate ruled out has an
+// exact distance >= the current D2, so the exact rule (strict <, in order)
+// would not have taken it either: D2 and the label are those of
+// k_par_exact.  Each thread owns P points (i, i + kParThreads, ...), so that
+// every candidate value read from shared memory feeds P multiply-adds.
+// CAP > 0 (d <= CAP): the points' images stay in registers; CAP = 0: any d,
+// the image is read from x per tile of kParCoords coordinates.  cf: m x d
+// row-major image of the candidates, cq their filter_q.
+template <typename T, int CAP, int P, int J>
 __global__ void __launch_bounds__(kParThreads)
 k_par_filter(const T *__restrict__ x, long long n, int d, FloatImage im, const float *__restrict__ cf,
-             const float *__restrict__ cn, const double *__restrict__ cen, int m, int base,
+             const float *__restrict__ cq, const double *__restrict__ cen, int m, int base,
              double *__restrict__ d2, int *__restrict__ lab, double *__restrict__ lv1, long long nch) {
-  __shared__ __align__(16) float s_cf[kParCoords][kParTile];  // transposed, as in k_par_exact
-  __shared__ float s_cn[kParTile];
-  __shared__ float s_lb[kParTile][kParThreads];
+  constexpr int TC = CAP ? CAP : kParCoords;  // coordinates per tile
+  // Candidates per refill of shared memory: many tiles per barrier, since a
+  // barrier waits for the warp with the most exact distances to compute.
+  constexpr int CH = CAP ? (CAP <= 16 ? 256 : 128) : J;
+  static_assert(CH % J == 0, "a chunk is whole tiles");
+  __shared__ __align__(16) float s_cf[TC][CH];  // [coordinate][candidate]: wide broadcast loads
+  __shared__ __align__(16) float s_q[CH];
+  __shared__ float s_low[P][J][kParThreads];  // the tests' left sides, of the pairs that passed
   __shared__ double s_red[kParThreads / 32][32];
-  const long long i = (long long)blockIdx.x * kParThreads + threadIdx.x;
-  const bool live = i < n;
-  double my = live ? d2[i] : 0.0;
-  int lb = live ? lab[i] : 0;
-
-  float af[REG ? kParCoords : 1];
-  float na = 0.f;
-  if (live) {
-    if (REG) {
+  const long long i0 = (long long)blockIdx.x * (kParThreads * P) + threadIdx.x;
+  long long ip[P];
+  double my[P], eps[P];
+  int lb[P];
+  float na[P], thr[P], lim[P];
+  float af[P][CAP ? CAP : 1];  // CAP: the images
 #pragma unroll
-      for (int c = 0; c < kParCoords; ++c) {
-        if (c < d) {
-          af[c] = image_coord(x, n, i, c, im);
-          na = fmaf(af[c], af[c], na);
-        }
+  for (int p = 0; p < P; ++p) {
+    ip[p] = i0 + (long long)p * kParThreads;
+    const bool live = ip[p] < n;
+    my[p] = live ? d2[ip[p]] : 0.0;
+    lb[p] = live ? lab[ip[p]] : 0;
+    na[p] = 0.f;
+    if (CAP) {
+#pragma unroll
+      for (int c = 0; c < CAP; ++c) {
+        af[p][c] = (live && c < d) ? image_coord(x, n, ip[p], c, im) : 0.f;
+        na[p] = fmaf(af[p][c], af[p][c], na[p]);
       }
-    } else {
+    } else if (live) {
       for (int c = 0; c < d; ++c) {
-        const float a = image_coord(x, n, i, c, im);
-        na = fmaf(a, a, na);
+        const float a = image_coord(x, n, ip[p], c, im);
+        na[p] = fmaf(a, a, na[p]);
       }
     }
+    eps[p] = filter_eps(na[p], d, im);
+    thr[p] = filter_threshold(my[p], eps[p], im);
+    lim[p] = live ? filter_limit(thr[p], na[p], im) : -__int_as_float(0x7f800000);  // -inf: nothing passes
   }
-  const float kna = fmaf(im.kappa, na, kAbs);
-  const double eps =
-      (double)im.uprime * (sqrt((double)na) * (1.0 + d * 5.9604644775390625e-08) + im.bmax) + 7.8886090522101181e-31;
-  float thr = filter_threshold(my, eps, im);
 
-  for (int j0 = 0; j0 < m; j0 += kParTile) {
-    const int mt = min(kParTile, m - j0);
-    float acc[kParTile];
+  for (int j0 = 0; j0 < m; j0 += J) {
+    // tile j0 is tile `slot` of the chunk in shared memory (CAP == 0: the
+    // chunk is the tile, for one tile of coordinates)
+    const int slot = (j0 / J) % (CH / J);
+    float acc[P][J];
 #pragma unroll
-    for (int j = 0; j < kParTile; ++j) acc[j] = 0.f;
-    for (int c0 = 0; c0 < d; c0 += kParCoords) {
-      const int cb = min(kParCoords, d - c0);
-      __syncthreads();
-      for (int t = threadIdx.x; t < mt * cb; t += kParThreads) {
-        const int j = t / cb, c = t - j * cb;
-        s_cf[c][j] = cf[(size_t)(j0 + j) * d + c0 + c];
+    for (int p = 0; p < P; ++p)
+#pragma unroll
+      for (int j = 0; j < J; ++j) acc[p][j] = 0.f;
+    for (int c0 = 0; c0 < d; c0 += TC) {
+      const int cb = min(TC, d - c0);
+      if (slot == 0) {
+        const int mc = min(CH, m - j0);
+        __syncthreads();
+        // unused coordinates are 0 and unused candidates have q = +inf, so
+        // the loops below need no tests
+        for (int t = threadIdx.x; t < CH * TC; t += kParThreads) {
+          const int j = t / TC, c = t - j * TC;
+          s_cf[c][j] = (j < mc && c < cb) ? cf[(size_t)(j0 + j) * d + c0 + c] : 0.f;
+        }
+        if (c0 == 0)
+          for (int t = threadIdx.x; t < CH; t += kParThreads)
+            s_q[t] = t < mc ? cq[j0 + t] : __int_as_float(0x7f800000);
+        __syncthreads();
       }
-      if (c0 == 0 && threadIdx.x < mt) s_cn[threadIdx.x] = cn[j0 + threadIdx.x];
-      __syncthreads();
-      if (live) {
-        float ar[REG ? 1 : kParCoords];
-        if (!REG) {
+      float ar[P][CAP ? 1 : kParCoords];  // CAP == 0: this tile of the images
+      if (!CAP) {
+#pragma unroll
+        for (int p = 0; p < P; ++p)
 #pragma unroll
           for (int c = 0; c < kParCoords; ++c)
-            if (c < cb) ar[c] = image_coord(x, n, i, c0 + c, im);
-        }
+            ar[p][c] = (ip[p] < n && c < cb) ? image_coord(x, n, ip[p], c0 + c, im) : 0.f;
+      }
+      const float(*tile)[CH] = s_cf;
 #pragma unroll
-        for (int c = 0; c < kParCoords; ++c) {
-          if (c < cb) {
-            const float a = REG ? af[c] : ar[c];
+      for (int c = 0; c < TC; ++c) {
 #pragma unroll
-            for (int j = 0; j < kParTile; ++j) acc[j] = fmaf(a, s_cf[c][j], acc[j]);
-          }
+        for (int j = 0; j < J; ++j) {
+          const float b = tile[c][slot * J + j];
+#pragma unroll
+          for (int p = 0; p < P; ++p) acc[p][j] = fmaf(CAP ? af[p][c] : ar[p][CAP ? 0 : c], b, acc[p][j]);
         }
       }
     }
-    if (live) {
+    // The tests first (compact code), then the exact distances of the pairs
+    // that passed, each tested again against the limit of the current D2.
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      // most tiles have no pair that passes: one minimum first
+      float lowest = __int_as_float(0x7f800000);
+#pragma unroll
+      for (int j = 0; j < J; ++j) lowest = fminf(lowest, fmaf(-2.f, acc[p][j], s_q[slot * J + j]));
+      if (!(lowest < lim[p])) continue;
       unsigned int mask = 0;
 #pragma unroll
-      for (int j = 0; j < kParTile; ++j) {
-        if (j < mt) {
-          const float A = fmaf(-2.f, acc[j], na + s_cn[j]);
-          const float low = A - fmaf(im.kappa, s_cn[j], kna);
-          if (low < thr) {
-            mask |= 1u << j;
-            s_lb[j][threadIdx.x] = low;
-          }
+      for (int j = 0; j < J; ++j) {
+        const float low = fmaf(-2.f, acc[p][j], s_q[slot * J + j]);
+        if (low < lim[p]) {
+          mask |= 1u << j;
+          s_low[p][j][threadIdx.x] = low;
         }
       }
       while (mask) {
         const int j = __ffs(mask) - 1;
         mask &= mask - 1;
-        if (s_lb[j][threadIdx.x] < thr) {
-          const double dist = exact_dist(x, n, d, i, cen + (size_t)(j0 + j) * d);
-          if (dist < my) {
-            my = dist;
-            lb = base + j0 + j;
-            thr = filter_threshold(my, eps, im);
+        if (s_low[p][j][threadIdx.x] < lim[p]) {
+          const double dist = exact_dist(x, n, d, ip[p], cen + (size_t)(j0 + j) * d);
+          if (dist < my[p]) {
+            my[p] = dist;
+            lb[p] = base + j0 + j;
+            thr[p] = filter_threshold(my[p], eps[p], im);
+            lim[p] = filter_limit(thr[p], na[p], im);
           }
         }
       }
     }
   }
-  if (live) {
-    d2[i] = my;
-    lab[i] = lb;
+#pragma unroll
+  for (int p = 0; p < P; ++p) {
+    const bool live = ip[p] < n;
+    if (live) {
+      d2[ip[p]] = my[p];
+      lab[ip[p]] = lb[p];
+    }
+    warp_level1(live ? my[p] : 0.0, ip[p], nch, s_red, lv1);
   }
-  warp_level1(live ? my : 0.0, i, nch, s_red, lv1);
 }
 
-// The candidates' float image (row-major) and |b|^2, from their exact rows.
+// The candidates' float image (row-major) and their filter_q, from their
+// exact rows.
 static __global__ void k_par_image(const double *__restrict__ cen, int m, int d, FloatImage im,
-                            float *__restrict__ cf, float *__restrict__ cn) {
+                                   float *__restrict__ cf, float *__restrict__ cq) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= m) return;
   float nb = 0.f;
@@ -252,7 +311,7 @@ static __global__ void k_par_image(const double *__restrict__ cen, int m, int d,
     cf[(size_t)j * d + c] = b;
     nb = fmaf(b, b, nb);
   }
-  cn[j] = nb;
+  cq[j] = filter_q(nb, im);
 }
 
 // Round r: point i joins when u(seed, r, i) < (l * D2_i) / phi.
@@ -270,10 +329,29 @@ static __global__ void k_par_select(const double *__restrict__ d2, long long n, 
   }
 }
 
-// The weights: points whose nearest candidate is j.
-static __global__ void k_par_weights(const int *__restrict__ lab, long long n, unsigned int *__restrict__ counts) {
-  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) atomicAdd(&counts[lab[i]], 1u);
+// The weights: points whose nearest candidate is j.  A block counts into
+// shared memory when the m counters fit (kWeightBins), then adds its counts
+// to the global ones: far fewer global atomics on the same addresses.
+constexpr int kWeightBins = 8192;
+
+static __global__ void k_par_weights(const int *__restrict__ lab, long long n, int m,
+                                     unsigned int *__restrict__ counts) {
+  __shared__ unsigned int s_h[kWeightBins];
+  const bool local = m <= kWeightBins;
+  if (local) {
+    for (int t = threadIdx.x; t < m; t += blockDim.x) s_h[t] = 0;
+    __syncthreads();
+  }
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    if (local) atomicAdd(&s_h[lab[i]], 1u);
+    else atomicAdd(&counts[lab[i]], 1u);
+  }
+  if (local) {
+    __syncthreads();
+    for (int t = threadIdx.x; t < m; t += blockDim.x)
+      if (s_h[t]) atomicAdd(&counts[t], s_h[t]);
+  }
 }
 
 }  // namespace init

@@ -17,96 +17,141 @@
 namespace gk {
 namespace init {
 
-constexpr int kPassThreads = 128;  // threads (= points) per block of the pass
+constexpr int kPassThreads = 128;  // threads per block of the pass
+constexpr int kPassPoints = 2;     // points per thread: i and i + kPassThreads
 constexpr int kCoordTile = 32;     // coordinates per shared-memory tile
+constexpr int kCoordGroup = 4;     // coordinates loaded together (a tile is whole groups)
 constexpr int kMaxCandidates = 32;
+
+// Coordinates [c, c + kCoordGroup) of point i into r; those at or past d (and
+// all of a point past n) read as 0.
+template <typename T>
+__device__ __forceinline__ void load_group(const T *__restrict__ x, long long n, int d, long long i, bool live,
+                                           int c, T (&r)[kCoordGroup]) {
+  const T *p = x + i + n * (long long)c;
+#pragma unroll
+  for (int u = 0; u < kCoordGroup; ++u) r[u] = (live && c + u < d) ? p[n * (long long)u] : T(0);
+}
 
 // The pass of one step.  Slot 0 of the accumulators is the pending center
 // (pend, may be NULL), slots 1..L the candidates cc (L x d, row-major).
 // NB >= L + 1.  Writes d2 (when pend) and lv1[j * nch + chunk], the level-1
-// sums of w_i * min(D2_i, dist(i, cand_j)).
+// sums of w_i * min(D2_i, dist(i, cand_j)).  A block covers
+// kPassThreads * kPassPoints consecutive points.
+//
+// Speed: every slot and every coordinate of a group is computed without a
+// test.  Unused slots and the padding past d hold 0 on both sides, and
+// acc + (0 - 0)^2 is acc exactly (acc >= +0), so the sums keep the bits of
+// init_order.h point 1.  Each center value read from shared memory serves
+// kPassPoints points (shared-memory bandwidth limits one point per thread);
+// the next group's loads are issued before the current group is used.
 template <typename T, int NB>
 __global__ void __launch_bounds__(kPassThreads)
 k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict__ w,
           double *__restrict__ d2, const double *__restrict__ pend, const double *__restrict__ cc, int L,
           double *__restrict__ lv1, long long nch) {
-  __shared__ __align__(16) double s_c[kCoordTile][NB];  // [coordinate][slot]: wide loads
-  __shared__ double s_red[kPassThreads / 32][32][NB];
-  const long long i = (long long)blockIdx.x * kPassThreads + threadIdx.x;
-  const bool live = i < n;
+  constexpr int P = kPassPoints;
+  // s_c[c][slot] (a tile of the centers) during the pass, then
+  // s_red[warp][lane][slot] for the level-1 sums.
+  static_assert(kCoordTile <= kPassThreads, "s_c must fit in s_buf");
+  __shared__ __align__(16) double s_buf[kPassThreads * NB];
+  double(*s_c)[NB] = reinterpret_cast<double(*)[NB]>(s_buf);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int s0 = pend ? 0 : 1;  // first slot in use
-  double acc[NB];
+  long long ip[P];
+  bool live[P];
+  double acc[P][NB];
 #pragma unroll
-  for (int s = 0; s < NB; ++s) acc[s] = 0.0;
+  for (int p = 0; p < P; ++p) {
+    ip[p] = (long long)blockIdx.x * (kPassThreads * P) + (long long)p * kPassThreads + threadIdx.x;
+    live[p] = ip[p] < n;
+#pragma unroll
+    for (int s = 0; s < NB; ++s) acc[p][s] = 0.0;
+  }
 
   for (int c0 = 0; c0 < d; c0 += kCoordTile) {
     const int cb = min(kCoordTile, d - c0);
+    const int groups = (cb + kCoordGroup - 1) / kCoordGroup;
     __syncthreads();
-    for (int t = threadIdx.x; t < (L + 1) * cb; t += kPassThreads) {
-      const int s = t / cb, c = t - s * cb;
-      if (s == 0) s_c[c][0] = pend ? pend[c0 + c] : 0.0;
-      else s_c[c][s] = cc[(size_t)(s - 1) * d + c0 + c];
+    for (int t = threadIdx.x; t < groups * kCoordGroup * NB; t += kPassThreads) {
+      const int c = t / NB, s = t - c * NB;
+      double v = 0.0;
+      if (c < cb) {
+        if (s == 0) v = pend ? pend[c0 + c] : 0.0;
+        else if (s <= L) v = cc[(size_t)(s - 1) * d + c0 + c];
+      }
+      s_c[c][s] = v;
     }
     __syncthreads();
-    if (live) {
-      // all loads of the tile first: many requests in flight per thread
-      T xr[kCoordTile];
+    T xr[P][kCoordGroup], xn[P][kCoordGroup];
 #pragma unroll
-      for (int c = 0; c < kCoordTile; ++c)
-        if (c < cb) xr[c] = x[i + n * (long long)(c0 + c)];
+    for (int p = 0; p < P; ++p) load_group(x, n, d, ip[p], live[p], c0, xr[p]);
+    for (int g = 0; g < groups; ++g) {
+      if (g + 1 < groups) {
 #pragma unroll
-      for (int c = 0; c < kCoordTile; ++c) {
-        if (c < cb) {
-          const double xv = (double)xr[c];
+        for (int p = 0; p < P; ++p) load_group(x, n, d, ip[p], live[p], c0 + (g + 1) * kCoordGroup, xn[p]);
+      }
 #pragma unroll
-          for (int s = 0; s < NB; ++s) {
-            if (s >= s0 && s <= L) {
-              const double t = __dsub_rn(xv, s_c[c][s]);
-              acc[s] = __dadd_rn(acc[s], __dmul_rn(t, t));
-            }
+      for (int u = 0; u < kCoordGroup; ++u) {
+        const double *cu = s_c[g * kCoordGroup + u];
+#pragma unroll
+        for (int s = 0; s < NB; ++s) {
+          const double cv = cu[s];
+#pragma unroll
+          for (int p = 0; p < P; ++p) {
+            const double t = __dsub_rn((double)xr[p][u], cv);
+            acc[p][s] = __dadd_rn(acc[p][s], __dmul_rn(t, t));
           }
         }
       }
+#pragma unroll
+      for (int p = 0; p < P; ++p)
+#pragma unroll
+        for (int u = 0; u < kCoordGroup; ++u) xr[p][u] = xn[p][u];
     }
   }
 
-  double v = live ? d2[i] : 0.0;
-  if (pend && live) {
-    v = dmin(v, acc[0]);
-    d2[i] = v;
-  }
-  const double wi = (w && live) ? w[i] : 1.0;
+  double(*s_red)[32][NB] = reinterpret_cast<double(*)[32][NB]>(s_buf);
 #pragma unroll
-  for (int s = 1; s < NB; ++s) {
-    if (s <= L) {
-      const double m = dmin(v, acc[s]);
-      s_red[warp][lane][s - 1] = live ? (w ? __dmul_rn(wi, m) : m) : 0.0;
+  for (int p = 0; p < P; ++p) {
+    double v = live[p] ? d2[ip[p]] : 0.0;
+    if (pend && live[p]) {
+      v = dmin(v, acc[p][0]);
+      d2[ip[p]] = v;
     }
-  }
-  __syncwarp();
-  const long long chunk = i >> 5;
-  if (lane < L && chunk < nch) {
-    double s = 0.0;
-    for (int p = 0; p < 32; ++p) s = __dadd_rn(s, s_red[warp][p][lane]);
-    lv1[(long long)lane * nch + chunk] = s;
+    const double wi = (w && live[p]) ? w[ip[p]] : 1.0;
+    // s_red overlays s_c (p == 0) and the previous point's sums (p > 0)
+    if (p == 0) __syncthreads();
+    else __syncwarp();
+#pragma unroll
+    for (int s = 1; s < NB; ++s) {
+      const double m = dmin(v, acc[p][s]);
+      s_red[warp][lane][s - 1] = live[p] ? (w ? __dmul_rn(wi, m) : m) : 0.0;
+    }
+    __syncwarp();
+    const long long chunk = ip[p] >> 5;
+    if (lane < L && chunk < nch) {
+      double sum = 0.0;
+#pragma unroll 8
+      for (int q = 0; q < 32; ++q) sum = __dadd_rn(sum, s_red[warp][q][lane]);
+      lv1[(long long)lane * nch + chunk] = sum;
+    }
   }
 }
 
-// Sampling of one step: warp j draws candidate j with unif[j] from tree
-// *best of lv, whose leaves are w_i * min(D2_i, dist(i, pend)).  When the
-// total is not > 0, every candidate is the lowest point not chosen yet (the
-// degenerate rule).  Writes cand[j] and the candidate's row into cc.
+// Sampling of one step, by a whole block (warps 0..L-1 draw): warp j draws
+// candidate j with unif[j] from tree b of lv, whose leaves are
+// w_i * min(D2_i, dist(i, pend)).  When the total is not > 0, every
+// candidate is the lowest point not chosen yet (the degenerate rule).
+// Writes cand[j] and the candidate's row into cc.
 template <typename T>
-__global__ void k_pp_sample(Levels lv, const int *__restrict__ best, const T *__restrict__ x, long long n,
-                            int d, const double *__restrict__ w, const double *__restrict__ d2,
-                            const double *__restrict__ pend, const double *__restrict__ unif, int L,
-                            const unsigned char *__restrict__ chosen, long long *free_from,
-                            long long *__restrict__ cand, double *__restrict__ cc) {
+__device__ void sample_candidates(const Levels &lv, int b, const T *__restrict__ x, long long n, int d,
+                                  const double *__restrict__ w, const double *__restrict__ d2,
+                                  const double *pend, const double *__restrict__ unif, int L,
+                                  const unsigned char *chosen, long long *free_from, long long *cand,
+                                  double *cc) {
   __shared__ double s_a[kMaxCandidates][32];
   __shared__ long long s_free;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int b = *best;
   auto leaf = [&](long long i) -> double {
     double v = d2[i];
     if (pend) v = dmin(v, exact_dist(x, n, d, i, pend));
@@ -131,14 +176,44 @@ __global__ void k_pp_sample(Levels lv, const int *__restrict__ best, const T *__
   for (int a = lane; a < d; a += 32) cc[(size_t)warp * d + a] = (double)x[c + n * (long long)a];
 }
 
-// Keeps the candidate of smallest potential (the first of equals):
-// tops[j] is candidate j's potential.  Records it as step s's center, as
-// the pending center of the next pass and as the tree the next step samples.
-static __global__ void k_pp_choose(const double *__restrict__ tops, int L, const long long *__restrict__ cand,
-                            const double *__restrict__ cc, int d, long long *out_idx, int s,
-                            unsigned char *chosen, double *pend, int *best) {
+// The sampling of step 1 (tree *best, built from the first center).
+template <typename T>
+__global__ void k_pp_sample(Levels lv, const int *__restrict__ best, const T *__restrict__ x, long long n,
+                            int d, const double *__restrict__ w, const double *__restrict__ d2,
+                            const double *__restrict__ pend, const double *__restrict__ unif, int L,
+                            const unsigned char *__restrict__ chosen, long long *free_from,
+                            long long *__restrict__ cand, double *__restrict__ cc) {
+  sample_candidates(lv, *best, x, n, d, w, d2, pend, unif, L, chosen, free_from, cand, cc);
+}
+
+// The end of step s, in one block (one launch instead of four, for the
+// latency-bound k sequential steps):
+//  1. levels t0..T of the L candidates' trees (the small ones; the larger
+//     levels were built by k_tree_level);
+//  2. keeps the candidate of smallest potential (the first of equals) as
+//     step s's center, as the pending center of the next pass and as the
+//     tree the next step samples (*best);
+//  3. unless unif is NULL (the last step), samples step s + 1's candidates.
+template <typename T>
+__global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc, int d, long long *out_idx, int s,
+                          unsigned char *chosen, double *pend, int *best, const T *__restrict__ x, long long n,
+                          const double *__restrict__ w, const double *__restrict__ d2,
+                          const double *__restrict__ unif, long long *free_from) {
   __shared__ int s_best;
+  for (int t = t0; t <= lv.T; ++t) {
+    const long long li = lv.len[t - 1], lo = lv.len[t];
+    for (long long e = threadIdx.x; e < lo * L; e += blockDim.x) {
+      const long long b = e / lo, j = e - b * lo;
+      const double *in = lv.p[t - 1] + b * li;
+      const long long q1 = min(li, (j + 1) * GK_SUM_ARITY);
+      double sum = 0.0;
+      for (long long q = j * GK_SUM_ARITY; q < q1; ++q) sum = __dadd_rn(sum, in[q]);
+      lv.p[t][b * lo + j] = sum;
+    }
+    __syncthreads();
+  }
   if (threadIdx.x == 0) {
+    const double *tops = lv.p[lv.T];
     int bj = 0;
     double bp = tops[0];
     for (int j = 1; j < L; ++j) {
@@ -154,7 +229,10 @@ static __global__ void k_pp_choose(const double *__restrict__ tops, int L, const
     chosen[cand[bj]] = 1;
   }
   __syncthreads();
-  for (int a = threadIdx.x; a < d; a += blockDim.x) pend[a] = cc[(size_t)s_best * d + a];
+  const int bj = s_best;
+  for (int a = threadIdx.x; a < d; a += blockDim.x) pend[a] = cc[(size_t)bj * d + a];
+  __syncthreads();  // pend and chosen are complete; cc may be overwritten
+  if (unif) sample_candidates(lv, bj, x, n, d, w, d2, pend, unif, L, chosen, free_from, cand, cc);
 }
 
 // Rows idx[0..m) of x into out (m x d, row-major, double).
