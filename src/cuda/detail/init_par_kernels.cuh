@@ -12,6 +12,7 @@
 #ifndef GPUKMEANS_DETAIL_INIT_PAR_KERNELS_CUH
 #define GPUKMEANS_DETAIL_INIT_PAR_KERNELS_CUH
 
+#include "init_bound.cuh"
 #include "init_tree.cuh"
 
 namespace gk {
@@ -96,62 +97,6 @@ k_par_exact(const T *__restrict__ x, long long n, int d, const double *__restric
     lab[i] = lb;
   }
   warp_level1(live ? my : 0.0, i, nch, s_red, lv1);
-}
-
-// The float image of the data used by the bound: a = fl32((x - shift) * scale)
-// with scale a power of two such that |x - shift| * scale <= 1.
-struct FloatImage {
-  const double *shift;  // d column shifts (double data), or NULL (single: x is stored shifted)
-  double scale;
-  float uprime;         // relative error of a against the exact (x - shift) * scale: 0 in single
-  float bmax;           // upper bound of ||b|| for every candidate b
-  float kappa;          // |A - R_f| <= kappa * (|a|^2 + |b|^2) + kAbs, with margin (A below)
-  double gamma;         // relative error bound of the exact double distance
-};
-
-constexpr float kAbs = 7.8886091e-31f;  // 2^-100: covers underflow in the float image
-
-template <typename T>
-__device__ __forceinline__ float image_coord(const T *__restrict__ x, long long n, long long i, int c,
-                                             const FloatImage &im) {
-  double v = (double)x[i + n * (long long)c];
-  if (im.shift) v = __dsub_rn(v, im.shift[c]);
-  return __double2float_rn(v * im.scale);
-}
-
-// Threshold in the float image: a candidate whose exact (double) distance
-// could be < D2 has an image distance R_f < thr, and so A - E < thr, where
-// A = |a|^2 + |b|^2 - 2 a.b is computed in float from the image and
-// E = kappa (|a|^2 + |b|^2) + kAbs bounds its error.  With R the real squared distance, a
-// candidate can beat D2 only if R < D2 (1 + 2 gamma); the image's distance
-// R_f then satisfies sqrt(R_f) < sqrt(R) + eps (eps bounds the image's
-// rounding of both points); and A - E <= R_f.  Rounded up, with margin.
-__device__ __forceinline__ float filter_threshold(double d2v, double eps, const FloatImage &im) {
-  if (!(d2v < 1e300)) return __int_as_float(0x7f800000);
-  const double t = sqrt(d2v * im.scale * im.scale * (1.0 + 2.0 * im.gamma)) + eps;
-  return __double2float_ru(t * t * (1.0 + 9.5367431640625e-07) + 7.8886090522101181e-31);
-}
-
-// eps of filter_threshold for a point whose image has |a|^2 = na.
-__device__ __forceinline__ double filter_eps(float na, int d, const FloatImage &im) {
-  return (double)im.uprime * (sqrt((double)na) * (1.0 + d * 5.9604644775390625e-08) + im.bmax) +
-         7.8886090522101181e-31;
-}
-
-// The test of a pair, rearranged so that it costs one FMA and one compare:
-//     fl(-2 a.b + q_b) < thr - nak_a
-// with q_b = |b|^2 (1 - kappa) rounded down (per candidate, filter_q),
-// nak_a = |a|^2 (1 - kappa) - kAbs rounded down and the subtraction rounded
-// up (per point, filter_limit).  It keeps every candidate with R_f < thr: kappa = 2 (2d + 8) u covers the errors of the
-// dot product and of both norms (2d u (|a|^2 + |b|^2)) plus the FMA's
-// rounding (2u (|a|^2 + |b|^2)) with room to spare, and the directed
-// roundings only move the test towards keeping a candidate.
-__device__ __forceinline__ float filter_q(float nb, const FloatImage &im) {
-  return __fmaf_rd(-im.kappa, nb, nb);
-}
-__device__ __forceinline__ float filter_limit(float thr, float na, const FloatImage &im) {
-  const float nak = __fsub_rd(__fmaf_rd(-im.kappa, na, na), kAbs);
-  return __fsub_ru(thr, nak);
 }
 
 // Filtered update, same result as k_par_exact.  Per point and tile of J
@@ -302,16 +247,7 @@ k_par_filter(const T *__restrict__ x, long long n, int d, FloatImage im, const f
 static __global__ void k_par_image(const double *__restrict__ cen, int m, int d, FloatImage im,
                                    float *__restrict__ cf, float *__restrict__ cq) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= m) return;
-  float nb = 0.f;
-  for (int c = 0; c < d; ++c) {
-    double v = cen[(size_t)j * d + c];
-    if (im.shift) v = __dsub_rn(v, im.shift[c]);
-    const float b = __double2float_rn(v * im.scale);
-    cf[(size_t)j * d + c] = b;
-    nb = fmaf(b, b, nb);
-  }
-  cq[j] = filter_q(nb, im);
+  if (j < m) cq[j] = center_image(cen + (size_t)j * d, d, im, cf + (size_t)j * d);
 }
 
 // Round r: point i joins when u(seed, r, i) < (l * D2_i) / phi.
