@@ -1,5 +1,5 @@
 // cpu_init.cpp: k-means++ and k-means|| on the CPU; the reference for the
-// CUDA engine's src/cuda/init.cu.  The order of every floating-point
+// CUDA engine's src/cuda/init_pp.cu and init_par.cu.  The order of every floating-point
 // operation that decides a choice is fixed by init_order.h and does not
 // depend on the number of threads.
 

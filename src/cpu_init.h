@@ -1,7 +1,7 @@
 // cpu_init.h: k-means++ and k-means|| initialisation on the CPU (OpenMP).
 //
 // The CPU engine's versions are the reference: the CUDA engine
-// (src/cuda/init.cu) does the same arithmetic in the same order (see
+// (src/cuda/init_pp.cu, init_par.cu) does the same arithmetic in the same order (see
 // init_order.h), so in double precision both choose the same rows.
 // Every function returns row indices of x (0-based); the caller takes the
 // centers from x.  Plain C++, no R headers.

@@ -1,6 +1,6 @@
 /* init_order.h: the arithmetic that k-means++ and k-means|| must do the same
  * way on the CPU engine (src/cpu_init.cpp) and the CUDA engine
- * (src/cuda/init.cu), so that a seed gives bitwise-identical centers on both
+ * (src/cuda/init_pp.cu, init_par.cu), so that a seed gives bitwise-identical centers on both
  * in double precision.  Plain C++ (host and device), no R, no CUDA headers.
  *
  * 1. Squared distance of point i to a center c (a row of x):
