@@ -212,8 +212,13 @@ void run_bench() {
       int st = gk_cuda_kmeanspp(dev.D, p.k, u.data(), L, nullptr, rows.data(), &ms_pp, err, sizeof err);
       if (st != GK_CUDA_OK) std::printf("kmeans++ failed: %s\n", err);
       gk_cuda_dev_init_knobs(1);
+      const auto w0 = std::chrono::steady_clock::now();
       ParOut on = cuda_par(dev.D, p.k, 12345, err);
+      const auto w1 = std::chrono::steady_clock::now();
       auto red = cuda_reduce(dev.D, x.data(), p.n, p.d, p.k, 12345, on, &ms_red, err);
+      const auto w2 = std::chrono::steady_clock::now();
+      std::printf("   wall: par %.2f ms, reduce %.2f ms\n", std::chrono::duration<double, std::milli>(w1 - w0).count(),
+                  std::chrono::duration<double, std::milli>(w2 - w1).count());
       ms_on = on.ms;
       if (p.n * (long long)p.k <= 10000000LL * 256) {  // E exact would take seconds
         gk_cuda_dev_init_knobs(0);
