@@ -216,27 +216,8 @@ std::int64_t sum_tree_sample(const double* v, std::int64_t n,
     const double* a = (t == 1) ? v : up[t - 2].data();
     const std::int64_t m = (t == 1) ? n : static_cast<std::int64_t>(up[t - 2].size());
     const std::int64_t lo = node * A, hi = std::min<std::int64_t>(m, lo + A);
-    double q = 0.0, chosen_before = 0.0, last_before = 0.0;
-    std::int64_t chosen = -1, last = -1;
-    for (std::int64_t j = lo; j < hi; ++j) {
-      const double before = q;
-      q = q + a[j];
-      if (a[j] > 0) {
-        last = j;
-        last_before = before;
-        if (off + q > target) {
-          chosen = j;
-          chosen_before = before;
-          break;
-        }
-      }
-    }
-    if (chosen < 0) {
-      chosen = last;
-      chosen_before = last_before;
-    }
-    off = off + chosen_before;
-    node = chosen;
+    const int c = descend_children(a + lo, static_cast<int>(hi - lo), target, &off);
+    node = c < 0 ? -1 : lo + c;
   }
   return node;
 }

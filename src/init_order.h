@@ -90,6 +90,35 @@ GK_HD int64_t uniform_index(double u, int64_t n) {
 /* Number of elements of the level above one of length m. */
 GK_HD int64_t level_up(int64_t m) { return (m + GK_SUM_ARITY - 1) / GK_SUM_ARITY; }
 
+/* One step of the descent of point 3 over the children a[0..m) of the
+ * current node (m <= GK_SUM_ARITY), with offset *off: returns the chosen
+ * child (-1 if none is > 0) and adds the sum of the children before it to
+ * *off.  Additions only, so no multiply-add can be fused in. */
+GK_HD int descend_children(const double *a, int m, double target, double *off) {
+  double q = 0.0, chosen_before = 0.0, last_before = 0.0;
+  int chosen = -1, last = -1;
+  for (int j = 0; j < m; ++j) {
+    const double before = q;
+    const double v = a[j];
+    q = q + v;
+    if (v > 0) {
+      last = j;
+      last_before = before;
+      if (*off + q > target) {
+        chosen = j;
+        chosen_before = before;
+        break;
+      }
+    }
+  }
+  if (chosen < 0) {
+    chosen = last;
+    chosen_before = last_before;
+  }
+  *off = *off + chosen_before;
+  return chosen;
+}
+
 }  // namespace gk
 
 #endif

@@ -74,34 +74,6 @@ static __global__ void k_tree_level1(const double *__restrict__ v, long long n, 
   }
 }
 
-// One step of the descent (init_order.h point 3) by lane 0 over the children
-// a[0..m) of the current node, m <= 32, in shared memory.  Returns the chosen
-// child and adds the sum before it to *off.
-__device__ __forceinline__ int descend_children(const double *a, int m, double target, double *off) {
-  double q = 0.0, chosen_before = 0.0, last_before = 0.0;
-  int chosen = -1, last = -1;
-  for (int j = 0; j < m; ++j) {
-    const double before = q;
-    const double v = a[j];
-    q = __dadd_rn(q, v);
-    if (v > 0) {
-      last = j;
-      last_before = before;
-      if (__dadd_rn(*off, q) > target) {
-        chosen = j;
-        chosen_before = before;
-        break;
-      }
-    }
-  }
-  if (chosen < 0) {
-    chosen = last;
-    chosen_before = last_before;
-  }
-  *off = __dadd_rn(*off, chosen_before);
-  return chosen;
-}
-
 // D^2 sampling by one warp in tree b of lv with uniform u; leaf(i) gives the
 // value of leaf i (computed by the caller, one lane per leaf).  s_a: 32
 // doubles of shared memory for this warp.  Returns the leaf (all lanes), or
@@ -124,7 +96,7 @@ __device__ long long warp_tree_sample(const Levels &lv, int b, long long n_leave
     s_a[lane] = v;
     __syncwarp();
     int c = 0;
-    if (lane == 0) c = descend_children(s_a, cnt, target, &off);
+    if (lane == 0) c = descend_children(s_a, cnt, target, &off);  // init_order.h
     __syncwarp();
     c = __shfl_sync(0xffffffffu, c, 0);
     node = lo + c;
