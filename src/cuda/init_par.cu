@@ -42,10 +42,14 @@ FloatImage float_image(const gk_cuda_data *D) {
   return im;
 }
 
+// Gathers the m candidates' rows (didx) into cen, then folds them into D2
+// and the labels, writing level 1 of the potential's tree.
 template <typename T>
-void launch_update(const gk_cuda_data *D, const double *cen, int m, int base, bool filter, const FloatImage &im,
-                   float *cf, float *cq, double *d2, int *lab, double *lv1, long long nch, cudaStream_t s) {
+void launch_update(const gk_cuda_data *D, const long long *didx, double *cen, int m, int base, bool filter,
+                   const FloatImage &im, float *cf, float *cq, double *d2, int *lab, double *lv1, long long nch,
+                   cudaStream_t s) {
   const T *x = static_cast<const T *>(D->x);
+  k_gather_rows<T><<<blocks_for((long long)m * D->d, 256), 256, 0, s>>>(x, D->n, D->d, didx, m, cen);
   const unsigned int g = blocks_for(D->n, kParThreads);
   if (!filter) {
     k_par_exact<T><<<g, kParThreads, 0, s>>>(x, D->n, D->d, cen, m, base, d2, lab, lv1, nch);
@@ -136,15 +140,9 @@ extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const g
     GK_CHECK(cudaMemcpyAsync(didx.p, rows, m * sizeof(long long), cudaMemcpyHostToDevice, s),
              "copying candidate rows");
     if (D->single)
-      k_gather_rows<float><<<blocks_for(m * d, 256), 256, 0, s>>>(static_cast<const float *>(D->x), n, d, didx.p,
-                                                                  m, cen.p);
+      launch_update<float>(D, didx.p, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1, nch, s);
     else
-      k_gather_rows<double><<<blocks_for(m * d, 256), 256, 0, s>>>(static_cast<const double *>(D->x), n, d,
-                                                                   didx.p, m, cen.p);
-    if (D->single)
-      launch_update<float>(D, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1, nch, s);
-    else
-      launch_update<double>(D, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1, nch, s);
+      launch_update<double>(D, didx.p, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1, nch, s);
     GK_CHECK(cudaGetLastError(), "k-means||: distances");
     GK_CHECK(tb.build(s, 1), "k-means||: potential");
     GK_CHECK(cudaMemcpyAsync(&phi, top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");

@@ -103,9 +103,7 @@ int pp_run(const T *x, long long n, int d, const double *w, long long first, int
                                        cc.p);
   for (int step = 1; step < picks; ++step) {
     launch_pass<T>(x, n, d, w, d2.p, pend.p, cc.p, L, tb.level1(), nch, s);
-    for (int t = 2; t < t_tail; ++t)
-      k_tree_level<<<blocks_for(tb.len[t] * L, 256), 256, 0, s>>>(tb.lv[t - 1].p, tb.len[t - 1], tb.lv[t].p,
-                                                                  tb.len[t], L);
+    GK_CHECK(tb.build(s, L, t_tail), "k-means++: potentials");
     const double *next_u = step + 1 < picks ? u.p + (size_t)step * L : nullptr;
     k_pp_tail<T><<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, chosen.p, pend.p, best.p,
                                             x, n, w, d2.p, next_u, free_from.p);

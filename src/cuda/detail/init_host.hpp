@@ -49,9 +49,11 @@ struct TreeBufs {
     }
     return cudaSuccess;
   }
-  // Levels 2..T of the first nb trees from their level 1 (already written).
-  cudaError_t build(cudaStream_t s, int nb) {
-    for (int t = 2; t <= T; ++t)
+  // Levels 2..t_end-1 (default: 2..T) of the first nb trees from their
+  // level 1 (already written).
+  cudaError_t build(cudaStream_t s, int nb, int t_end = -1) {
+    if (t_end < 0) t_end = T + 1;
+    for (int t = 2; t < t_end; ++t)
       k_tree_level<<<blocks_for(len[t] * nb, 256), 256, 0, s>>>(lv[t - 1].p, len[t - 1], lv[t].p, len[t], nb);
     return cudaGetLastError();
   }

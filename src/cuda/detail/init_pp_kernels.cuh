@@ -204,11 +204,7 @@ __global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc,
     const long long li = lv.len[t - 1], lo = lv.len[t];
     for (long long e = threadIdx.x; e < lo * L; e += blockDim.x) {
       const long long b = e / lo, j = e - b * lo;
-      const double *in = lv.p[t - 1] + b * li;
-      const long long q1 = min(li, (j + 1) * GK_SUM_ARITY);
-      double sum = 0.0;
-      for (long long q = j * GK_SUM_ARITY; q < q1; ++q) sum = __dadd_rn(sum, in[q]);
-      lv.p[t][b * lo + j] = sum;
+      lv.p[t][b * lo + j] = tree_node_sum(lv.p[t - 1] + b * li, li, j);
     }
     __syncthreads();
   }

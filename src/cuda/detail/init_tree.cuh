@@ -46,32 +46,22 @@ __device__ __forceinline__ double exact_dist(const T *__restrict__ x, long long 
   return s;
 }
 
-// One level of the trees: out[b*lo + j] = sequential sum of in[b*li + 32j ...]
-// (at most 32 terms, stopping at li).
+// Element j of the level above a (li values): the sequential sum of
+// a[32j ...] (at most 32 terms, stopping at li).
+__device__ __forceinline__ double tree_node_sum(const double *a, long long li, long long j) {
+  const long long s0 = j * GK_SUM_ARITY, s1 = min(li, s0 + GK_SUM_ARITY);
+  double s = 0.0;
+  for (long long q = s0; q < s1; ++q) s = __dadd_rn(s, a[q]);
+  return s;
+}
+
+// One level of the trees: out[b*lo + j] = tree_node_sum of tree b of in.
 static __global__ void k_tree_level(const double *__restrict__ in, long long li, double *__restrict__ out,
                              long long lo, int batches) {
   const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= lo * batches) return;
   const long long b = t / lo, j = t - b * lo;
-  const double *a = in + b * li;
-  const long long s0 = j * GK_SUM_ARITY, s1 = min(li, s0 + GK_SUM_ARITY);
-  double s = 0.0;
-  for (long long q = s0; q < s1; ++q) s = __dadd_rn(s, a[q]);
-  out[b * lo + j] = s;
-}
-
-// Level 1 of the tree over v (n values): one warp per 32 leaves.
-static __global__ void k_tree_level1(const double *__restrict__ v, long long n, double *__restrict__ lv1) {
-  __shared__ double s_v[8][32];
-  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  s_v[warp][lane] = i < n ? v[i] : 0.0;
-  __syncwarp();
-  if (lane == 0 && (i >> 5) < level_up(n)) {
-    double s = 0.0;
-    for (int p = 0; p < 32; ++p) s = __dadd_rn(s, s_v[warp][p]);
-    lv1[i >> 5] = s;
-  }
+  out[b * lo + j] = tree_node_sum(in + b * li, li, j);
 }
 
 // D^2 sampling by one warp in tree b of lv with uniform u; leaf(i) gives the
