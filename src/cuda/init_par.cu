@@ -14,17 +14,19 @@
 #include "detail/engine.hpp"
 #include "detail/init_host.hpp"
 #include "detail/init_par_kernels.cuh"
+#include "detail/init_par_tc_kernels.cuh"
 #include "detail/init_pp_kernels.cuh"
 
 namespace gk {
 
-int g_init_filter = 1;  // dev knob: 0 = exact distances for every pair
+int g_init_filter = 1;  // dev knob: 0 exact distances for every pair, 1 filter (tensor cores), 2 SIMT filter
 
 namespace init {
 namespace {
 
-// The float image of the uploaded data (see FloatImage).
-FloatImage float_image(const gk_cuda_data *D) {
+// The float image of the uploaded data (see FloatImage); tc: rounded to TF32
+// for the tensor cores (init_par_tc_kernels.cuh).
+FloatImage float_image(const gk_cuda_data *D, bool tc) {
   FloatImage im;
   double M = 0;
   for (double v : D->maxabs) M = std::max(M, v);
@@ -35,25 +37,44 @@ FloatImage float_image(const gk_cuda_data *D) {
   im.shift = D->single ? nullptr : D->d_mean;
   im.scale = std::ldexp(1.0, -e);
   const double u = std::ldexp(1.0, -24);
-  im.uprime = D->single ? 0.0f : (float)(1.01 * (u + std::ldexp(1.0, -52)));
+  const double conv = D->single ? 0.0 : u + std::ldexp(1.0, -52);  // double -> float
+  im.uprime = (float)(1.01 * (conv + (tc ? std::ldexp(1.0, -11) : 0.0)));
   im.bmax = (float)(std::sqrt((double)D->d) * 1.001);
-  im.kappa = (float)(2.0 * (2.0 * D->d + 8.0) * u);
+  im.kappa = (float)((tc ? 4.0 : 1.0) * 2.0 * (2.0 * D->d + 8.0) * u);
   im.gamma = 1.01 * (D->d + 3.0) * std::ldexp(1.0, -53);
   return im;
 }
 
+// Whether a round of m candidates runs the tensor-core filter.  Its images
+// (float_image(D, true)) are valid for the SIMT filter as well, only looser.
+bool tc_filter(int mode, int m, int d) { return mode == 1 && d <= kParTcMaxDim && m < kTcMaxCands; }
+
 // Gathers the m candidates' rows (didx) into cen, then folds them into D2
-// and the labels, writing level 1 of the potential's tree.
+// and the labels, writing level 1 of the potential's tree.  filter: 0 exact
+// distances for every pair, 1 the filter on the tensor cores where d allows,
+// 2 the SIMT filter.  cf, cq: room for the candidates' images
+// (image_floats, q_floats).
 template <typename T>
-void launch_update(const gk_cuda_data *D, const long long *didx, double *cen, int m, int base, bool filter,
-                   const FloatImage &im, float *cf, float *cq, double *d2, int *lab, double *lv1, long long nch,
-                   cudaStream_t s) {
+cudaError_t launch_update(const gk_cuda_data *D, const long long *didx, double *cen, int m, int base, int filter,
+                          const FloatImage &im, float *cf, float *cq, double *d2, int *lab, double *lv1,
+                          long long nch, cudaStream_t s) {
   const T *x = static_cast<const T *>(D->x);
   k_gather_rows<T><<<blocks_for((long long)m * D->d, 256), 256, 0, s>>>(x, D->n, D->d, didx, m, cen);
   const unsigned int g = blocks_for(D->n, kParThreads);
-  if (!filter) {
+  if (filter == 0) {
     k_par_exact<T><<<g, kParThreads, 0, s>>>(x, D->n, D->d, cen, m, base, d2, lab, lv1, nch);
-    return;
+    return cudaGetLastError();
+  }
+  if (tc_filter(filter, m, D->d)) {
+    const int mp = tc_cands(m);
+    k_par_image_tc<<<blocks_for(mp, 128), 128, 0, s>>>(cen, m, mp, D->d, im, reinterpret_cast<unsigned int *>(cf),
+                                                       cq);
+    const size_t smem = tc_smem_bytes(D->d);
+    cudaError_t e = cudaFuncSetAttribute(k_par_filter_tc<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+    k_par_filter_tc<T><<<blocks_for(D->n, kTcWarps * 32), kTcWarps * 32, smem, s>>>(
+        x, D->n, D->d, im, reinterpret_cast<const uint2 *>(cf), cq, cen, m, base, d2, lab, lv1, nch);
+    return cudaGetLastError();
   }
   k_par_image<<<blocks_for(m, 128), 128, 0, s>>>(cen, m, D->d, im, cf, cq);
   // d <= 32: two points per thread, the images in registers
@@ -65,7 +86,15 @@ void launch_update(const gk_cuda_data *D, const long long *didx, double *cen, in
   else if (D->d <= 32) GK_FILTER(32);
   else k_par_filter<T, 0, 1, 32><<<g, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cq, cen, m, base, d2, lab, lv1, nch);
 #undef GK_FILTER
+  return cudaGetLastError();
 }
+
+// The room the candidates' images and filter_q take in a round of the given
+// filter mode (launch_update).
+size_t image_floats(int mode, int m, int d) {
+  return tc_filter(mode, m, d) ? (size_t)tc_cands(m) * tc_dim(d) : (size_t)m * d;
+}
+size_t q_floats(int mode, int m, int d) { return tc_filter(mode, m, d) ? (size_t)tc_cands(m) : (size_t)m; }
 
 }  // namespace
 }  // namespace init
@@ -90,7 +119,8 @@ extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const g
   const long long n = D->n;
   const int d = D->d;
   const double l = 2.0 * k;  // gk::kmeans_par_oversampling
-  const FloatImage im = float_image(D);
+  const int mode = g_init_filter;
+  const FloatImage im = float_image(D, mode == 1 && d <= kParTcMaxDim);
 
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
   Stream stream;
@@ -134,16 +164,20 @@ extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const g
     }
     if ((long long)didx.count < m) GK_CHECK(didx.alloc(m), "allocating candidate rows");
     if ((long long)cen.count < m * d) GK_CHECK(cen.alloc((size_t)m * d), "allocating candidates");
-    const bool filter = g_init_filter && base > 0;
-    if (filter && (long long)cf.count < m * d) GK_CHECK(cf.alloc((size_t)m * d), "allocating candidates");
-    if (filter && (long long)cq.count < m) GK_CHECK(cq.alloc(m), "allocating candidates");
+    const int filter = base > 0 ? mode : 0;
+    const size_t nf = image_floats(filter, (int)m, d), nq = q_floats(filter, (int)m, d);
+    if (filter && cf.count < nf) GK_CHECK(cf.alloc(nf), "allocating candidates");
+    if (filter && cq.count < nq) GK_CHECK(cq.alloc(nq), "allocating candidates");
     GK_CHECK(cudaMemcpyAsync(didx.p, rows, m * sizeof(long long), cudaMemcpyHostToDevice, s),
              "copying candidate rows");
     if (D->single)
-      launch_update<float>(D, didx.p, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1, nch, s);
+      GK_CHECK((launch_update<float>(D, didx.p, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1,
+                                     nch, s)),
+               "k-means||: distances");
     else
-      launch_update<double>(D, didx.p, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1, nch, s);
-    GK_CHECK(cudaGetLastError(), "k-means||: distances");
+      GK_CHECK((launch_update<double>(D, didx.p, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1,
+                                      nch, s)),
+               "k-means||: distances");
     GK_CHECK(tb.build(s, 1), "k-means||: potential");
     GK_CHECK(cudaMemcpyAsync(&phi, top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");
     GK_CHECK(cudaStreamSynchronize(s), "k-means|| round");

@@ -1,7 +1,8 @@
 // init_harness.cpp: the initialisation of the CUDA engine against the CPU
 // engine's (src/cpu_init.cpp), without R.
 //   ./init_harness test    same rows / candidates / weights as the CPU in double,
-//                          filter on == off, single precision sane
+//                          filter (tensor cores) == SIMT filter == off, single
+//                          precision sane
 //   ./init_harness bench   device times on problems B, D, E (blobs)
 // Built by the Makefile beside it (make init_harness).
 #include <algorithm>
@@ -140,12 +141,15 @@ void test_shape(const char *label, const std::vector<double> &x, long long n, in
   ParOut on = cuda_par(dev.D, k, s64, err);
   gk_cuda_dev_init_knobs(0);
   ParOut off = cuda_par(dev.D, k, s64, err);
+  gk_cuda_dev_init_knobs(2);
+  ParOut simt = cuda_par(dev.D, k, s64, err);
   gk_cuda_dev_init_knobs(1);
-  check(on.st == GK_CUDA_OK && off.st == GK_CUDA_OK, id + " kmeans|| status " + err);
+  check(on.st == GK_CUDA_OK && off.st == GK_CUDA_OK && simt.st == GK_CUDA_OK, id + " kmeans|| status " + err);
   check(on.cand == pc.idx, id + " kmeans|| candidates == CPU");
   check(on.weight == pc.weight, id + " kmeans|| weights == CPU");
   check(on.rounds == pc.rounds, id + " kmeans|| rounds == CPU");
   check(off.cand == on.cand && off.weight == on.weight, id + " kmeans|| filter on == off");
+  check(simt.cand == on.cand && simt.weight == on.weight, id + " kmeans|| tensor-core filter == SIMT filter");
   // the reduction
   auto rc = gk::kmeans_par_reduce(x.data(), n, d, k, s64, pc.idx, pc.weight, 4);
   auto rg = cuda_reduce(dev.D, x.data(), n, d, k, s64, on, &ms, err);
@@ -171,7 +175,8 @@ int run_tests() {
       {"blobs", 50000, 1, 100, 0, 1},     {"offset", 20000, 8, 60, 1e6, 1},   {"tiny", 20000, 8, 60, 0, 1e-20},
       {"huge", 20000, 5, 30, 0, 1e150},   {"offset-tiny", 20000, 4, 30, 5, 1e-9},
       {"few", 3, 2, 3, 0, 1},             {"one", 1, 4, 1, 0, 1},             {"k=n", 40, 3, 40, 0, 1},
-      {"k300", 30000, 12, 300, 0, 1},
+      {"k300", 30000, 12, 300, 0, 1},     {"blobs", 4000, 256, 40, 0, 1},     {"blobs", 3000, 300, 20, 0, 1},
+      {"k600", 30000, 24, 600, 0, 1},     {"offset", 20000, 33, 64, -3e4, 2},
   };
   unsigned seed = 1;
   for (auto &s : shapes) {
@@ -196,8 +201,8 @@ int run_tests() {
 void run_bench() {
   struct P { const char *id; long long n; int d, k; };
   P probs[] = {{"B", 1000000, 2, 100}, {"D", 10000000, 16, 256}, {"E", 1000000, 128, 4096}};
-  std::printf("%-2s %-6s %12s %14s %14s %12s %12s %10s\n", "id", "prec", "kmeans++ ms", "par(filter) ms",
-              "par(exact) ms", "reduce ms", "par total ms", "cands");
+  std::printf("%-2s %-6s %12s %14s %14s %14s %12s %12s %10s\n", "id", "prec", "kmeans++ ms", "par(filter) ms",
+              "par(simt) ms", "par(exact) ms", "reduce ms", "par total ms", "cands");
   for (auto &p : probs) {
     auto x = blobs(p.n, p.d, p.k, 11);
     const int L = gk::kmeanspp_candidates(p.k);
@@ -207,7 +212,7 @@ void run_bench() {
       if (!dev.D) continue;
       char err[1024] = "";
       std::vector<std::int64_t> rows(p.k);
-      double ms_pp = 0, ms_on = 0, ms_off = -1, ms_red = 0;
+      double ms_pp = 0, ms_on = 0, ms_off = -1, ms_simt = -1, ms_red = 0;
       gk_cuda_kmeanspp(dev.D, std::min(p.k, 16), u.data(), L, nullptr, rows.data(), &ms_pp, err, sizeof err);  // warm-up
       int st = gk_cuda_kmeanspp(dev.D, p.k, u.data(), L, nullptr, rows.data(), &ms_pp, err, sizeof err);
       if (st != GK_CUDA_OK) std::printf("kmeans++ failed: %s\n", err);
@@ -220,6 +225,11 @@ void run_bench() {
       std::printf("   wall: par %.2f ms, reduce %.2f ms\n", std::chrono::duration<double, std::milli>(w1 - w0).count(),
                   std::chrono::duration<double, std::milli>(w2 - w1).count());
       ms_on = on.ms;
+      gk_cuda_dev_init_knobs(2);
+      ParOut simt = cuda_par(dev.D, p.k, 12345, err);
+      ms_simt = simt.ms;
+      if (simt.cand != on.cand || simt.weight != on.weight) std::printf("MISMATCH filter tc/simt\n");
+      gk_cuda_dev_init_knobs(1);
       if (p.n * (long long)p.k <= 10000000LL * 256) {  // E exact would take seconds
         gk_cuda_dev_init_knobs(0);
         ParOut off = cuda_par(dev.D, p.k, 12345, err);
@@ -227,8 +237,8 @@ void run_bench() {
         if (off.cand != on.cand || off.weight != on.weight) std::printf("MISMATCH filter on/off\n");
         gk_cuda_dev_init_knobs(1);
       }
-      std::printf("%-2s %-6s %12.2f %14.2f %14.2f %12.2f %12.2f %10zu\n", p.id, single ? "single" : "double", ms_pp,
-                  ms_on, ms_off, ms_red, ms_on + ms_red, on.cand.size());
+      std::printf("%-2s %-6s %12.2f %14.2f %14.2f %14.2f %12.2f %12.2f %10zu\n", p.id, single ? "single" : "double",
+                  ms_pp, ms_on, ms_simt, ms_off, ms_red, ms_on + ms_red, on.cand.size());
       std::fflush(stdout);
       (void)red;
     }

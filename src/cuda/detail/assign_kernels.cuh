@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "common.cuh"
+#include "tf32.cuh"
 
 namespace gk {
 namespace {
@@ -418,23 +419,6 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 // its own centers (index order, strict <); lanes and the two center warps are
 // combined at the end with (distance, index) order: the lowest index among
 // equal minima, NaN never chosen, as the sequential scan.
-__device__ __forceinline__ unsigned int tf32_rna(float a) {
-  unsigned int r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(a));
-  return r;
-}
-__device__ __forceinline__ void split_tf32(float a, unsigned int &hi, unsigned int &lo) {
-  hi = tf32_rna(a);
-  lo = __float_as_uint(a - __uint_as_float(hi));  // exact; the mma reads its top 19 bits
-}
-__device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned int (&a)[4], unsigned int b0,
-                                         unsigned int b1) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 __global__ void __launch_bounds__(256, 2)
 k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
               int *__restrict__ labels, State *st, int max_iter) {
