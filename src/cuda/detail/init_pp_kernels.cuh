@@ -35,7 +35,7 @@ __device__ __forceinline__ void load_group(const T *__restrict__ x, long long n,
 
 // The pass of one step.  Slot 0 of the accumulators is the pending center
 // (pend, may be NULL), slots 1..L the candidates cc (L x d, row-major).
-// NB >= L + 1.  Writes d2 (when pend) and lv1[j * nch + chunk], the level-1
+// NB >= L + 1.  Writes d2 (where pend lowers it) and lv1[j * nch + chunk], the level-1
 // sums of w_i * min(D2_i, dist(i, cand_j)).  A block covers
 // kPassThreads * kPassPoints consecutive points.
 //
@@ -114,8 +114,8 @@ k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict_
 #pragma unroll
   for (int p = 0; p < P; ++p) {
     double v = live[p] ? d2[ip[p]] : 0.0;
-    if (pend && live[p]) {
-      v = dmin(v, acc[p][0]);
+    if (pend && live[p] && acc[p][0] < v) {  // v = dmin(v, acc[p][0]), written when it changes
+      v = acc[p][0];
       d2[ip[p]] = v;
     }
     const double wi = (w && live[p]) ? w[ip[p]] : 1.0;
