@@ -49,6 +49,19 @@ FloatImage float_image(const gk_cuda_data *D, bool tc) {
 // (float_image(D, true)) are valid for the SIMT filter as well, only looser.
 bool tc_filter(int mode, int m, int d) { return mode == 1 && d <= kParTcMaxDim && m < kTcMaxCands; }
 
+template <typename T, int KS>
+cudaError_t launch_filter_tc(const gk_cuda_data *D, const FloatImage &im, const float *cf, const float *cq,
+                             const double *cen, int m, int base, double *d2, int *lab, double *lv1, long long nch,
+                             cudaStream_t s) {
+  const size_t smem = tc_smem_bytes(D->d);
+  cudaError_t e = cudaFuncSetAttribute(k_par_filter_tc<T, KS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e != cudaSuccess) return e;
+  k_par_filter_tc<T, KS><<<blocks_for(D->n, kTcWarps * 32), kTcWarps * 32, smem, s>>>(
+      static_cast<const T *>(D->x), D->n, D->d, im, reinterpret_cast<const uint2 *>(cf), cq, cen, m, base, d2, lab,
+      lv1, nch);
+  return cudaGetLastError();
+}
+
 // Gathers the m candidates' rows (didx) into cen, then folds them into D2
 // and the labels, writing level 1 of the potential's tree.  filter: 0 exact
 // distances for every pair, 1 the filter on the tensor cores where d allows,
@@ -69,12 +82,14 @@ cudaError_t launch_update(const gk_cuda_data *D, const long long *didx, double *
     const int mp = tc_cands(m);
     k_par_image_tc<<<blocks_for(mp, 128), 128, 0, s>>>(cen, m, mp, D->d, im, reinterpret_cast<unsigned int *>(cf),
                                                        cq);
-    const size_t smem = tc_smem_bytes(D->d);
-    cudaError_t e = cudaFuncSetAttribute(k_par_filter_tc<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return e;
-    k_par_filter_tc<T><<<blocks_for(D->n, kTcWarps * 32), kTcWarps * 32, smem, s>>>(
-        x, D->n, D->d, im, reinterpret_cast<const uint2 *>(cf), cq, cen, m, base, d2, lab, lv1, nch);
-    return cudaGetLastError();
+    const int ks = tc_dim(D->d) / 8;
+    switch (ks) {  // small d: the k-steps unrolled
+      case 1: return launch_filter_tc<T, 1>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      case 2: return launch_filter_tc<T, 2>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      case 3: return launch_filter_tc<T, 3>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      case 4: return launch_filter_tc<T, 4>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      default: return launch_filter_tc<T, 0>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+    }
   }
   k_par_image<<<blocks_for(m, 128), 128, 0, s>>>(cen, m, D->d, im, cf, cq);
   // d <= 32: two points per thread, the images in registers

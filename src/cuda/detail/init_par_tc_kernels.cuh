@@ -102,6 +102,19 @@ __device__ __forceinline__ void fold_listed(const T *__restrict__ x, long long n
   }
 }
 
+// The A fragments of one k-step for m-tiles 0 and 1 (r = row g, coordinate t
+// of the step in the warp's images).
+__device__ __forceinline__ void load_a(const float *r, int stride, unsigned int (&a0)[4], unsigned int (&a1)[4]) {
+  a0[0] = __float_as_uint(r[0]);
+  a0[1] = __float_as_uint(r[8 * stride]);
+  a0[2] = __float_as_uint(r[4]);
+  a0[3] = __float_as_uint(r[8 * stride + 4]);
+  a1[0] = __float_as_uint(r[16 * stride]);
+  a1[1] = __float_as_uint(r[24 * stride]);
+  a1[2] = __float_as_uint(r[16 * stride + 4]);
+  a1[3] = __float_as_uint(r[24 * stride + 4]);
+}
+
 // Marks the pairs of a group whose left side (low) is below their row's
 // limit: bits[h] for point g + 8h, bit = column; returns how many.
 __device__ __forceinline__ int tc_marks(const float (&low)[2][4][4], const float (&rl)[4], int t,
@@ -129,8 +142,9 @@ __device__ __forceinline__ int tc_marks(const float (&low)[2][4][4], const float
 // their exact distances, one pair per lane, and the limits are lowered to the
 // new D2.  A pair left out has an exact distance >= the D2 of its test,
 // which is >= the final one: the result is k_par_exact's.
-template <typename T>
-__global__ void __launch_bounds__(kTcWarps * 32, 6)  // 80 registers, no spills
+// KS > 0: d <= 8 KS (KS k-steps, unrolled); KS = 0: any d <= kParTcMaxDim.
+template <typename T, int KS>
+__global__ void __launch_bounds__(kTcWarps * 32, KS == 1 || KS == 2 ? 6 : 5)  // no spills (80 / 102 registers)
 k_par_filter_tc(const T *__restrict__ x, long long n, int d, FloatImage im, const uint2 *__restrict__ bf,
                 const float *__restrict__ cq, const double *__restrict__ cen, int m, int base,
                 double *__restrict__ d2, int *__restrict__ lab, double *__restrict__ lv1, long long nch) {
@@ -140,7 +154,7 @@ k_par_filter_tc(const T *__restrict__ x, long long n, int d, FloatImage im, cons
   __shared__ int s_bj[kTcWarps][32];
   __shared__ double s_red[kTcWarps][32];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int ks = tc_dim(d) / 8, stride = tc_stride(d);
+  const int ks = KS > 0 ? KS : tc_dim(d) / 8, stride = KS > 0 ? 8 * KS + 4 : tc_stride(d);
   float *sa = s_dyn + (size_t)warp * 32 * stride;  // 32 x stride
   unsigned int *list = s_list[warp];
   const long long wbase = ((long long)blockIdx.x * kTcWarps + warp) * 32, i = wbase + lane;
@@ -163,37 +177,49 @@ k_par_filter_tc(const T *__restrict__ x, long long n, int d, FloatImage im, cons
   __syncwarp();
   const float *arow = sa + g * stride + t;
   int listed = 0;  // warp-uniform
-  for (int c0 = 0; c0 < m; c0 += kTcGroup) {
+  const uint2 *bg = bf + lane;  // the group's fragments
+  const float *qg = cq + 2 * t;   // and filter_q
+  for (int c0 = 0; c0 < m; c0 += kTcGroup, bg += 4 * ks * 32, qg += kTcGroup) {
     float acc[2][4][4];
+    if (KS > 0) {  // d <= 8 KS: unrolled, fragment offsets known
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
+      for (int s = 0; s < (KS > 0 ? KS : 1); ++s) {
+        unsigned int a0[4], a1[4];
+        load_a(arow + s * 8, stride, a0, a1);
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
+        for (int q = 0; q < 4; ++q) {
+          const uint2 b = __ldg(bg + (q * KS + s) * 32);
+          if (s == 0) {
+            mma_tf32_first(acc[0][q], a0, b.x, b.y);
+            mma_tf32_first(acc[1][q], a1, b.x, b.y);
+          } else {
+            mma_tf32(acc[0][q], a0, b.x, b.y);
+            mma_tf32(acc[1][q], a1, b.x, b.y);
+          }
+        }
+      }
+    } else {
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[mt][q][e] = 0.f;
-    const uint2 *bg = bf + (size_t)(c0 >> 3) * ks * 32 + lane;
-    for (int s = 0; s < ks; ++s) {
-      unsigned int a0[4], a1[4];
-      const float *r = arow + s * 8;
-      a0[0] = __float_as_uint(r[0]);
-      a0[1] = __float_as_uint(r[8 * stride]);
-      a0[2] = __float_as_uint(r[4]);
-      a0[3] = __float_as_uint(r[8 * stride + 4]);
-      a1[0] = __float_as_uint(r[16 * stride]);
-      a1[1] = __float_as_uint(r[24 * stride]);
-      a1[2] = __float_as_uint(r[16 * stride + 4]);
-      a1[3] = __float_as_uint(r[24 * stride + 4]);
+      for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const uint2 b = __ldg(bg + ((size_t)q * ks + s) * 32);
-        mma_tf32(acc[0][q], a0, b.x, b.y);
-        mma_tf32(acc[1][q], a1, b.x, b.y);
+        for (int q = 0; q < 4; ++q)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[mt][q][e] = 0.f;
+      for (int s = 0; s < ks; ++s) {
+        unsigned int a0[4], a1[4];
+        load_a(arow + s * 8, stride, a0, a1);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const uint2 b = __ldg(bg + ((size_t)q * ks + s) * 32);
+          mma_tf32(acc[0][q], a0, b.x, b.y);
+          mma_tf32(acc[1][q], a1, b.x, b.y);
+        }
       }
     }
     // the tests' left sides; row h = 2 mt + e / 2 is point g + 8h, column 8q + 2t + e % 2
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const float2 qb = *reinterpret_cast<const float2 *>(cq + c0 + 8 * q + 2 * t);
+      const float2 qb = *reinterpret_cast<const float2 *>(qg + 8 * q);
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
 #pragma unroll

@@ -33,6 +33,16 @@ __device__ __forceinline__ void mma_tf32(float (&c)[4], const unsigned int (&a)[
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// c = A B (no accumulator to clear first).
+__device__ __forceinline__ void mma_tf32_first(float (&c)[4], const unsigned int (&a)[4], unsigned int b0,
+                                               unsigned int b1) {
+  const float z = 0.f;
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%10,%10,%10};\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(z));
+}
+
 }  // namespace gk
 
 #endif
