@@ -182,14 +182,16 @@ test_that("cuda: kmeans++ and kmeans|| choose the same rows as the CPU engine (d
       expect_identical(gpu, cpu, label = paste(init, paste(sh, collapse = "x")))
     }
   }
-  # shapes where k-means|| rounds add many candidates (several tiles of the
-  # float lower bound, d above one shared-memory tile) and data far from the
-  # origin or at tiny or huge scales, where the bound must still be safe
+  # shapes where k-means|| rounds add many candidates (several groups of the
+  # tensor-core filter, its unrolled d <= 32 and general kernels, d past its
+  # limit of 256 for the SIMT filter) and data far from the origin or at tiny
+  # or huge scales, where the lower bound must still be safe
   blob <- function(n, d, k, off = 0, sc = 1) {
     ctr <- matrix(runif(k * d, 0, 100), k, d)
     (ctr[sample.int(k, n, replace = TRUE), , drop = FALSE] + rnorm(n * d)) * sc + off
   }
   cases <- list(list(blob(20000, 16, 40), 64), list(blob(4000, 40, 20), 30), list(blob(30000, 1, 50), 100),
+                list(blob(6000, 24, 30), 60), list(blob(1500, 300, 10), 20),
                 list(blob(20000, 6, 30, off = 1e6), 50), list(blob(20000, 6, 30, sc = 1e-20), 50),
                 list(blob(20000, 6, 30, sc = 1e150), 40))
   for (cs in cases) {
