@@ -115,21 +115,25 @@ __device__ __forceinline__ void load_a(const float *r, int stride, unsigned int 
   a1[3] = __float_as_uint(r[24 * stride + 4]);
 }
 
+// Calls f(v, h, col) for each of a lane's 32 accumulators v = acc[mt][q][e]
+// of a group: row h = 2 mt + e / 2 (point g + 8h), column col = 8q + 2t + e % 2.
+template <typename F>
+__device__ __forceinline__ void for_each_pair(const float (&acc)[2][4][4], int t, F f) {
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) f(acc[mt][q][e], 2 * mt + (e >> 1), 8 * q + 2 * t + (e & 1));
+}
+
 // Marks the pairs of a group whose left side (low) is below their row's
 // limit: bits[h] for point g + 8h, bit = column; returns how many.
 __device__ __forceinline__ int tc_marks(const float (&low)[2][4][4], const float (&rl)[4], int t,
                                         unsigned int (&bits)[4]) {
 #pragma unroll
   for (int h = 0; h < 4; ++h) bits[h] = 0u;
-#pragma unroll
-  for (int q = 0; q < 4; ++q)
-#pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int h = 2 * mt + (e >> 1);
-        bits[h] |= low[mt][q][e] < rl[h] ? 1u << (8 * q + 2 * t + (e & 1)) : 0u;
-      }
+  for_each_pair(low, t, [&](float v, int h, int col) { bits[h] |= v < rl[h] ? 1u << col : 0u; });
   return __popc(bits[0]) + __popc(bits[1]) + __popc(bits[2]) + __popc(bits[3]);
 }
 
@@ -138,9 +142,9 @@ __device__ __forceinline__ int tc_marks(const float (&low)[2][4][4], const float
 // g+16, g+24 of m-tile 1 in the fragments), streams the candidates' fragments
 // from global memory (L1/L2), and per group of 32 candidates runs 16 mma and
 // the test of init_bound.cuh on each of the 1024 pairs.  The pairs that pass
-// (after the probe below, where many do) are appended to a list; once it holds a warp's worth, fold_listed computes
-// their exact distances, one pair per lane, and the limits are lowered to the
-// new D2.  A pair left out has an exact distance >= the D2 of its test,
+// (after the probe below, where many do) are appended to a list; once it
+// holds a warp's worth, fold_listed computes their exact distances, one pair
+// per lane, and the limits are lowered to the new D2.  A pair left out has an exact distance >= the D2 of its test,
 // which is >= the final one: the result is k_par_exact's.
 // KS > 0: d <= 8 KS (KS k-steps, unrolled); KS = 0: any d <= kParTcMaxDim.
 template <typename T, int KS>
@@ -216,7 +220,7 @@ k_par_filter_tc(const T *__restrict__ x, long long n, int d, FloatImage im, cons
         }
       }
     }
-    // the tests' left sides; row h = 2 mt + e / 2 is point g + 8h, column 8q + 2t + e % 2
+    // the tests' left sides (for_each_pair says which pair is where)
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
       const float2 qb = *reinterpret_cast<const float2 *>(qg + 8 * q);
@@ -238,18 +242,12 @@ k_par_filter_tc(const T *__restrict__ x, long long n, int d, FloatImage im, cons
         best[h] = __int_as_float(0x7f800000);
         col[h] = 0;
       }
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-#pragma unroll
-        for (int mt = 0; mt < 2; ++mt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int h = 2 * mt + (e >> 1);
-            if (acc[mt][q][e] < best[h]) {
-              best[h] = acc[mt][q][e];
-              col[h] = 8 * q + 2 * t + (e & 1);
-            }
-          }
+      for_each_pair(acc, t, [&](float v, int h, int c) {
+        if (v < best[h]) {
+          best[h] = v;
+          col[h] = c;
+        }
+      });
       float pb = 0.f;
       int pc = 0;
 #pragma unroll
