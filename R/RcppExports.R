@@ -17,11 +17,19 @@ gk_cpu_threads_cpp <- function() {
     .Call(`_gpukmeans_gk_cpu_threads_cpp`)
 }
 
+gk_greedy_candidates <- function(k) {
+    .Call(`_gpukmeans_gk_greedy_candidates`, k)
+}
+
 gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after) {
     .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after)
 }
 
 gk_predict_cpp <- function(x, centers, engine, threads, device) {
     .Call(`_gpukmeans_gk_predict_cpp`, x, centers, engine, threads, device)
+}
+
+gk_fit_parts_cpp <- function(x, centers, iter_max, parts, single, engine, threads, device) {
+    .Call(`_gpukmeans_gk_fit_parts_cpp`, x, centers, iter_max, parts, single, engine, threads, device)
 }
 

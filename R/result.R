@@ -12,8 +12,7 @@ new_gpu_kmeans <- function(x, z, k, ifault, engine, nstart, t_begin) {
                         iter = z$iter, ifault = ifault),
                    class = c("gpu_kmeans", "kmeans"))
   attr(fit, "backend") <- engine
-  attr(fit, "device") <- if (engine == "cuda") z$device_name else
-    sprintf("CPU, %d thread%s", z$threads, if (z$threads == 1L) "" else "s")
+  attr(fit, "device") <- z$device
   if (nstart > 1L && length(z$start_tot_withinss) > 1L)
     attr(fit, "start_tot_withinss") <- z$start_tot_withinss
   attr(fit, "timing") <- c(z$timing, total = as.numeric(difftime(Sys.time(), t_begin, units = "secs")))

@@ -66,12 +66,12 @@ initial_centers <- function(x, centers, nstart, init = "random") {
 # - "kmeans++": 1 + (k - 1) * L uniforms, L = 2 + floor(log(k)) candidates
 #   per greedy step: the first picks the first center, then L per step.
 # - "kmeans||": two uniforms, each turned into 32 bits, seeding the
-#   counter-based generator of src/init_order.h (one Bernoulli draw per point
+#   counter-based generator of src/parity.h (one Bernoulli draw per point
 #   and round is too many to draw in R).
 init_specs <- function(init, k, nstart) {
   lapply(seq_len(nstart), function(i) {
     if (init == "kmeans++") {
-      L <- 2L + as.integer(floor(log(k)))
+      L <- gk_greedy_candidates(k)  # 2 + floor(log(k)), defined in src/parity.h
       list(method = "kmeans++", k = k, unif = stats::runif(1L + (k - 1L) * L), L = L)
     } else {
       list(method = "kmeans||", k = k, seed = floor(stats::runif(2L) * 4294967296))

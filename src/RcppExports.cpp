@@ -50,6 +50,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_greedy_candidates
+int gk_greedy_candidates(int k);
+RcppExport SEXP _gpukmeans_gk_greedy_candidates(SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_greedy_candidates(k));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gk_fit_cpp
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after);
 RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP) {
@@ -83,14 +93,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_fit_parts_cpp
+Rcpp::List gk_fit_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, int iter_max, int parts, bool single, std::string engine, int threads, int device);
+RcppExport SEXP _gpukmeans_gk_fit_parts_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP iter_maxSEXP, SEXP partsSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
+    Rcpp::traits::input_parameter< int >::type iter_max(iter_maxSEXP);
+    Rcpp::traits::input_parameter< int >::type parts(partsSEXP);
+    Rcpp::traits::input_parameter< bool >::type single(singleSEXP);
+    Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_fit_parts_cpp(x, centers, iter_max, parts, single, engine, threads, device));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
     {"_gpukmeans_gk_unique_rows", (DL_FUNC) &_gpukmeans_gk_unique_rows, 1},
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},
+    {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 10},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 5},
+    {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
     {NULL, NULL, 0}
 };
 

@@ -1,42 +1,87 @@
-// cpu_engine.h: the multi-threaded CPU engine (plain C++, no R headers).
+// cpu_engine.h: the multi-threaded CPU engine (plain C++ with OpenMP, no R).
 //
 // It follows the rules of stats::kmeans(algorithm = "Lloyd") to the letter:
 // squared distances summed over coordinates in order, ties to the lowest
 // center, stop when no point changed, empty clusters get NaN centers (0/0),
 // withinss from the final centers and labels.  With one thread the sums are
 // taken in the same order as stats' C code, so the results are bitwise equal.
+//
+//   cpu_engine.cpp  the engine object (data, precision, threads, step state)
+//   cpu_lloyd.cpp   Lloyd's algorithm, the assignment, totss and the step
+//   cpu_init.cpp    greedy k-means++ and the k-means|| rounds
 #ifndef GPUKMEANS_CPU_ENGINE_H
 #define GPUKMEANS_CPU_ENGINE_H
 
 #include <cstdint>
 #include <vector>
-#include "observer.h"
+
+#include "engine.h"
 #include "threads.h"
 
 namespace gk {
 
-struct LloydResult {
-  std::vector<int> cluster;      // n, 1-based
-  std::vector<double> centers;   // k x d, column-major
-  std::vector<int> size;         // k
-  std::vector<double> withinss;  // k
-  int iter = 0;                  // as stats reports it (max_iter + 1: not converged)
-  bool converged = false;
-  bool interrupted = false;
-  double seconds = 0.0;          // wall time of all iterations and withinss
-};
+// ---- cpu_lloyd.cpp: x is n x d column-major in T (double or float) ----------
 
-// x: n x d column-major in T (double or float); centers0: k x d column-major.
+// Lloyd's algorithm from centers0 (k x d, column-major, in the coordinates of
+// x); throws Interrupted when the observer says stop.
 template <typename T>
-LloydResult cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0,
-                      int max_iter, int threads, IterationObserver* observer);
+LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
+                   IterationObserver* observer);
 
-// Nearest center (1-based) of every row of x (n x d column-major).
-void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers,
-                int threads, int* cluster);
+// Nearest center (1-based) of every row of x.
+void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);
 
 // sum(scale(x, scale = FALSE)^2) as R computes it (long double accumulation).
 double cpu_totss(const double* x, std::int64_t n, int d, int threads);
+
+// max |x_ij| per column.
+template <typename T>
+std::vector<double> cpu_column_maxabs(const T* x, std::int64_t n, int d, int threads);
+
+// One assignment step (labels: 0-based, -1 = none; updated) with sums
+// rounded to 2^-scale[j] (round_fixed), added in any order: the same bits
+// for any number of threads and any split of the rows.
+template <typename T>
+StepSums cpu_step(const T* x, std::int64_t n, int d, int k, const double* centers, const std::vector<int>& scale,
+                  int* labels, int threads);
+
+// Within-SS of labels w.r.t. centers in fixed point, as the CUDA engine
+// computes it: maxterm[c] = upper 32 bits of the largest term of cluster c;
+// sums at scale wss_scale(maxterm[c]).
+template <typename T>
+std::vector<std::uint32_t> cpu_withinss_maxterm(const T* x, std::int64_t n, int d, int k, const double* centers,
+                                                const int* labels, int threads);
+template <typename T>
+std::vector<Fixed128> cpu_withinss_sums(const T* x, std::int64_t n, int d, int k, const double* centers,
+                                        const int* labels, const std::vector<std::uint32_t>& maxterm,
+                                        int threads);
+
+// ---- cpu_init.cpp (the reference for src/cuda/init_pp.cu, init_par.cu) -------
+
+// Greedy k-means++ over the rows `rows` of x (m; nullptr: all) with weights
+// (nullptr: 1), as Engine::greedy.
+std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, const std::int64_t* rows,
+                                     const double* weight, std::int64_t m, std::int64_t first, int picks,
+                                     const double* unif, int L, int threads, IterationObserver* observer);
+
+// The k-means|| rounds on x, as Engine::par_*.
+class CpuParRounds {
+ public:
+  CpuParRounds(const double* x, std::int64_t n, int d, int threads);
+  double begin(std::int64_t first);
+  std::vector<std::int64_t> round(std::uint64_t seed, int r, double l, double phi, double* phi_out);
+  std::vector<double> weights(std::int64_t m) const;
+
+ private:
+  double add(const std::int64_t* rows, std::int64_t m);
+  const double* x_;
+  std::int64_t n_;
+  int d_, threads_;
+  std::int64_t count_ = 0;         // candidates so far
+  std::vector<double> d2_;         // squared distance to the nearest candidate
+  std::vector<std::int64_t> lab_;  // the nearest candidate (the first of equals)
+  std::vector<std::vector<double>> tree_;
+};
 
 }  // namespace gk
 

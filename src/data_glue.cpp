@@ -1,5 +1,5 @@
-// data_glue.cpp: small data helpers for R/ (checks, distinct rows) and the
-// CUDA device query.
+// data_glue.cpp: small data helpers for R/ (checks, distinct rows), the
+// CUDA device query and the parity constants R needs.
 #include <Rcpp.h>
 
 #include <algorithm>
@@ -8,8 +8,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cpu_engine.h"
-#include "cuda/gk_cuda.h"
+#include "engine.h"
+#include "parity.h"
+#include "threads.h"
 
 // 1-based index of the first NA, NaN or infinite value (column-major), or 0.
 // Scanned in parallel chunks; the smallest bad index wins.
@@ -91,42 +92,36 @@ Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x) {
 // What the CUDA side says about itself and its devices.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_cuda_info_cpp() {
-  gk_cuda_info info;
-  gk_cuda_get_info(&info);
-  const int nd = info.device_count > 0 ? info.device_count : 0;
+  const gk::CudaInfo info = gk::cuda_info();
+  const int nd = static_cast<int>(info.devices.size());
   Rcpp::IntegerVector id(nd), mps(nd);
   Rcpp::CharacterVector name(nd), cc(nd);
   Rcpp::NumericVector total(nd), free_mem(nd);
-  char err[512];
   for (int i = 0; i < nd; ++i) {
-    gk_cuda_device dev;
+    const gk::CudaDevice& dev = info.devices[i];
     id[i] = i;
-    if (gk_cuda_get_device(i, &dev, err, sizeof err) == GK_CUDA_OK) {
-      name[i] = dev.name;
-      cc[i] = std::to_string(dev.major) + "." + std::to_string(dev.minor);
-      total[i] = dev.total_memory;
-      free_mem[i] = dev.free_memory;
-      mps[i] = dev.multiprocessors;
-    } else {
-      name[i] = NA_STRING;
-      cc[i] = NA_STRING;
-      total[i] = NA_REAL;
-      free_mem[i] = NA_REAL;
-      mps[i] = NA_INTEGER;
-    }
+    name[i] = dev.ok ? Rcpp::String(dev.name) : Rcpp::String(NA_STRING);
+    cc[i] = dev.ok ? Rcpp::String(std::to_string(dev.major) + "." + std::to_string(dev.minor))
+                   : Rcpp::String(NA_STRING);
+    total[i] = dev.ok ? dev.total_memory : NA_REAL;
+    free_mem[i] = dev.ok ? dev.free_memory : NA_REAL;
+    mps[i] = dev.ok ? dev.multiprocessors : NA_INTEGER;
   }
   Rcpp::DataFrame devices = Rcpp::DataFrame::create(
       Rcpp::_["id"] = id, Rcpp::_["name"] = name, Rcpp::_["compute_capability"] = cc,
       Rcpp::_["memory_total"] = total, Rcpp::_["memory_free"] = free_mem,
       Rcpp::_["multiprocessors"] = mps, Rcpp::_["stringsAsFactors"] = false);
-  return Rcpp::List::create(Rcpp::_["built"] = info.built != 0,
-                            Rcpp::_["runtime_version"] = info.runtime_version,
+  return Rcpp::List::create(Rcpp::_["built"] = info.built, Rcpp::_["runtime_version"] = info.runtime_version,
                             Rcpp::_["driver_version"] = info.driver_version,
-                            Rcpp::_["device_count"] = info.device_count,
-                            Rcpp::_["message"] = std::string(info.message),
+                            Rcpp::_["device_count"] = info.device_count, Rcpp::_["message"] = info.message,
                             Rcpp::_["devices"] = devices);
 }
 
 // Threads the CPU engine uses when told "all".
 // [[Rcpp::export(rng = false)]]
 int gk_cpu_threads_cpp() { return gk::resolve_threads(0); }
+
+// Candidates per greedy k-means++ step for k clusters (src/parity.h): R draws
+// that many uniforms per step (R/starts.R).
+// [[Rcpp::export(rng = false)]]
+int gk_greedy_candidates(int k) { return gk::greedy_candidates(k); }

@@ -18,6 +18,8 @@ class IterationObserver {
   virtual bool iteration(int iter, std::int64_t changed, double tot_withinss) = 0;
   // A poll without details (between batches of GPU iterations); false = stop.
   virtual bool keep_going() = 0;
+  // Start s (1-based) of nstart is about to run.
+  virtual void set_start(int s, int nstart) { (void)s; (void)nstart; }
 };
 
 }  // namespace gk

@@ -16,9 +16,8 @@ constexpr double kDrawEvery = 0.2;   // seconds between progress redraws
 
 }  // namespace
 
-RObserver::RObserver(bool trace, SEXP progress, double progress_after, int start, int nstart)
-    : trace_(trace), progress_(progress), progress_after_(progress_after),
-      start_(start), nstart_(nstart) {
+RObserver::RObserver(bool trace, SEXP progress, double progress_after)
+    : trace_(trace), progress_(progress), progress_after_(progress_after) {
   t0_ = wall_seconds();
   last_poll_ = t0_;
   last_draw_ = -1.0;

@@ -48,19 +48,19 @@ cudaError_t small_grid_dm(const gk_cuda_data *D, int dm, size_t smem, int &grid)
 
 template <typename T, int DM, bool U>
 void run_small(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels, State *st,
-               int max_iter, u64 *acc, unsigned int *counts, cudaStream_t s) {
+               int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
   k_assign_small<T, DM, U><<<p.grid, 256, p.smem, s>>>(
-      (const T *)D->x, D->n, D->d, cen, k, labels, st, max_iter, acc, counts, D->d_scale);
+      (const T *)D->x, D->n, D->d, cen, k, labels, st, max_iter, acc, counts, scale);
 }
 
 template <typename T, bool U>
 void run_small_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels,
-                  State *st, int max_iter, u64 *acc, unsigned int *counts, cudaStream_t s) {
+                  State *st, int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
   switch (p.dm) {
-    case 1: run_small<T, 1, U>(D, p, cen, k, labels, st, max_iter, acc, counts, s); break;
-    case 2: run_small<T, 2, U>(D, p, cen, k, labels, st, max_iter, acc, counts, s); break;
-    case 4: run_small<T, 4, U>(D, p, cen, k, labels, st, max_iter, acc, counts, s); break;
-    default: run_small<T, 8, U>(D, p, cen, k, labels, st, max_iter, acc, counts, s); break;
+    case 1: run_small<T, 1, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
+    case 2: run_small<T, 2, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
+    case 4: run_small<T, 4, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
+    default: run_small<T, 8, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
   }
 }
 
@@ -82,7 +82,8 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   }
   plan.path = 1;
   plan.dm = 0;
-  plan.tf32 = D->single && d > 8 && (g_tf32 == 1 || (g_tf32 < 0 && k >= 32));
+  const int kernel = D->opts.assign_kernel;  // 0 by shape, 1 SIMT, 2 tensor cores
+  plan.tf32 = D->single && d > 8 && (kernel == 2 || (kernel == 0 && k >= 32));
   plan.smem = 0;
   long long g = (D->n + 127) / 128;  // BM = 128 for both precisions
   if (g > 0x7fffffffLL) return cudaErrorInvalidValue;
@@ -92,14 +93,14 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
 
 cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *cen, int k,
                           int *labels, State *st, int max_iter, bool update, u64 *acc,
-                          unsigned int *counts, cudaStream_t s) {
+                          unsigned int *counts, const int *scale, cudaStream_t s) {
   if (plan.path == 0) {
     if (D->single) {
-      if (update) run_small_dm<float, true>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, s);
-      else run_small_dm<float, false>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, s);
+      if (update) run_small_dm<float, true>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
+      else run_small_dm<float, false>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
     } else {
-      if (update) run_small_dm<double, true>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, s);
-      else run_small_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, s);
+      if (update) run_small_dm<double, true>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
+      else run_small_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
     }
   } else {
     if (D->single && D->d > 8 && plan.tf32)
@@ -160,7 +161,7 @@ extern "C" int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers, 
   }
   Plan plan;
   GK_CHECK(plan_assign(data, k, false, plan), "planning the assignment");
-  GK_CHECK(launch_assign(data, plan, cen, k, labels.p, nullptr, 1, false, nullptr, nullptr, 0),
+  GK_CHECK(launch_assign(data, plan, cen, k, labels.p, nullptr, 1, false, nullptr, nullptr, nullptr, 0),
            "launching the assignment kernel");
   GK_CHECK(cudaMemcpy(cluster, labels.p, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost),
            "copying labels back");

@@ -1,4 +1,11 @@
-// device_data.cu: data resident on the device (upload once, free, totss).
+// device_data.cu: data resident on the device (upload once, free, totss,
+// column maxima).
+//
+// An upload is: one allocation (alloc_block: x | labels | scales | scratch |
+// means), the copy of x (copy_double, or copy_single: staged doubles
+// converted on the device to float(x - shift)), the per-column maxima and
+// fixed-point scales (column_scales), then the total sum of squares
+// (compute_totss), all on the device.
 #include <algorithm>
 #include <chrono>
 #include <new>
@@ -8,16 +15,6 @@
 #include "detail/engine.hpp"
 
 using namespace gk;
-
-namespace gk {
-int g_copy_mode = 0;  // upload: pageable (cudaHostRegister: no steady gain on H100, NOTES v9)
-int g_tf32 = -1;
-}  // namespace gk
-
-extern "C" void gk_cuda_dev_knobs(int copy_mode, int tf32) {
-  gk::g_copy_mode = copy_mode;
-  gk::g_tf32 = tf32;
-}
 
 namespace {
 
@@ -32,8 +29,8 @@ void destroy(gk_cuda_data *D) {
   if (!D) return;
   cudaSetDevice(D->device);
   if (D->stream) cudaStreamSynchronize(D->stream);
-  for (int i = 0; i < 2; ++i)
-    if (D->gx[i]) cudaGraphExecDestroy(D->gx[i]);
+  drop_graphs(D);
+  init::destroy_par_state(D->par);
   if (D->ev0) cudaEventDestroy(D->ev0);
   if (D->ev1) cudaEventDestroy(D->ev1);
   if (D->stream) cudaStreamDestroy(D->stream);
@@ -42,128 +39,136 @@ void destroy(gk_cuda_data *D) {
   delete D;
 }
 
-// Host -> device copy of nbytes from pageable src.  Copy mode 1 pins src for
-// the copy (cudaHostRegister: full-speed DMA, no driver staging), falling back
-// to the pageable copy when registering fails.  Synchronous.
-int copy_in(void *dst, const void *src, size_t nbytes, cudaStream_t s, char *err, size_t errlen) {
-  bool reg = false;
-  if (gk::g_copy_mode == 1 && nbytes >= ((size_t)1 << 20)) {
-    reg = cudaHostRegister(const_cast<void *>(src), nbytes, cudaHostRegisterDefault) == cudaSuccess;
-    if (!reg) cudaGetLastError();
-  }
-  cudaError_t e = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, s);
-  cudaError_t e2 = cudaStreamSynchronize(s);
-  if (reg) cudaHostUnregister(const_cast<void *>(src));
-  GK_CHECK(e, "copying x to the device");
-  GK_CHECK(e2, "copying x to the device");
+// Host -> device copy of nbytes from pageable memory (measured as fast as
+// pinning it with cudaHostRegister for one copy: tools/cuda-dev/LOG.md v9).
+int copy_double(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
+  const size_t nbytes = (size_t)D->n * D->d * sizeof(double);
+  GK_CHECK(cudaMemcpyAsync(D->x, x, nbytes, cudaMemcpyHostToDevice, D->stream), "copying x to the device");
+  GK_CHECK(cudaStreamSynchronize(D->stream), "copying x to the device");
   return GK_CUDA_OK;
 }
 
-// Everything after the handle exists; on failure the caller destroys it.
-int upload_into(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
+// The shift of single precision: the mean of up to 4096 evenly spaced rows
+// per column keeps the float values small for data far from the origin.
+void sampled_means(const double *x, long long n, int d, std::vector<double> &shift) {
+  const long long m = std::min<long long>(n, 4096);
+  for (int j = 0; j < d; ++j) {
+    double sum = 0;
+    for (long long r = 0; r < m; ++r) sum += x[(r * n) / m + n * (long long)j];
+    shift[j] = sum / (double)m;
+  }
+}
+
+// Single precision: x in chunks of staged doubles, converted on the device
+// to float(x - shift).
+int copy_single(gk_cuda_data *D, const double *x, size_t chunk, char *err, size_t errlen) {
   const long long n = D->n;
   const int d = D->d;
   const size_t nd = (size_t)n * d;
-  const size_t esz = D->single ? sizeof(float) : sizeof(double);
-  size_t chunk = D->single ? std::min<size_t>(nd, (size_t)8 << 20) : 0;  // doubles staged
-  // one allocation: x | labels | scales | scratch (3d + 2 words) | means
-  const size_t off_lab = align256(nd * esz);
-  const size_t off_scale = off_lab + align256((size_t)n * sizeof(int));
-  const size_t off_scr = off_scale + align256((size_t)d * sizeof(int));
-  const size_t off_mean = off_scr + align256((3 * (size_t)d + 2) * sizeof(u64));
-  const size_t total = off_mean + align256((size_t)d * sizeof(double));
-  // Free-memory check before allocating large data (>= 1 GiB; small uploads
-  // skip the query: per-fit overhead), else an allocation failure says the same.
-  const double need = (double)total + (double)chunk * sizeof(double);
-  size_t free_b = 0, total_b = 0;
-  if (need >= 1073741824.0) {
-    GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");
-    if (need > (double)free_b) {
-      set_msg(err, errlen,
-              "x needs %.2f GiB in %s on device %d (with labels and staging) but only %.2f GiB is free",
-              gib(need), D->single ? "single" : "double", D->device, gib((double)free_b));
-      return GK_CUDA_OUT_OF_MEMORY;
-    }
+  cudaStream_t s = D->stream;
+  DevBuf<double> stage, shift;
+  GK_CHECK(stage.alloc(chunk), "allocating the staging buffer");
+  GK_CHECK(shift.alloc(d), "allocating the shift");
+  GK_CHECK(cudaMemcpyAsync(shift.p, D->shift.data(), d * sizeof(double), cudaMemcpyHostToDevice, s),
+           "copying the shift");
+  for (size_t off = 0; off < nd; off += chunk) {
+    size_t len = std::min(chunk, nd - off);
+    GK_CHECK(cudaMemcpyAsync(stage.p, x + off, len * sizeof(double), cudaMemcpyHostToDevice, s),
+             "copying x to the device");
+    int g = (int)std::min<size_t>((len + 255) / 256, 4096);
+    k_convert_chunk<<<g, 256, 0, s>>>(stage.p, (long long)len, (long long)off, n, shift.p, (float *)D->x);
+    GK_CHECK(cudaGetLastError(), "converting x to single precision");
   }
-  cudaError_t ea = cudaMalloc(&D->block, total);
+  GK_CHECK(cudaStreamSynchronize(s), "converting x to single precision");
+  return GK_CUDA_OK;
+}
+
+// Bytes of the one allocation (x | labels | scales | scratch | means) and
+// where each part starts.
+struct BlockLayout {
+  size_t lab, scale, scr, mean, total;
+  BlockLayout(long long n, int d, size_t esz) {
+    lab = align256((size_t)n * d * esz);
+    scale = lab + align256((size_t)n * sizeof(int));
+    scr = scale + align256((size_t)d * sizeof(int));
+    mean = scr + align256((3 * (size_t)d + 2) * sizeof(u64));
+    total = mean + align256((size_t)d * sizeof(double));
+  }
+};
+
+int out_of_memory(const gk_cuda_data *D, double need, char *err, size_t errlen) {
+  size_t free_b = 0, total_b = 0;
+  cudaMemGetInfo(&free_b, &total_b);
+  set_msg(err, errlen, "x needs %.2f GiB in %s on device %d (with labels and staging) but only %.2f GiB is free",
+          gib(need), D->single ? "single" : "double", D->device, gib((double)free_b));
+  return GK_CUDA_OUT_OF_MEMORY;
+}
+
+// The allocation, after a free-memory check for large data (>= 1 GiB;
+// small uploads skip the query: per-fit overhead), and the stream and events.
+int alloc_block(gk_cuda_data *D, size_t staging_bytes, char *err, size_t errlen) {
+  const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
+  const double need = (double)L.total + (double)staging_bytes;
+  if (need >= 1073741824.0) {
+    size_t free_b = 0, total_b = 0;
+    GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");
+    if (need > (double)free_b) return out_of_memory(D, need, err, errlen);
+  }
+  cudaError_t ea = cudaMalloc(&D->block, L.total);
   if (ea == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     D->block = nullptr;
-    cudaMemGetInfo(&free_b, &total_b);
-    set_msg(err, errlen,
-            "x needs %.2f GiB in %s on device %d (with labels and staging) but only %.2f GiB is free",
-            gib(need), D->single ? "single" : "double", D->device, gib((double)free_b));
-    return GK_CUDA_OUT_OF_MEMORY;
+    return out_of_memory(D, need, err, errlen);
   }
   GK_CHECK(ea, "allocating x on the device");
   char *b = (char *)D->block;
   D->x = b;
-  D->labels = (int *)(b + off_lab);
-  D->d_scale = (int *)(b + off_scale);
-  D->scratch = (u64 *)(b + off_scr);
-  D->d_mean = (double *)(b + off_mean);
+  D->labels = (int *)(b + L.lab);
+  D->d_scale = (int *)(b + L.scale);
+  D->scratch = (u64 *)(b + L.scr);
+  D->d_mean = (double *)(b + L.mean);
   GK_CHECK(cudaStreamCreateWithFlags(&D->stream, cudaStreamNonBlocking), "creating a stream");
   GK_CHECK(cudaEventCreate(&D->ev0), "creating events");
   GK_CHECK(cudaEventCreate(&D->ev1), "creating events");
+  return GK_CUDA_OK;
+}
+
+dim3 column_grid(const gk_cuda_data *D) { return dim3(col_grid(D->n, D->sms), D->d); }
+
+// Column maxima of the stored values -> fixed-point scales of the sums.
+int column_scales(gk_cuda_data *D, char *err, size_t errlen) {
+  const int d = D->d;
   cudaStream_t s = D->stream;
-  u64 *mx = D->scratch + 2 * (size_t)d + 2;  // column maxima; scratch[0, 2d + 2): totss sums
-  GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)d + 2) * sizeof(u64), s), "clearing scratch");
-  D->shift.assign(d, 0.0);
-  if (!D->single) {
-    int st = copy_in(D->x, x, nd * sizeof(double), s, err, errlen);
-    if (st != GK_CUDA_OK) return st;
-  } else {
-    // shift = mean of up to 4096 evenly spaced rows: keeps float values small
-    long long m = std::min<long long>(n, 4096);
-    for (int j = 0; j < d; ++j) {
-      double sum = 0;
-      for (long long r = 0; r < m; ++r) sum += x[(r * n) / m + n * (long long)j];
-      D->shift[j] = sum / (double)m;
-    }
-    DevBuf<double> stage, shift;
-    GK_CHECK(stage.alloc(chunk), "allocating the staging buffer");
-    GK_CHECK(shift.alloc(d), "allocating the shift");
-    GK_CHECK(cudaMemcpyAsync(shift.p, D->shift.data(), d * sizeof(double), cudaMemcpyHostToDevice, s), "copying the shift");
-    bool reg = false;
-    if (gk::g_copy_mode == 1) {
-      reg = cudaHostRegister(const_cast<double *>(x), nd * sizeof(double), cudaHostRegisterDefault) == cudaSuccess;
-      if (!reg) cudaGetLastError();
-    }
-    cudaError_t e = cudaSuccess;
-    for (size_t off = 0; off < nd && e == cudaSuccess; off += chunk) {
-      size_t len = std::min(chunk, nd - off);
-      e = cudaMemcpyAsync(stage.p, x + off, len * sizeof(double), cudaMemcpyHostToDevice, s);
-      if (e != cudaSuccess) break;
-      int g = (int)std::min<size_t>((len + 255) / 256, 4096);
-      k_convert_chunk<<<g, 256, 0, s>>>(stage.p, (long long)len, (long long)off, n, shift.p, (float *)D->x);
-      e = cudaGetLastError();
-    }
-    cudaError_t e2 = cudaStreamSynchronize(s);
-    if (reg) cudaHostUnregister(const_cast<double *>(x));
-    GK_CHECK(e, "copying x to the device");
-    GK_CHECK(e2, "converting x to single precision");
-  }
-  // column maxima -> fixed-point scales of the per-column sums
-  dim3 grid(col_grid(n, D->sms), d);
-  if (D->single) k_col_maxabs<float><<<grid, 256, 0, s>>>((const float *)D->x, n, mx);
-  else k_col_maxabs<double><<<grid, 256, 0, s>>>((const double *)D->x, n, mx);
+  u64 *mx = D->scratch + 2 * (size_t)d + 2;  // scratch[0, 2d + 2): totss sums
+  const dim3 grid = column_grid(D);
+  if (D->single) k_col_maxabs<float><<<grid, 256, 0, s>>>((const float *)D->x, D->n, mx);
+  else k_col_maxabs<double><<<grid, 256, 0, s>>>((const double *)D->x, D->n, mx);
   GK_CHECK(cudaGetLastError(), "computing column maxima");
   std::vector<u64> h(d);
   GK_CHECK(cudaMemcpyAsync(h.data(), mx, d * sizeof(u64), cudaMemcpyDeviceToHost, s), "copying column maxima");
   GK_CHECK(cudaStreamSynchronize(s), "copying column maxima");
   D->maxabs.resize(d);
   D->scale.resize(d);
-  double mmax = 0;
   for (int j = 0; j < d; ++j) {
     double v;
     memcpy(&v, &h[j], 8);
     D->maxabs[j] = v;
     D->scale[j] = limb_scale(v);  // |sum| * 2^scale < n * 2^59
-    mmax = std::max(mmax, v);
   }
-  GK_CHECK(cudaMemcpyAsync(D->d_scale, D->scale.data(), d * sizeof(int), cudaMemcpyHostToDevice, s), "copying scales");
-  // total sum of squares, on the device with no host round trip:
-  // column sums -> means (k_col_mean) -> squared deviations
+  GK_CHECK(cudaMemcpyAsync(D->d_scale, D->scale.data(), d * sizeof(int), cudaMemcpyHostToDevice, s),
+           "copying scales");
+  return GK_CUDA_OK;
+}
+
+// Total sum of squares on the device with no host round trip: column sums ->
+// means (k_col_mean) -> squared deviations.
+int compute_totss(gk_cuda_data *D, char *err, size_t errlen) {
+  const long long n = D->n;
+  const int d = D->d;
+  cudaStream_t s = D->stream;
+  const dim3 grid = column_grid(D);
+  double mmax = 0;
+  for (double v : D->maxabs) mmax = std::max(mmax, v);
   u64 *acc = D->scratch;
   if (D->single) k_col_sum<float><<<grid, 256, 0, s>>>((const float *)D->x, n, D->d_scale, acc);
   else k_col_sum<double><<<grid, 256, 0, s>>>((const double *)D->x, n, D->d_scale, acc);
@@ -182,10 +187,30 @@ int upload_into(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   return GK_CUDA_OK;
 }
 
+// Everything after the handle exists; on failure the caller destroys it.
+int upload_into(gk_cuda_data *D, const double *x, const double *shift, char *err, size_t errlen) {
+  const size_t nd = (size_t)D->n * D->d;
+  const size_t chunk = D->single ? std::min<size_t>(nd, (size_t)8 << 20) : 0;  // doubles staged
+  int st = alloc_block(D, chunk * sizeof(double), err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)D->d + 2) * sizeof(u64), D->stream), "clearing scratch");
+  D->shift.assign(D->d, 0.0);
+  if (D->single) {
+    if (shift) D->shift.assign(shift, shift + D->d);
+    else sampled_means(x, D->n, D->d, D->shift);
+    st = copy_single(D, x, chunk, err, errlen);
+  } else {
+    st = copy_double(D, x, err, errlen);
+  }
+  if (st == GK_CUDA_OK) st = column_scales(D, err, errlen);
+  if (st == GK_CUDA_OK) st = compute_totss(D, err, errlen);
+  return st;
+}
+
 }  // namespace
 
 extern "C" int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opts,
-                              gk_cuda_data **out, gk_cuda_upload_timing *timing, char *err,
+                              const double *shift, gk_cuda_data **out, double *seconds, char *err,
                               size_t errlen) {
   if (out) *out = nullptr;
   if (!x || n < 1 || d < 1 || !opts || !out) {
@@ -206,15 +231,14 @@ extern "C" int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_o
   D->n = n;
   D->d = d;
   D->single = opts->single ? 1 : 0;
+  D->opts = *opts;
   D->sms = sms;
-  int st = upload_into(D, x, err, errlen);
+  int st = upload_into(D, x, shift, err, errlen);
   if (st != GK_CUDA_OK) {
     destroy(D);
     return st;
   }
-  if (timing)
-    timing->ms_upload =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   *out = D;
   return GK_CUDA_OK;
 }
@@ -227,5 +251,17 @@ extern "C" int gk_cuda_totss(gk_cuda_data *D, double *totss, char *err, size_t e
     return GK_CUDA_INVALID;
   }
   *totss = D->totss;  // computed on the device at upload
+  return GK_CUDA_OK;
+}
+
+extern "C" int gk_cuda_column_stats(gk_cuda_data *D, double *maxabs, double *shift, char *err, size_t errlen) {
+  if (!D) {
+    set_msg(err, errlen, "gk_cuda_column_stats: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  for (int j = 0; j < D->d; ++j) {
+    if (maxabs) maxabs[j] = D->maxabs[j];
+    if (shift) shift[j] = D->shift[j];
+  }
   return GK_CUDA_OK;
 }

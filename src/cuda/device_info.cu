@@ -6,7 +6,6 @@ using namespace gk;
 extern "C" void gk_cuda_get_info(gk_cuda_info *info) {
   if (!info) return;
   memset(info, 0, sizeof(*info));
-  info->built = 1;
   int v = 0;
   if (cudaRuntimeGetVersion(&v) == cudaSuccess) info->runtime_version = v;
   v = 0;
@@ -51,8 +50,6 @@ extern "C" int gk_cuda_get_device(int device, gk_cuda_device *out, char *err, si
   out->minor = p.minor;
   out->total_memory = (double)p.totalGlobalMem;
   out->multiprocessors = p.multiProcessorCount;
-  int clk = 0;
-  if (cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, device) == cudaSuccess) out->clock_khz = clk;
   GK_CHECK(cudaSetDevice(device), "selecting the CUDA device");
   size_t fr = 0, tot = 0;
   GK_CHECK(cudaMemGetInfo(&fr, &tot), "querying device memory");

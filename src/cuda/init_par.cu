@@ -1,14 +1,17 @@
-// init_par.cu: the oversampling phase of k-means|| on the device,
-// gk_cuda_kmeans_par (gk_cuda.h, "initialisation").
+// init_par.cu: the oversampling phase of k-means|| on the device, one piece
+// at a time: gk_cuda_par_begin, _round, _added, _weights, _end (gk_cuda.h,
+// "initialisation"); the loop over rounds is the driver's
+// (src/init_driver.cpp), written once for both engines.
 //
-// The same rounds, draws and arithmetic as src/cpu_init.cpp: in double
-// precision both engines find the same candidates and weights.  x stays on
-// the device; per round the host reads phi, the number of sampled rows and
-// their indices (about 2k).  The weights come from each point's nearest
-// candidate, tracked while D2 is updated.
+// The same draws and arithmetic as src/cpu_init.cpp: in double precision both
+// engines find the same candidates and weights.  x stays on the device; per
+// round the host reads phi, the number of sampled rows and their indices
+// (about 2k).  The weights come from each point's nearest candidate, tracked
+// while D2 is updated.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <new>
 #include <vector>
 
 #include "detail/engine.hpp"
@@ -18,9 +21,6 @@
 #include "detail/init_pp_kernels.cuh"
 
 namespace gk {
-
-int g_init_filter = 1;  // dev knob: 0 exact distances for every pair, 1 filter (tensor cores), 2 SIMT filter
-
 namespace init {
 namespace {
 
@@ -112,39 +112,12 @@ size_t image_floats(int mode, int m, int d) {
 size_t q_floats(int mode, int m, int d) { return tc_filter(mode, m, d) ? (size_t)tc_cands(m) : (size_t)m; }
 
 }  // namespace
-}  // namespace init
-}  // namespace gk
 
-using namespace gk;
-using namespace gk::init;
-
-extern "C" void gk_cuda_dev_init_knobs(int filter) { gk::g_init_filter = filter; }
-
-extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const gk_cuda_callbacks *cb,
-                                  int64_t cap, int64_t *cand_out, double *weight_out, int64_t *m_out,
-                                  int *rounds_out, double *ms, char *err, size_t errlen) {
-  int st = check_data(D, k, err, errlen);
-  if (st != GK_CUDA_OK) return st;
-  if (!m_out) {
-    set_msg(err, errlen, "k-means||: m_out must not be NULL");
-    return GK_CUDA_INVALID;
-  }
-  *m_out = 0;
-  if (ms) *ms = 0.0;
-  const long long n = D->n;
-  const int d = D->d;
-  const double l = 2.0 * k;  // gk::kmeans_par_oversampling
-  const int mode = g_init_filter;
-  const FloatImage im = float_image(D, mode == 1 && d <= kParTcMaxDim);
-
-  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+// The state of the rounds, kept in the handle between calls.
+struct ParState {
+  int mode = 1;  // 0 exact distances for every pair, 1 filter (tensor cores), 2 SIMT filter
+  FloatImage im;
   Stream stream;
-  GK_CHECK(cudaStreamCreateWithFlags(&stream.s, cudaStreamNonBlocking), "creating a stream");
-  cudaStream_t s = stream.s;
-  Events ev;
-  GK_CHECK(cudaEventCreate(&ev.a), "creating an event");
-  GK_CHECK(cudaEventCreate(&ev.b), "creating an event");
-
   DevBuf<double> d2, cen, lv1top;
   DevBuf<int> lab;
   DevBuf<float> cf, cq;
@@ -152,132 +125,188 @@ extern "C" int gk_cuda_kmeans_par(gk_cuda_data *D, int k, uint64_t seed, const g
   DevBuf<unsigned long long> count;
   DevBuf<unsigned int> counts;
   TreeBufs tb;
-  GK_CHECK(d2.alloc(n), "allocating D2");
-  GK_CHECK(lab.alloc(n), "allocating the nearest candidates");
-  GK_CHECK(tb.alloc(n, 1), "allocating the sum tree");
-  GK_CHECK(count.alloc(1), "allocating a counter");
-  long long sel_cap = std::min<long long>(n, (long long)(2.0 * l) + 1024);
-  GK_CHECK(dsel.alloc(sel_cap), "allocating the sample");
-  // n == 1: the tree has no level 1; the kernels write a one-element dummy
-  GK_CHECK(lv1top.alloc(1), "allocating the sum");
-  double *lv1 = tb.T >= 1 ? tb.level1() : lv1top.p;
-  const long long nch = tb.T >= 1 ? tb.len[1] : 1;
-  const double *top = tb.T >= 1 ? tb.top() : lv1top.p;
-  GK_CHECK(cudaEventRecord(ev.a, s), "recording an event");
+  long long sel_cap = 0;
+  long long m = 0;              // candidates so far
+  std::vector<long long> added;  // the last round's rows, in index order
+  double *lv1 = nullptr;         // level 1 of the tree of D2 (or a one-element dummy)
+  long long nch = 1;
+  const double *top = nullptr;   // the sum of D2
+};
 
-  std::vector<long long> cand;
-  cand.push_back(uniform_index(counter_uniform(seed, 0, 0), n));
-  double phi = 0.0;
+void destroy_par_state(ParState *p) { delete p; }
 
-  // Adds rows (host, in order) to the candidates: D2, labels, phi.
-  auto add = [&](const long long *rows, long long m) -> int {
-    if (m == 0) return GK_CUDA_OK;
-    const long long base = (long long)cand.size() - m;  // rows are already in cand
-    if (base + m > 0x7fffffffLL) {
-      set_msg(err, errlen, "k-means||: too many candidates");
-      return GK_CUDA_INVALID;
-    }
-    if ((long long)didx.count < m) GK_CHECK(didx.alloc(m), "allocating candidate rows");
-    if ((long long)cen.count < m * d) GK_CHECK(cen.alloc((size_t)m * d), "allocating candidates");
-    const int filter = base > 0 ? mode : 0;
-    const size_t nf = image_floats(filter, (int)m, d), nq = q_floats(filter, (int)m, d);
-    if (filter && cf.count < nf) GK_CHECK(cf.alloc(nf), "allocating candidates");
-    if (filter && cq.count < nq) GK_CHECK(cq.alloc(nq), "allocating candidates");
-    GK_CHECK(cudaMemcpyAsync(didx.p, rows, m * sizeof(long long), cudaMemcpyHostToDevice, s),
-             "copying candidate rows");
-    if (D->single)
-      GK_CHECK((launch_update<float>(D, didx.p, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1,
-                                     nch, s)),
-               "k-means||: distances");
-    else
-      GK_CHECK((launch_update<double>(D, didx.p, cen.p, (int)m, (int)base, filter, im, cf.p, cq.p, d2.p, lab.p, lv1,
-                                      nch, s)),
-               "k-means||: distances");
-    GK_CHECK(tb.build(s, 1), "k-means||: potential");
-    GK_CHECK(cudaMemcpyAsync(&phi, top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");
-    GK_CHECK(cudaStreamSynchronize(s), "k-means|| round");
-    return GK_CUDA_OK;
-  };
+namespace {
 
-  k_fill<<<blocks_for(n, 256), 256, 0, s>>>(d2.p, n, std::numeric_limits<double>::infinity());
-  GK_CHECK(cudaMemsetAsync(lab.p, 0, n * sizeof(int), s), "clearing the labels");
-  st = add(cand.data(), 1);
-  if (st != GK_CUDA_OK) return st;
+// The filter mode of the options (gk_cuda_options.init_filter).
+int filter_mode(int option) { return option == 1 ? 0 : option == 2 ? 2 : 1; }
 
-  int rounds = 0;
-  std::vector<long long> sel;
-  auto round = [&](int r) -> int {
-    for (;;) {
-      GK_CHECK(cudaMemsetAsync(count.p, 0, sizeof(unsigned long long), s), "clearing a counter");
-      k_par_select<<<blocks_for(n, 256), 256, 0, s>>>(d2.p, n, l, phi, (unsigned long long)seed,
-                                                      (unsigned long long)r, count.p, dsel.p, sel_cap);
-      GK_CHECK(cudaGetLastError(), "k-means|| sampling");
-      unsigned long long c = 0;
-      GK_CHECK(cudaMemcpyAsync(&c, count.p, sizeof c, cudaMemcpyDeviceToHost, s), "copying a count");
-      GK_CHECK(cudaStreamSynchronize(s), "k-means|| sampling");
-      if ((long long)c > sel_cap) {  // rare: sample again into a larger buffer (same draws)
-        sel_cap = (long long)c;
-        GK_CHECK(dsel.alloc(sel_cap), "allocating the sample");
-        continue;
-      }
-      sel.resize(c);
-      if (c) {
-        GK_CHECK(cudaMemcpyAsync(sel.data(), dsel.p, c * sizeof(long long), cudaMemcpyDeviceToHost, s),
-                 "copying the sample");
-        GK_CHECK(cudaStreamSynchronize(s), "copying the sample");
-      }
-      break;
-    }
-    std::sort(sel.begin(), sel.end());  // index order, as the CPU engine adds them
-    cand.insert(cand.end(), sel.begin(), sel.end());
-    rounds = r;
-    return add(sel.data(), (long long)sel.size());
-  };
+// Folds the rows P.added (already counted in P.m) into D2, the labels and
+// the tree; *phi = the new sum of D2.
+int add_candidates(gk_cuda_data *D, ParState &P, double *phi, char *err, size_t errlen) {
+  const long long m = (long long)P.added.size();
+  const int d = D->d;
+  cudaStream_t s = P.stream.s;
+  if (m == 0) return GK_CUDA_OK;
+  const long long base = P.m - m;
+  if (P.m > 0x7fffffffLL) {
+    set_msg(err, errlen, "k-means||: too many candidates");
+    return GK_CUDA_INVALID;
+  }
+  if ((long long)P.didx.count < m) GK_CHECK(P.didx.alloc(m), "allocating candidate rows");
+  if ((long long)P.cen.count < m * d) GK_CHECK(P.cen.alloc((size_t)m * d), "allocating candidates");
+  const int filter = base > 0 ? P.mode : 0;
+  const size_t nf = image_floats(filter, (int)m, d), nq = q_floats(filter, (int)m, d);
+  if (filter && P.cf.count < nf) GK_CHECK(P.cf.alloc(nf), "allocating candidates");
+  if (filter && P.cq.count < nq) GK_CHECK(P.cq.alloc(nq), "allocating candidates");
+  GK_CHECK(cudaMemcpyAsync(P.didx.p, P.added.data(), m * sizeof(long long), cudaMemcpyHostToDevice, s),
+           "copying candidate rows");
+  if (D->single)
+    GK_CHECK((launch_update<float>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
+                                   P.lab.p, P.lv1, P.nch, s)),
+             "k-means||: distances");
+  else
+    GK_CHECK((launch_update<double>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
+                                    P.lab.p, P.lv1, P.nch, s)),
+             "k-means||: distances");
+  GK_CHECK(P.tb.build(s, 1), "k-means||: potential");
+  GK_CHECK(cudaMemcpyAsync(phi, P.top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");
+  GK_CHECK(cudaStreamSynchronize(s), "k-means|| round");
+  return GK_CUDA_OK;
+}
 
-  const int max_rounds = GK_PAR_ROUNDS + GK_PAR_MAX_EXTRA;
-  std::vector<unsigned int> hc;
+// Rows i with D2_i > 0 and u(seed, r, i) < l D2_i / phi, in index order, into
+// P.added (sampled again into a larger buffer when more than it holds: the
+// same draws).
+int sample(gk_cuda_data *D, ParState &P, uint64_t seed, int r, double l, double phi, char *err, size_t errlen) {
+  const long long n = D->n;
+  cudaStream_t s = P.stream.s;
+  if (P.sel_cap == 0) {  // room for twice the expected sample
+    P.sel_cap = std::min<long long>(n, (long long)(2.0 * l) + 1024);
+    GK_CHECK(P.dsel.alloc(P.sel_cap), "allocating the sample");
+  }
   for (;;) {
-    while (phi > 0 && rounds < max_rounds && (rounds < GK_PAR_ROUNDS || (long long)cand.size() < k)) {
-      if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
-        set_msg(err, errlen, "interrupted");
-        return GK_CUDA_INTERRUPTED;
-      }
-      st = round(rounds + 1);
-      if (st != GK_CUDA_OK) return st;
+    GK_CHECK(cudaMemsetAsync(P.count.p, 0, sizeof(unsigned long long), s), "clearing a counter");
+    k_par_select<<<blocks_for(n, 256), 256, 0, s>>>(P.d2.p, n, l, phi, (unsigned long long)seed,
+                                                    (unsigned long long)r, P.count.p, P.dsel.p, P.sel_cap);
+    GK_CHECK(cudaGetLastError(), "k-means|| sampling");
+    unsigned long long c = 0;
+    GK_CHECK(cudaMemcpyAsync(&c, P.count.p, sizeof c, cudaMemcpyDeviceToHost, s), "copying a count");
+    GK_CHECK(cudaStreamSynchronize(s), "k-means|| sampling");
+    if ((long long)c > P.sel_cap) {
+      P.sel_cap = (long long)c;
+      GK_CHECK(P.dsel.alloc(P.sel_cap), "allocating the sample");
+      continue;
     }
-    // weights: points whose nearest candidate (the first of equals) is j
-    const long long m = (long long)cand.size();
-    GK_CHECK(counts.alloc(m), "allocating the weights");
-    GK_CHECK(cudaMemsetAsync(counts.p, 0, m * sizeof(unsigned int), s), "clearing the weights");
-    // a few blocks per SM, each over many points (its counts are flushed once)
-    const unsigned int wb = std::min<unsigned int>(blocks_for(n, 1024), 4u * (unsigned int)D->sms);
-    k_par_weights<<<wb, 1024, 0, s>>>(lab.p, n, (int)m, counts.p);
-    GK_CHECK(cudaGetLastError(), "k-means|| weights");
-    hc.resize(m);
-    GK_CHECK(cudaMemcpyAsync(hc.data(), counts.p, m * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
-             "copying the weights");
-    GK_CHECK(cudaStreamSynchronize(s), "k-means|| weights");
-    long long pos = 0;
-    for (unsigned int c : hc) pos += c > 0;
-    if (pos >= k || !(phi > 0) || rounds >= max_rounds) break;
-    st = round(rounds + 1);
-    if (st != GK_CUDA_OK) return st;
-  }
-  GK_CHECK(cudaEventRecord(ev.b, s), "recording an event");
-  GK_CHECK(cudaEventSynchronize(ev.b), "k-means||");
-  const long long m = (long long)cand.size();
-  *m_out = m;
-  if (rounds_out) *rounds_out = rounds;
-  if (m <= cap) {
-    for (long long j = 0; j < m; ++j) {
-      if (cand_out) cand_out[j] = (int64_t)cand[j];
-      if (weight_out) weight_out[j] = (double)hc[j];
+    P.added.resize(c);
+    if (c) {
+      GK_CHECK(cudaMemcpyAsync(P.added.data(), P.dsel.p, c * sizeof(long long), cudaMemcpyDeviceToHost, s),
+               "copying the sample");
+      GK_CHECK(cudaStreamSynchronize(s), "copying the sample");
     }
+    std::sort(P.added.begin(), P.added.end());  // index order, as the CPU engine adds them
+    return GK_CUDA_OK;
   }
-  if (ms) {
-    float f = 0;
-    GK_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b), "timing");
-    *ms = f;
+}
+
+int begin(gk_cuda_data *D, ParState &P, long long first, double *phi, char *err, size_t errlen) {
+  const long long n = D->n;
+  const int d = D->d;
+  P.mode = filter_mode(D->opts.init_filter);
+  P.im = float_image(D, P.mode == 1 && d <= kParTcMaxDim);
+  GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
+  GK_CHECK(P.d2.alloc(n), "allocating D2");
+  GK_CHECK(P.lab.alloc(n), "allocating the nearest candidates");
+  GK_CHECK(P.tb.alloc(n, 1), "allocating the sum tree");
+  GK_CHECK(P.count.alloc(1), "allocating a counter");
+  // n == 1: the tree has no level 1; the kernels write a one-element dummy
+  GK_CHECK(P.lv1top.alloc(1), "allocating the sum");
+  P.lv1 = P.tb.T >= 1 ? P.tb.level1() : P.lv1top.p;
+  P.nch = P.tb.T >= 1 ? P.tb.len[1] : 1;
+  P.top = P.tb.T >= 1 ? P.tb.top() : P.lv1top.p;
+  cudaStream_t s = P.stream.s;
+  k_fill<<<blocks_for(n, 256), 256, 0, s>>>(P.d2.p, n, std::numeric_limits<double>::infinity());
+  GK_CHECK(cudaGetLastError(), "initialising D2");
+  GK_CHECK(cudaMemsetAsync(P.lab.p, 0, n * sizeof(int), s), "clearing the labels");
+  P.added.assign(1, first);
+  P.m = 1;
+  return add_candidates(D, P, phi, err, errlen);
+}
+
+}  // namespace
+}  // namespace init
+}  // namespace gk
+
+using namespace gk;
+using namespace gk::init;
+
+extern "C" void gk_cuda_par_end(gk_cuda_data *D) {
+  if (!D || !D->par) return;
+  cudaSetDevice(D->device);
+  destroy_par_state(D->par);
+  D->par = nullptr;
+}
+
+extern "C" int gk_cuda_par_begin(gk_cuda_data *D, int64_t first, double *phi, char *err, size_t errlen) {
+  if (!D || !D->x || !phi || first < 0 || first >= D->n) {
+    set_msg(err, errlen, "gk_cuda_par_begin: invalid arguments");
+    return GK_CUDA_INVALID;
   }
+  gk_cuda_par_end(D);
+  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  D->par = new (std::nothrow) ParState;
+  if (!D->par) {
+    set_msg(err, errlen, "out of host memory");
+    return GK_CUDA_ERROR;
+  }
+  const int st = begin(D, *D->par, first, phi, err, errlen);
+  if (st != GK_CUDA_OK) gk_cuda_par_end(D);
+  return st;
+}
+
+extern "C" int gk_cuda_par_round(gk_cuda_data *D, uint64_t seed, int round, double l, double phi, int64_t *added,
+                                 double *phi_out, char *err, size_t errlen) {
+  if (!D || !D->par || round < 1 || !added || !phi_out) {
+    set_msg(err, errlen, "gk_cuda_par_round: invalid arguments (no k-means|| in progress?)");
+    return GK_CUDA_INVALID;
+  }
+  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  ParState &P = *D->par;
+  *phi_out = phi;
+  int st = sample(D, P, seed, round, l, phi, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  P.m += (long long)P.added.size();
+  *added = (int64_t)P.added.size();
+  return add_candidates(D, P, phi_out, err, errlen);
+}
+
+extern "C" int gk_cuda_par_added(gk_cuda_data *D, int64_t *rows, char *err, size_t errlen) {
+  if (!D || !D->par || (!rows && !D->par->added.empty())) {
+    set_msg(err, errlen, "gk_cuda_par_added: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  const std::vector<long long> &a = D->par->added;
+  for (size_t j = 0; j < a.size(); ++j) rows[j] = (int64_t)a[j];
+  return GK_CUDA_OK;
+}
+
+extern "C" int gk_cuda_par_weights(gk_cuda_data *D, int64_t m, double *weight, char *err, size_t errlen) {
+  if (!D || !D->par || !weight || m != D->par->m) {
+    set_msg(err, errlen, "gk_cuda_par_weights: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  ParState &P = *D->par;
+  cudaStream_t s = P.stream.s;
+  GK_CHECK(P.counts.alloc(m), "allocating the weights");
+  GK_CHECK(cudaMemsetAsync(P.counts.p, 0, m * sizeof(unsigned int), s), "clearing the weights");
+  // a few blocks per SM, each over many points (its counts are flushed once)
+  const unsigned int wb = std::min<unsigned int>(blocks_for(D->n, 1024), 4u * (unsigned int)D->sms);
+  k_par_weights<<<wb, 1024, 0, s>>>(P.lab.p, D->n, (int)m, P.counts.p);
+  GK_CHECK(cudaGetLastError(), "k-means|| weights");
+  std::vector<unsigned int> hc(m);
+  GK_CHECK(cudaMemcpyAsync(hc.data(), P.counts.p, m * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
+           "copying the weights");
+  GK_CHECK(cudaStreamSynchronize(s), "k-means|| weights");
+  for (int64_t j = 0; j < m; ++j) weight[j] = (double)hc[j];
   return GK_CUDA_OK;
 }

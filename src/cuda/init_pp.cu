@@ -1,9 +1,9 @@
-// init_pp.cu: greedy k-means++ on the device, gk_cuda_kmeanspp, and its
-// weighted form for the reduction of k-means||, gk_cuda_weighted_pp
+// init_pp.cu: greedy k-means++ on the device, gk_cuda_greedy: over all rows
+// (k-means++) or over the weighted candidates of k-means|| (its reduction)
 // (gk_cuda.h, "initialisation").
 //
 // The same algorithm, in the same arithmetic order, as src/cpu_init.cpp (see
-// src/init_order.h): in double precision both engines choose the same rows.
+// src/parity.h): in double precision both engines choose the same rows.
 // One pass over x per step (detail/init_pp_kernels.cuh says how); D2, the sum
 // trees, the candidates' potentials and the D^2 sampling stay on the device.
 // The host only enqueues kernels; it synchronises every 32 steps to poll for
@@ -18,14 +18,6 @@
 
 namespace gk {
 namespace init {
-
-int check_data(const gk_cuda_data *D, int k, char *err, size_t errlen) {
-  if (!D || !D->x || D->n < 1 || D->d < 1 || k < 1 || k > D->n) {
-    set_msg(err, errlen, "invalid arguments to the initialisation (n, d or k)");
-    return GK_CUDA_INVALID;
-  }
-  return GK_CUDA_OK;
-}
 
 namespace {
 
@@ -132,26 +124,15 @@ int check_candidates(int L, char *err, size_t errlen) {
   return GK_CUDA_OK;
 }
 
-// Stream and timing events around fn(stream); *ms gets the device time.
+// fn(stream) on a stream of its own on the data's device, then a sync.
 template <typename Fn>
-int timed(const gk_cuda_data *D, double *ms, char *err, size_t errlen, Fn fn) {
-  if (ms) *ms = 0.0;
+int on_stream(const gk_cuda_data *D, char *err, size_t errlen, Fn fn) {
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
   Stream stream;
   GK_CHECK(cudaStreamCreateWithFlags(&stream.s, cudaStreamNonBlocking), "creating a stream");
-  Events ev;
-  GK_CHECK(cudaEventCreate(&ev.a), "creating an event");
-  GK_CHECK(cudaEventCreate(&ev.b), "creating an event");
-  GK_CHECK(cudaEventRecord(ev.a, stream.s), "recording an event");
   const int st = fn(stream.s);
   if (st != GK_CUDA_OK) return st;
-  GK_CHECK(cudaEventRecord(ev.b, stream.s), "recording an event");
-  GK_CHECK(cudaEventSynchronize(ev.b), "initialisation");
-  if (ms) {
-    float f = 0;
-    GK_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b), "timing");
-    *ms = f;
-  }
+  GK_CHECK(cudaStreamSynchronize(stream.s), "initialisation");
   return GK_CUDA_OK;
 }
 
@@ -161,27 +142,6 @@ int timed(const gk_cuda_data *D, double *ms, char *err, size_t errlen, Fn fn) {
 
 using namespace gk;
 using namespace gk::init;
-
-extern "C" int gk_cuda_kmeanspp(gk_cuda_data *D, int k, const double *unif, int L,
-                                const gk_cuda_callbacks *cb, int64_t *idx_out, double *ms, char *err,
-                                size_t errlen) {
-  int st = check_data(D, k, err, errlen);
-  if (st != GK_CUDA_OK) return st;
-  st = check_candidates(L, err, errlen);
-  if (st != GK_CUDA_OK) return st;
-  if (!unif || !idx_out) {
-    set_msg(err, errlen, "k-means++: NULL arguments");
-    return GK_CUDA_INVALID;
-  }
-  const long long first = uniform_index(unif[0], D->n);
-  return timed(D, ms, err, errlen, [&](cudaStream_t s) {
-    if (D->single)
-      return pp_run<float>(static_cast<const float *>(D->x), D->n, D->d, nullptr, first, k, unif + 1, L, cb, s,
-                           idx_out, err, errlen);
-    return pp_run<double>(static_cast<const double *>(D->x), D->n, D->d, nullptr, first, k, unif + 1, L, cb, s,
-                          idx_out, err, errlen);
-  });
-}
 
 template <typename T>
 static int weighted_pp(const gk_cuda_data *D, const int64_t *rows, const double *weight, int64_t m,
@@ -196,25 +156,31 @@ static int weighted_pp(const gk_cuda_data *D, const int64_t *rows, const double 
   GK_CHECK(w.alloc(m), "allocating the weights");
   static_assert(sizeof(long long) == sizeof(int64_t), "row indices are 64-bit");
   GK_CHECK(cudaMemcpyAsync(drows.p, rows, m * sizeof(long long), cudaMemcpyHostToDevice, s), "copying rows");
-  GK_CHECK(cudaMemcpyAsync(w.p, weight, m * sizeof(double), cudaMemcpyHostToDevice, s), "copying weights");
+  if (weight) GK_CHECK(cudaMemcpyAsync(w.p, weight, m * sizeof(double), cudaMemcpyHostToDevice, s), "copying weights");
   k_gather_cols<T><<<blocks_for(m * d, 256), 256, 0, s>>>(static_cast<const T *>(D->x), D->n, d, drows.p, m, xc.p);
   GK_CHECK(cudaGetLastError(), "gathering the candidates");
-  return pp_run<T>(xc.p, m, d, w.p, first, picks, unif, L, cb, s, out, err, errlen);
+  return pp_run<T>(xc.p, m, d, weight ? w.p : nullptr, first, picks, unif, L, cb, s, out, err, errlen);
 }
 
-extern "C" int gk_cuda_weighted_pp(gk_cuda_data *D, const int64_t *rows, const double *weight, int64_t m,
-                                   int64_t first, int picks, const double *unif, int L,
-                                   const gk_cuda_callbacks *cb, int64_t *out, double *ms, char *err,
-                                   size_t errlen) {
-  if (!D || !D->x || !rows || !weight || !out || m < 1 || picks < 1 || picks > m || first < 0 ||
+extern "C" int gk_cuda_greedy(gk_cuda_data *D, const int64_t *rows, const double *weight, int64_t m,
+                              int64_t first, int picks, const double *unif, int L, const gk_cuda_callbacks *cb,
+                              int64_t *out, char *err, size_t errlen) {
+  if (!D || !D->x || !out || m < 1 || (!rows && m != D->n) || picks < 1 || picks > m || first < 0 ||
       first >= m || (picks > 1 && !unif)) {
-    set_msg(err, errlen, "invalid arguments to the weighted k-means++");
+    set_msg(err, errlen, "invalid arguments to the greedy k-means++");
     return GK_CUDA_INVALID;
   }
   int st = check_candidates(L, err, errlen);
   if (st != GK_CUDA_OK) return st;
-  return timed(D, ms, err, errlen, [&](cudaStream_t s) {
-    if (D->single) return weighted_pp<float>(D, rows, weight, m, first, picks, unif, L, cb, s, out, err, errlen);
-    return weighted_pp<double>(D, rows, weight, m, first, picks, unif, L, cb, s, out, err, errlen);
+  return on_stream(D, err, errlen, [&](cudaStream_t s) {
+    if (rows) {
+      if (D->single) return weighted_pp<float>(D, rows, weight, m, first, picks, unif, L, cb, s, out, err, errlen);
+      return weighted_pp<double>(D, rows, weight, m, first, picks, unif, L, cb, s, out, err, errlen);
+    }
+    if (D->single)
+      return pp_run<float>(static_cast<const float *>(D->x), D->n, D->d, nullptr, first, picks, unif, L, cb, s,
+                           out, err, errlen);
+    return pp_run<double>(static_cast<const double *>(D->x), D->n, D->d, nullptr, first, picks, unif, L, cb, s,
+                          out, err, errlen);
   });
 }

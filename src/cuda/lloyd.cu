@@ -1,13 +1,18 @@
-// lloyd.cu: gk_cuda_lloyd, the Lloyd loop.
+// lloyd.cu: gk_cuda_lloyd, the Lloyd loop, and the fit workspace.
 //
 // Per iteration, all on the device: assign (+ fused sums on the small-d path),
 // accumulate (tiled path), finalize (new centers or convergence).  Labels,
 // centers and the state (changed count, converged flag, iteration count) stay
-// on the device.  Without a trace callback the iterations run in batches
-// captured once in a CUDA graph; kernels of a batch exit at once when the fit
-// has converged or reached max_iter, and the host reads the small state once
-// per batch (and calls interrupt()).  With on_iteration the host syncs every
-// iteration and also computes the iteration's total within-SS.
+// on the device.  The iterations run in batches (run_batches); after each
+// batch the host reads the small state once and polls for interrupts.  A
+// batch is one of three things, chosen by shape:
+//   traced      one iteration plus its within-SS, when the caller wants every
+//               iteration reported (trace or progress);
+//   persistent  one cooperative kernel for the whole batch (small n, d <= 8),
+//               where launch latency would dominate;
+//   graph       a CUDA graph of the batch's kernels, captured once while the
+//               first batch runs (launched directly) and kept in the handle
+//               for later fits of the same shape.
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -16,90 +21,9 @@
 
 using namespace gk;
 
+namespace gk {
+
 namespace {
-
-struct Stream {
-  cudaStream_t s = nullptr;
-  ~Stream() { if (s) cudaStreamDestroy(s); }
-};
-struct Graph {
-  cudaGraph_t g = nullptr;
-  ~Graph() { if (g) cudaGraphDestroy(g); }
-};
-
-struct Fit {
-  const gk_cuda_data *D;
-  Plan plan;
-  int k, max_iter;
-  int *labels;
-  double *cen_d;
-  float *cen_f;
-  u64 *acc;
-  unsigned int *counts;
-  State *st;
-  cudaStream_t s;
-
-  cudaError_t assign_and_sum() const {
-    const void *cen = D->single ? (const void *)cen_f : (const void *)cen_d;
-    cudaError_t e = launch_assign(D, plan, cen, k, labels, st, max_iter, plan.path == 0, acc, counts, s);
-    if (e != cudaSuccess || plan.path == 0) return e;
-    return launch_accumulate(D, plan, labels, k, st, max_iter, acc, counts, s);
-  }
-  cudaError_t finalize() const {
-    return launch_finalize(D, plan, k, st, max_iter, acc, counts, cen_d, D->single ? cen_f : nullptr, s);
-  }
-  cudaError_t iteration() const {
-    cudaError_t e = assign_and_sum();
-    return e != cudaSuccess ? e : finalize();
-  }
-};
-
-// Captures iters iterations (on a private stream, so the fit's stream may
-// still be running the first batch) and instantiates them into *x.
-cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
-  Stream cs;
-  cudaError_t e = cudaStreamCreateWithFlags(&cs.s, cudaStreamNonBlocking);
-  if (e != cudaSuccess) return e;
-  f.s = cs.s;
-  e = cudaStreamBeginCapture(f.s, cudaStreamCaptureModeThreadLocal);
-  if (e != cudaSuccess) return e;
-  cudaError_t e1 = cudaSuccess;
-  for (int b = 0; b < iters && e1 == cudaSuccess; ++b) e1 = f.iteration();
-  Graph g;
-  cudaError_t e2 = cudaStreamEndCapture(f.s, &g.g);
-  if (e1 != cudaSuccess) return e1;
-  if (e2 != cudaSuccess) return e2;
-  return cudaGraphInstantiate(x, g.g, 0);
-}
-
-void drop_graphs(gk_cuda_data *D) {
-  for (int i = 0; i < 2; ++i) {
-    if (D->gx[i]) cudaGraphExecDestroy(D->gx[i]);
-    D->gx[i] = nullptr;
-    D->gx_iters[i] = 0;
-  }
-  D->gx_k = D->gx_max_iter = D->gx_bsz = 0;
-  D->gx_ws = nullptr;
-}
-
-// The graphs a fit of max_iter iterations in batches of bsz launches: [0] bsz
-// iterations, [1] the remainder max_iter % bsz (if any).
-cudaError_t build_graphs(gk_cuda_data *D, const Fit &f, int bsz, int max_iter) {
-  drop_graphs(D);
-  cudaError_t e = build_graph(f, bsz, &D->gx[0]);
-  if (e == cudaSuccess && max_iter % bsz) e = build_graph(f, max_iter % bsz, &D->gx[1]);
-  if (e != cudaSuccess) {
-    drop_graphs(D);
-    return e;
-  }
-  D->gx_iters[0] = bsz;
-  D->gx_iters[1] = max_iter % bsz;
-  D->gx_k = f.k;
-  D->gx_max_iter = max_iter;
-  D->gx_bsz = bsz;
-  D->gx_ws = D->ws;
-  return cudaSuccess;
-}
 
 size_t al256(size_t b) { return (b + 255) / 256 * 256; }
 
@@ -121,41 +45,24 @@ struct Layout {
   }
 };
 
-// Batch size from a rough cost model: ~20 ms of device work per batch.
-int batch_size(const gk_cuda_data *D, int k, int max_iter) {
-  double work = (double)D->n * k * std::max(D->d, 1) * (D->single ? 1.0 : 3.0);
-  double ms = work / 2e10 + 0.005;
-  int b = (int)std::max(1.0, std::min(64.0, 20.0 / ms));
-  return std::min(b, max_iter);
-}
-
 }  // namespace
 
-extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_cuda_options *opts,
-                             const gk_cuda_callbacks *cb, int *cluster, int *size,
-                             double *withinss, gk_cuda_fit_info *info, char *err, size_t errlen) {
-  if (!D || !centers || !opts || k < 1 || opts->max_iter < 1) {
-    set_msg(err, errlen, "gk_cuda_lloyd: invalid arguments (k = %d, max_iter = %d)", k,
-            opts ? opts->max_iter : 0);
-    return GK_CUDA_INVALID;
+// Destroys the graphs kept in the handle (they point into the workspace).
+void drop_graphs(gk_cuda_data *D) {
+  for (int i = 0; i < 2; ++i) {
+    if (D->gx[i]) cudaGraphExecDestroy(D->gx[i]);
+    D->gx[i] = nullptr;
+    D->gx_iters[i] = 0;
   }
-  if ((opts->single ? 1 : 0) != D->single) {
-    set_msg(err, errlen, "gk_cuda_lloyd: the data were uploaded in %s precision but the fit asks for %s",
-            D->single ? "single" : "double", opts->single ? "single" : "double");
-    return GK_CUDA_INVALID;
-  }
-  if (info) memset(info, 0, sizeof(*info));
-  const long long n = D->n;
-  const int d = D->d;
-  const int max_iter = opts->max_iter;
-  const size_t kd = (size_t)k * d;
-  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
-  cudaStream_t s = D->stream;
+  D->gx_k = D->gx_max_iter = D->gx_bsz = 0;
+  D->gx_ws = nullptr;
+}
 
-  // workspace: grown on demand, kept in the handle (labels live there already)
-  const Layout L(k, d);
+
+int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t errlen) {
+  const Layout L(k, D->d);
   if (D->ws_bytes < L.total) {
-    drop_graphs(D);
+    drop_graphs(D);  // they point into the old workspace
     if (D->ws) cudaFree(D->ws);
     D->ws = nullptr;
     D->ws_bytes = 0;
@@ -177,139 +84,240 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
     GK_CHECK(e, "allocating the fit workspace");
     D->ws_bytes = L.total;
   }
-  char *w = (char *)D->ws;
-  State *st = (State *)(w + L.st);
-  double *cen_d = (double *)(w + L.cen_d);
-  float *cen_f = D->single ? (float *)(w + L.cen_f) : nullptr;
-  u64 *acc = (u64 *)(w + L.acc), *wacc = (u64 *)(w + L.wacc);
-  unsigned int *counts = (unsigned int *)(w + L.counts);
-  unsigned int *wcnt = (unsigned int *)(w + L.wcnt), *wmaxb = (unsigned int *)(w + L.wmax);
-  int *labels = D->labels;
+  char *b = (char *)D->ws;
+  w.st = (State *)(b + L.st);
+  w.cen_d = (double *)(b + L.cen_d);
+  w.cen_f = D->single ? (float *)(b + L.cen_f) : nullptr;
+  w.acc = (u64 *)(b + L.acc);
+  w.wacc = (u64 *)(b + L.wacc);
+  w.counts = (unsigned int *)(b + L.counts);
+  w.wcnt = (unsigned int *)(b + L.wcnt);
+  w.wmax = (unsigned int *)(b + L.wmax);
+  w.pack = L.pack;
+  return GK_CUDA_OK;
+}
 
-  // initial centers in stored coordinates
+cudaError_t upload_centers(const gk_cuda_data *D, const double *centers, int k, const Workspace &w,
+                           cudaStream_t s) {
+  const int d = D->d;
+  const size_t kd = (size_t)k * d;
   std::vector<double> c0(kd);
   for (int j = 0; j < d; ++j)
     for (int c = 0; c < k; ++c) c0[c + (size_t)k * j] = centers[c + (size_t)k * j] - D->shift[j];
+  cudaError_t e = cudaMemcpyAsync(w.cen_d, c0.data(), kd * sizeof(double), cudaMemcpyHostToDevice, s);
+  // (the copy reads pageable memory: it has completed when cudaMemcpyAsync returns)
+  if (e == cudaSuccess && D->single) e = launch_to_float(w.cen_d, w.cen_f, (long long)kd, s);
+  return e;
+}
 
-  GK_CHECK(cudaMemcpyAsync(cen_d, c0.data(), kd * sizeof(double), cudaMemcpyHostToDevice, s), "copying centers");
-  if (D->single) GK_CHECK(launch_to_float(cen_d, cen_f, (long long)kd, s), "converting centers");
-  GK_CHECK(cudaMemsetAsync(labels, 0xff, (size_t)n * sizeof(int), s), "initialising labels");
-  GK_CHECK(cudaMemsetAsync(acc, 0, 2 * kd * sizeof(u64), s), "clearing sums");
-  GK_CHECK(cudaMemsetAsync(counts, 0, 2 * (size_t)k * sizeof(unsigned int), s), "clearing counts");
-  GK_CHECK(cudaMemsetAsync(st, 0, sizeof(State), s), "clearing the state");
-  GK_CHECK(cudaEventRecord(D->ev0, s), "recording an event");
+}  // namespace gk
 
-  Fit f;
-  f.D = D;
-  f.k = k;
-  f.max_iter = max_iter;
-  f.labels = labels;
-  f.cen_d = cen_d;
-  f.cen_f = cen_f;
-  f.acc = acc;
-  f.counts = counts;
-  f.st = st;
-  f.s = s;
-  GK_CHECK(plan_assign(D, k, true, f.plan), "planning the assignment");
-  GK_CHECK(plan_update(D, k, f.plan), "planning the update");
+namespace {
 
-  const bool trace = cb && cb->on_iteration;
-  PersistentPlan pp;
-  if (!trace) GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
-  const int bsz = batch_size(D, k, max_iter);
+struct Stream {
+  cudaStream_t s = nullptr;
+  ~Stream() { if (s) cudaStreamDestroy(s); }
+};
+struct Graph {
+  cudaGraph_t g = nullptr;
+  ~Graph() { if (g) cudaGraphDestroy(g); }
+};
 
-  State hs;
-  memset(&hs, 0, sizeof(hs));
+// One fit's kernels: an iteration is assign_and_sum() then finalize().
+struct Fit {
+  const gk_cuda_data *D;
+  Plan plan;
+  int k, max_iter;
+  Workspace w;
+  cudaStream_t s;
+
+  cudaError_t assign_and_sum() const {
+    const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
+    cudaError_t e = launch_assign(D, plan, cen, k, D->labels, w.st, max_iter, plan.path == 0, w.acc, w.counts,
+                                  D->d_scale, s);
+    if (e != cudaSuccess || plan.path == 0) return e;
+    return launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, D->d_scale, s);
+  }
+  cudaError_t finalize() const {
+    return launch_finalize(D, plan, k, w.st, max_iter, w.acc, w.counts, w.cen_d, w.cen_f, s);
+  }
+  cudaError_t iteration() const {
+    cudaError_t e = assign_and_sum();
+    return e != cudaSuccess ? e : finalize();
+  }
+  cudaError_t withinss() const {
+    return launch_withinss(D, plan, D->labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s);
+  }
+};
+
+// Captures iters iterations (on a private stream, so the fit's stream may
+// still be running the first batch) and instantiates them into *x.
+cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
+  Stream cs;
+  cudaError_t e = cudaStreamCreateWithFlags(&cs.s, cudaStreamNonBlocking);
+  if (e != cudaSuccess) return e;
+  f.s = cs.s;
+  e = cudaStreamBeginCapture(f.s, cudaStreamCaptureModeThreadLocal);
+  if (e != cudaSuccess) return e;
+  cudaError_t e1 = cudaSuccess;
+  for (int b = 0; b < iters && e1 == cudaSuccess; ++b) e1 = f.iteration();
+  Graph g;
+  cudaError_t e2 = cudaStreamEndCapture(f.s, &g.g);
+  if (e1 != cudaSuccess) return e1;
+  if (e2 != cudaSuccess) return e2;
+  return cudaGraphInstantiate(x, g.g, 0);
+}
+
+// The graphs of a fit of max_iter iterations in batches of bsz: [0] bsz
+// iterations, [1] the remainder max_iter % bsz (if any).
+cudaError_t build_graphs(gk_cuda_data *D, const Fit &f, int bsz, int max_iter) {
+  drop_graphs(D);
+  cudaError_t e = build_graph(f, bsz, &D->gx[0]);
+  if (e == cudaSuccess && max_iter % bsz) e = build_graph(f, max_iter % bsz, &D->gx[1]);
+  if (e != cudaSuccess) {
+    drop_graphs(D);
+    return e;
+  }
+  D->gx_iters[0] = bsz;
+  D->gx_iters[1] = max_iter % bsz;
+  D->gx_k = f.k;
+  D->gx_max_iter = max_iter;
+  D->gx_bsz = bsz;
+  D->gx_ws = D->ws;
+  return cudaSuccess;
+}
+
+bool have_graphs(const gk_cuda_data *D, int k, int max_iter, int bsz) {
+  return D->gx[0] && D->gx_k == k && D->gx_max_iter == max_iter && D->gx_bsz == bsz && D->gx_ws == D->ws &&
+         (max_iter % bsz == 0 || D->gx[1]);
+}
+
+// Batch size from a rough cost model: ~20 ms of device work per batch.
+int batch_size(const gk_cuda_data *D, int k, int max_iter) {
+  double work = (double)D->n * k * std::max(D->d, 1) * (D->single ? 1.0 : 3.0);
+  double ms = work / 2e10 + 0.005;
+  int b = (int)std::max(1.0, std::min(64.0, 20.0 / ms));
+  return std::min(b, max_iter);
+}
+
+int interrupted(char *err, size_t errlen) {
+  set_msg(err, errlen, "interrupted");
+  return GK_CUDA_INTERRUPTED;
+}
+
+// The loop shared by every strategy: launch(b, done) enqueues b iterations
+// (done were launched before); after each batch the host reads the state
+// into *hs, calls after(iterations launched) (nonzero: stop with that
+// status) and polls for an interrupt; it stops once the fit has converged or
+// max_iter iterations were launched.
+template <typename Launch, typename After>
+int run_batches(const Fit &f, int bsz, const gk_cuda_callbacks *cb, State *hs, Launch launch, After after,
+                char *err, size_t errlen) {
+  int launched = 0;
+  while (launched < f.max_iter) {
+    const int b = std::min(bsz, f.max_iter - launched);
+    int rc = launch(b, launched);
+    if (rc != GK_CUDA_OK) return rc;
+    launched += b;
+    GK_CHECK(cudaMemcpyAsync(hs, f.w.st, sizeof(State), cudaMemcpyDeviceToHost, f.s), "reading the state");
+    GK_CHECK(cudaStreamSynchronize(f.s), "iterations");
+    rc = after(launched);
+    if (rc != GK_CUDA_OK) return rc;
+    if (cb && cb->interrupt && cb->interrupt(cb->ctx)) return interrupted(err, errlen);
+    if (hs->flag) break;
+  }
+  return GK_CUDA_OK;
+}
+
+int no_report(int) { return GK_CUDA_OK; }
+
+// Traced: one iteration per batch with its within-SS, reported to the caller.
+int run_traced(const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, size_t errlen) {
+  const int k = f.k;
   std::vector<u64> wh(2 * (size_t)k);
   std::vector<unsigned int> wm(k);
-  if (trace) {
-    for (int it = 0; it < max_iter; ++it) {
-      GK_CHECK(f.assign_and_sum(), "assignment step");
-      GK_CHECK(launch_withinss(D, f.plan, labels, cen_d, k, wmaxb, wacc, wcnt, s), "within-SS");
-      GK_CHECK(f.finalize(), "update step");
-      GK_CHECK(cudaMemcpyAsync(&hs, st, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
-      GK_CHECK(cudaMemcpyAsync(wh.data(), wacc, 2 * (size_t)k * sizeof(u64), cudaMemcpyDeviceToHost, s), "reading within-SS");
-      GK_CHECK(cudaMemcpyAsync(wm.data(), wmaxb, (size_t)k * sizeof(unsigned int), cudaMemcpyDeviceToHost, s), "reading within-SS");
-      GK_CHECK(cudaStreamSynchronize(s), "iteration");
-      double tot = 0;
-      for (int c = 0; c < k; ++c) tot += from_fixed(wh[2 * c], wh[2 * c + 1], wss_scale(wm[c]));
-      if (cb->on_iteration(cb->ctx, it + 1, (int64_t)hs.last_changed, tot)) {
-        set_msg(err, errlen, "interrupted");
-        return GK_CUDA_INTERRUPTED;
-      }
-      if (cb->interrupt && cb->interrupt(cb->ctx)) {
-        set_msg(err, errlen, "interrupted");
-        return GK_CUDA_INTERRUPTED;
-      }
-      if (hs.flag) break;
-    }
-  } else if (pp.ok) {
-    void *cen = D->single ? (void *)cen_f : (void *)cen_d;
-    int launched = 0;
-    while (launched < max_iter) {
-      int b = std::min(bsz, max_iter - launched);
-      GK_CHECK(launch_persistent(D, pp, cen, cen_d, k, labels, st, max_iter, b, acc, counts, s),
-               "launching iterations");
-      launched += b;
-      GK_CHECK(cudaMemcpyAsync(&hs, st, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
-      GK_CHECK(cudaStreamSynchronize(s), "iterations");
-      if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
-        set_msg(err, errlen, "interrupted");
-        return GK_CUDA_INTERRUPTED;
-      }
-      if (hs.flag) break;
-    }
-  } else {
-    // Batches of iterations: the first is launched directly (no capture cost
-    // before the GPU starts); while it runs, the graphs of the later batches
-    // are captured once (and kept in the handle for later fits of this shape).
-    bool have = D->gx[0] && D->gx_k == k && D->gx_max_iter == max_iter && D->gx_bsz == bsz &&
-                D->gx_ws == D->ws && (max_iter % bsz == 0 || D->gx[1]);
-    int launched = 0;
-    while (launched < max_iter) {
-      const int b = std::min(bsz, max_iter - launched);
-      if (have) {
-        GK_CHECK(cudaGraphLaunch(D->gx[b == bsz ? 0 : 1], s), "launching iterations");
-      } else {
-        for (int it = 0; it < b; ++it) GK_CHECK(f.iteration(), "launching iterations");
-      }
-      launched += b;
-      if (!have && launched < max_iter) {
-        GK_CHECK(build_graphs(D, f, bsz, max_iter), "capturing the iteration graph");
-        have = true;
-      }
-      GK_CHECK(cudaMemcpyAsync(&hs, st, sizeof(State), cudaMemcpyDeviceToHost, s), "reading the state");
-      GK_CHECK(cudaStreamSynchronize(s), "iterations");
-      if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
-        set_msg(err, errlen, "interrupted");
-        return GK_CUDA_INTERRUPTED;
-      }
-      if (hs.flag) break;
-    }
-  }
-  // final within-SS with the final centers and labels
-  GK_CHECK(launch_withinss(D, f.plan, labels, cen_d, k, wmaxb, wacc, wcnt, s), "within-SS");
-  GK_CHECK(cudaEventRecord(D->ev1, s), "recording an event");
-  if (cluster) GK_CHECK(launch_plus_one(labels, n, s), "1-based labels");
+  auto launch = [&](int, int) -> int {
+    GK_CHECK(f.assign_and_sum(), "assignment step");
+    GK_CHECK(f.withinss(), "within-SS");
+    GK_CHECK(f.finalize(), "update step");
+    GK_CHECK(cudaMemcpyAsync(wh.data(), f.w.wacc, 2 * (size_t)k * sizeof(u64), cudaMemcpyDeviceToHost, f.s),
+             "reading within-SS");
+    GK_CHECK(cudaMemcpyAsync(wm.data(), f.w.wmax, (size_t)k * sizeof(unsigned int), cudaMemcpyDeviceToHost, f.s),
+             "reading within-SS");
+    return GK_CUDA_OK;
+  };
+  auto report = [&](int it) -> int {
+    double tot = 0;
+    for (int c = 0; c < k; ++c) tot += from_fixed(wh[2 * c], wh[2 * c + 1], wss_scale(wm[c]));
+    if (cb->on_iteration(cb->ctx, it, (int64_t)hs->last_changed, tot)) return interrupted(err, errlen);
+    return GK_CUDA_OK;
+  };
+  return run_batches(f, 1, cb, hs, launch, report, err, errlen);
+}
 
-  // results: the packed small ones in one copy, then the labels
+// Persistent: each batch is one cooperative launch.
+int run_persistent(const Fit &f, const PersistentPlan &pp, const gk_cuda_callbacks *cb, State *hs, char *err,
+                   size_t errlen) {
+  void *cen = f.D->single ? (void *)f.w.cen_f : (void *)f.w.cen_d;
+  auto launch = [&](int b, int) -> int {
+    GK_CHECK(launch_persistent(f.D, pp, cen, f.w.cen_d, f.k, f.D->labels, f.w.st, f.max_iter, b, f.w.acc,
+                               f.w.counts, f.s),
+             "launching iterations");
+    return GK_CUDA_OK;
+  };
+  return run_batches(f, batch_size(f.D, f.k, f.max_iter), cb, hs, launch, no_report, err, errlen);
+}
+
+// Graph: the first batch is launched kernel by kernel (no capture cost
+// before the GPU starts); while it runs, the graphs of the later batches are
+// captured (and kept in the handle for later fits of this shape).
+int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, size_t errlen) {
+  const int bsz = batch_size(D, f.k, f.max_iter);
+  bool have = have_graphs(D, f.k, f.max_iter, bsz);
+  auto launch = [&](int b, int done) -> int {
+    if (have) {
+      GK_CHECK(cudaGraphLaunch(D->gx[b == bsz ? 0 : 1], f.s), "launching iterations");
+      return GK_CUDA_OK;
+    }
+    for (int it = 0; it < b; ++it) GK_CHECK(f.iteration(), "launching iterations");
+    if (done + b < f.max_iter) {
+      GK_CHECK(build_graphs(D, f, bsz, f.max_iter), "capturing the iteration graph");
+      have = true;
+    }
+    return GK_CUDA_OK;
+  };
+  return run_batches(f, bsz, cb, hs, launch, no_report, err, errlen);
+}
+
+// Final within-SS, 1-based labels, then the results to the host: the packed
+// small ones in one copy, then the labels.
+int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *size, double *withinss,
+           gk_cuda_fit_info *info, char *err, size_t errlen) {
+  const long long n = D->n;
+  const int k = f.k, d = D->d;
+  GK_CHECK(f.withinss(), "within-SS");
+  GK_CHECK(cudaEventRecord(D->ev1, f.s), "recording an event");
+  if (cluster) GK_CHECK(launch_plus_one(D->labels, n, f.s), "1-based labels");
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<unsigned char> pk(L.pack);
-  GK_CHECK(cudaMemcpyAsync(pk.data(), w, L.pack, cudaMemcpyDeviceToHost, s), "copying results");
+  std::vector<unsigned char> pk(f.w.pack);
+  GK_CHECK(cudaMemcpyAsync(pk.data(), D->ws, f.w.pack, cudaMemcpyDeviceToHost, f.s), "copying results");
   // labels into the caller's pageable memory: measured faster than pinning it
-  // with cudaHostRegister for each fit (H100, NOTES v9)
+  // with cudaHostRegister for each fit (H100, tools/cuda-dev/LOG.md v9)
   if (cluster)
-    GK_CHECK(cudaMemcpyAsync(cluster, labels, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, s), "copying labels");
-  GK_CHECK(cudaStreamSynchronize(s), "copying results");
+    GK_CHECK(cudaMemcpyAsync(cluster, D->labels, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, f.s),
+             "copying labels");
+  GK_CHECK(cudaStreamSynchronize(f.s), "copying results");
   auto t1 = std::chrono::steady_clock::now();
   float ms = 0;
   GK_CHECK(cudaEventElapsedTime(&ms, D->ev0, D->ev1), "timing");
 
-  memcpy(&hs, pk.data() + L.st, sizeof(State));
-  const double *cres = (const double *)(pk.data() + L.cen_d);
-  const u64 *whp = (const u64 *)(pk.data() + L.wacc);
-  const unsigned int *sz = (const unsigned int *)(pk.data() + L.wcnt);
-  const unsigned int *wmp = (const unsigned int *)(pk.data() + L.wmax);
+  const char *base = (const char *)D->ws;
+  State hs;
+  memcpy(&hs, pk.data() + ((const char *)f.w.st - base), sizeof(State));
+  const double *cres = (const double *)(pk.data() + ((const char *)f.w.cen_d - base));
+  const u64 *whp = (const u64 *)(pk.data() + ((const char *)f.w.wacc - base));
+  const unsigned int *sz = (const unsigned int *)(pk.data() + ((const char *)f.w.wcnt - base));
+  const unsigned int *wmp = (const unsigned int *)(pk.data() + ((const char *)f.w.wmax - base));
   for (int j = 0; j < d; ++j)
     for (int c = 0; c < k; ++c) centers[c + (size_t)k * j] = cres[c + (size_t)k * j] + D->shift[j];
   for (int c = 0; c < k; ++c) {
@@ -317,10 +325,51 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, double *centers, const gk_c
     if (withinss) withinss[c] = from_fixed(whp[2 * c], whp[2 * c + 1], wss_scale(wmp[c]));
   }
   if (info) {
-    info->converged = hs.flag ? 1 : 0;
-    info->iter = hs.flag ? hs.conv_iter : max_iter + 1;
+    info->iter = hs.flag ? hs.conv_iter : f.max_iter + 1;
     info->ms_compute = ms;
     info->ms_download = std::chrono::duration<double, std::milli>(t1 - t0).count();
   }
   return GK_CUDA_OK;
+}
+
+}  // namespace
+
+extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *centers, const gk_cuda_callbacks *cb,
+                             int *cluster, int *size, double *withinss, gk_cuda_fit_info *info, char *err,
+                             size_t errlen) {
+  if (!D || !centers || k < 1 || max_iter < 1) {
+    set_msg(err, errlen, "gk_cuda_lloyd: invalid arguments (k = %d, max_iter = %d)", k, max_iter);
+    return GK_CUDA_INVALID;
+  }
+  if (info) memset(info, 0, sizeof(*info));
+  const size_t kd = (size_t)k * D->d;
+  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  Fit f;
+  f.D = D;
+  f.k = k;
+  f.max_iter = max_iter;
+  f.s = D->stream;
+  int st = ensure_workspace(D, k, f.w, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+
+  GK_CHECK(upload_centers(D, centers, k, f.w, f.s), "copying centers");
+  GK_CHECK(cudaMemsetAsync(D->labels, 0xff, (size_t)D->n * sizeof(int), f.s), "initialising labels");
+  GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * kd * sizeof(u64), f.s), "clearing sums");
+  GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), f.s), "clearing counts");
+  GK_CHECK(cudaMemsetAsync(f.w.st, 0, sizeof(State), f.s), "clearing the state");
+  GK_CHECK(cudaEventRecord(D->ev0, f.s), "recording an event");
+  GK_CHECK(plan_assign(D, k, true, f.plan), "planning the assignment");
+  GK_CHECK(plan_update(D, k, f.plan), "planning the update");
+
+  State hs;
+  memset(&hs, 0, sizeof(hs));
+  if (cb && cb->on_iteration) {
+    st = run_traced(f, cb, &hs, err, errlen);
+  } else {
+    PersistentPlan pp;
+    GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
+    st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, err, errlen);
+  }
+  if (st != GK_CUDA_OK) return st;
+  return finish(D, f, centers, cluster, size, withinss, info, err, errlen);
 }

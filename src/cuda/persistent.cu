@@ -1,4 +1,5 @@
-// persistent.cu: batches of Lloyd iterations in one cooperative kernel (d <= 8).
+// persistent.cu: batches of Lloyd iterations in one cooperative kernel
+// (d <= 8, n < kSmallN: one point per thread, where launch latency dominates).
 #include <algorithm>
 
 #include "detail/engine.hpp"
@@ -12,7 +13,6 @@ const long long kSmallN = 262144;  // below: one point per thread
 
 template <typename T, int DM>
 cudaError_t plan_t(const gk_cuda_data *D, int k, PersistentPlan &p) {
-  const int P = D->n < kSmallN ? 1 : Small<T, DM>::PPT;
   const int d = D->d;
   size_t smem = small_smem_bytes<T, DM>(k, d, true);
   p.ok = false;
@@ -21,14 +21,14 @@ cudaError_t plan_t(const gk_cuda_data *D, int k, PersistentPlan &p) {
   cudaError_t e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, D->device);
   if (e != cudaSuccess) return e;
   if (!coop) return cudaSuccess;
-  auto kern = D->n < kSmallN ? k_lloyd_persistent<T, DM, 1> : k_lloyd_persistent<T, DM, Small<T, DM>::PPT>;
+  auto kern = k_lloyd_persistent<T, DM>;
   e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
   if (e != cudaSuccess) return e;
   int per_sm = 0;
   e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, smem);
   if (e != cudaSuccess) return e;
   if (per_sm < 1) return cudaSuccess;
-  long long need = (D->n + 256LL * P - 1) / (256LL * P);
+  long long need = (D->n + 255) / 256;
   p.grid = (int)std::max<long long>(1, std::min<long long>(need, (long long)per_sm * D->sms));
   p.smem = smem;
   p.dm = DM;
@@ -55,9 +55,7 @@ cudaError_t launch_t(const gk_cuda_data *D, const PersistentPlan &p, T *cen, dou
   const int *scale = D->d_scale;
   void *args[] = {(void *)&x, &n, &d, &cen, &cen_d, &k, &labels, &st, &max_iter, &batch, &acc, &counts,
                   (void *)&scale};
-  const void *kern = D->n < kSmallN ? (const void *)k_lloyd_persistent<T, DM, 1>
-                                     : (const void *)k_lloyd_persistent<T, DM, Small<T, DM>::PPT>;
-  return cudaLaunchCooperativeKernel(kern, p.grid, 256, args, p.smem, s);
+  return cudaLaunchCooperativeKernel((const void *)k_lloyd_persistent<T, DM>, p.grid, 256, args, p.smem, s);
 }
 
 template <typename T>

@@ -56,16 +56,16 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
 
 cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &p, const int *labels, int k,
                               State *st, int max_iter, u64 *acc, unsigned int *counts,
-                              cudaStream_t s) {
+                              const int *scale, cudaStream_t s) {
   dim3 grid(p.acc_gx, p.acc_gy);
   if (D->single)
     k_accumulate<float><<<grid, 256, p.acc_smem, s>>>((const float *)D->x, D->n, D->d, labels, k,
                                                       p.acc_jb, p.acc_shared ? 1 : 0, st, max_iter,
-                                                      acc, counts, D->d_scale);
+                                                      acc, counts, scale);
   else
     k_accumulate<double><<<grid, 256, p.acc_smem, s>>>((const double *)D->x, D->n, D->d, labels, k,
                                                        p.acc_jb, p.acc_shared ? 1 : 0, st, max_iter,
-                                                       acc, counts, D->d_scale);
+                                                       acc, counts, scale);
   return cudaGetLastError();
 }
 
@@ -76,25 +76,32 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &p, int k, State *
   return cudaGetLastError();
 }
 
+cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass, const int *labels,
+                                 const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
+                                 cudaStream_t s) {
+  cudaError_t e = pass == 0 ? cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s)
+                            : cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64), s);
+  if (e == cudaSuccess && pass == 1) e = cudaMemsetAsync(wcnt, 0, (size_t)k * sizeof(unsigned int), s);
+  if (e != cudaSuccess) return e;
+  const int sh = p.w_shared ? 1 : 0;
+  const size_t smem = pass == 0 ? (p.w_shared ? 4 * (size_t)k : 0) : p.w_smem;
+  if (D->single) {
+    const float *x = (const float *)D->x;
+    if (pass == 0) k_withinss<float, 0><<<p.w_grid, 256, smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
+    else k_withinss<float, 1><<<p.w_grid, 256, smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
+  } else {
+    const double *x = (const double *)D->x;
+    if (pass == 0) k_withinss<double, 0><<<p.w_grid, 256, smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
+    else k_withinss<double, 1><<<p.w_grid, 256, smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *labels,
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
                             cudaStream_t s) {
-  cudaError_t e = cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s);
-  if (e == cudaSuccess) e = cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64), s);
-  if (e == cudaSuccess) e = cudaMemsetAsync(wcnt, 0, (size_t)k * sizeof(unsigned int), s);
-  if (e != cudaSuccess) return e;
-  size_t smem0 = p.w_shared ? 4 * (size_t)k : 0;
-  int sh = p.w_shared ? 1 : 0;
-  if (D->single) {
-    const float *x = (const float *)D->x;
-    k_withinss<float, 0><<<p.w_grid, 256, smem0, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
-    k_withinss<float, 1><<<p.w_grid, 256, p.w_smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
-  } else {
-    const double *x = (const double *)D->x;
-    k_withinss<double, 0><<<p.w_grid, 256, smem0, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
-    k_withinss<double, 1><<<p.w_grid, 256, p.w_smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
-  }
-  return cudaGetLastError();
+  cudaError_t e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s);
+  return e != cudaSuccess ? e : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s);
 }
 
 cudaError_t launch_plus_one(int *labels, long long n, cudaStream_t s) {

@@ -13,10 +13,9 @@
 #include <string.h>
 
 #include "../gk_cuda.h"
+#include "../../fixed_point.h"
 
 namespace gk {
-
-typedef unsigned long long u64;
 
 // ---- status ---------------------------------------------------------------
 
@@ -102,65 +101,9 @@ struct State {
   u64 chg[2];           // persistent kernel: changed counts by iteration parity
 };
 
-// ---- exact, order-independent sums: 128-bit fixed point -----------------------
-//
-// A double v is mapped to the integer trunc(v * 2^S) held in two's complement
-// over 128 bits (lo, hi).  Integer addition is associative, so any order of
-// atomic additions gives the same bits: sums are deterministic run to run.
-// S is chosen per quantity from a bound B on |value| and the number of terms m
-// so that |sum| * 2^S < 2^125 (see fixed_scale); the truncation error per term is
-// at most 2^-S, i.e. about B * m * 2^-125: far below double rounding.
-
-inline int fixed_scale(double bound, long long terms) {
-  int e = 0;
-  if (bound > 0 && isfinite(bound)) frexp(bound, &e);  // bound < 2^e
-  int L = 1;
-  while (L < 62 && (1LL << L) <= terms) ++L;  // terms < 2^L
-  return 125 - e - L;
-}
-
-__host__ __device__ inline void to_fixed(double v, int S, u64 &lo, u64 &hi) {
-  u64 b;
-  memcpy(&b, &v, 8);
-  int bexp = (int)((b >> 52) & 0x7ff);
-  u64 mant = b & ((1ULL << 52) - 1);
-  bool neg = (b >> 63) != 0;
-  if (bexp == 0) {
-    if (mant == 0) { lo = hi = 0; return; }
-    bexp = 1;
-  } else {
-    mant |= (1ULL << 52);
-  }
-  int shift = bexp - 1075 + S;  // |v| * 2^S = mant * 2^shift
-  u64 l, h;
-  if (shift >= 0) {
-    if (shift > 74) shift = 74;  // cannot happen within the bound; saturate
-    if (shift >= 64) { l = 0; h = mant << (shift - 64); }
-    else if (shift == 0) { l = mant; h = 0; }
-    else { l = mant << shift; h = mant >> (64 - shift); }
-  } else {
-    int r = -shift;
-    l = (r >= 64) ? 0 : (mant >> r);
-    h = 0;
-  }
-  if (neg) {
-    l = ~l + 1;
-    h = ~h + (l == 0 ? 1 : 0);
-  }
-  lo = l;
-  hi = h;
-}
-
-__host__ __device__ inline double from_fixed(u64 lo, u64 hi, int S) {
-  bool neg = (long long)hi < 0;
-  if (neg) {
-    lo = ~lo + 1;
-    hi = ~hi + (lo == 0 ? 1 : 0);
-  }
-  double r = (double)hi * 18446744073709551616.0 + (double)lo;
-  r = ldexp(r, -S);
-  return neg ? -r : r;
-}
+// ---- exact, order-independent sums: 128-bit fixed point --------------------
+// to_fixed, from_fixed, fixed_scale, limb_scale, wss_scale, pow2 and
+// round_fixed are in src/fixed_point.h (shared with the host drivers).
 
 // 128-bit atomic add out of two 64-bit ones: exact modulo 2^128 in any order.
 __device__ __forceinline__ void atomic_add128(u64 *p, u64 lo, u64 hi) {
@@ -183,38 +126,10 @@ __device__ __forceinline__ void atomic_add128(u64 *p, u64 lo, u64 hi) {
 // Rounding v to 2^-S is below 2^-60 B: far under double rounding of a mean.
 const int kLimbFlush = 32768;  // values per counter between flushes
 
-inline int limb_scale(double bound) {
-  int e = 0;
-  if (bound > 0 && isfinite(bound)) frexp(bound, &e);
-  return 59 - e;
-}
-
-// Scale of a cluster's within-SS sum from the upper 32 bits of the largest
-// per-point term (non-negative doubles order like their bits): w < 2^e.
-__host__ __device__ inline int wss_scale(unsigned int hi) {
-  if (hi == 0) return 1000;
-  u64 b = ((u64)hi << 32) | 0xffffffffULL;
-  double ub;
-  memcpy(&ub, &b, 8);
-  int e = 0;
-  frexp(ub, &e);
-  int s = 59 - e;
-  return s > 1000 ? 1000 : (s < -1000 ? -1000 : s);
-}
-
-// 2^s as a double (s clamped to the normal range).
-__host__ __device__ __forceinline__ double pow2(int s) {
-  s = s < -1022 ? -1022 : (s > 1023 ? 1023 : s);
-  long long b = (long long)(s + 1023) << 52;
-  double r;
-  memcpy(&r, &b, 8);
-  return r;
-}
-
 // Limb l of entry e lives at s[e + l*m] (limb-major: lanes adding to
 // different clusters hit different banks).
 __device__ __forceinline__ void limb_add(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
-  long long q = __double2ll_rn(v * pow2s);
+  long long q = round_fixed(v, pow2s);
   u64 u = (u64)(q + (1LL << 59));
   atomicAdd(s + e, (unsigned int)(u & 0x7fff));
   atomicAdd(s + e + m, (unsigned int)((u >> 15) & 0x7fff));

@@ -1,10 +1,14 @@
 // detail/engine.hpp: the engine's internal host API shared by the .cu files.
 //
 // The public C interface (gk_cuda.h) is implemented on top of these pieces:
-//   device_data.cu  upload, free, totss         (owns gk_cuda_data)
+//   device_data.cu  upload, free, totss, column maxima (owns gk_cuda_data)
 //   assign.cu       assignment kernels + predict (gk_cuda_assign)
 //   update.cu       centroid sums, finalize, within-SS
+//   persistent.cu   whole iterations in one cooperative kernel (small n, d)
 //   lloyd.cu        the Lloyd loop (batches in CUDA graphs), gk_cuda_lloyd
+//   step.cu         one assignment step with partial sums (gk_cuda_step ...)
+//   init_pp.cu      greedy k-means++ (gk_cuda_greedy)
+//   init_par.cu     the k-means|| rounds (gk_cuda_par_*)
 //   device_info.cu  gk_cuda_get_info, gk_cuda_get_device
 // Each kernel is launched from the translation unit that defines it; the
 // others call the host wrappers declared here.
@@ -15,12 +19,20 @@
 
 #include "common.cuh"
 
+namespace gk {
+namespace init {
+struct ParState;  // k-means|| rounds in progress (init_par.cu)
+void destroy_par_state(ParState *p);
+}  // namespace init
+}  // namespace gk
+
 // The opaque handle of gk_cuda.h.
 struct gk_cuda_data {
   int device = 0;
   long long n = 0;
   int d = 0;
   int single = 0;
+  gk_cuda_options opts = {0, 0, 0, 0};  // as given at upload (kernel choices)
   void *x = nullptr;            // n x d column-major, double or float (inside block)
   int sms = 1;                  // multiprocessors of the device
   // One device allocation made at upload: x | labels (n ints, the fits'
@@ -47,6 +59,7 @@ struct gk_cuda_data {
   std::vector<double> maxabs;   // max |stored x| per column
   std::vector<int> scale;       // fixed-point scale of the per-column sums
   int *d_scale = nullptr;       // the same on the device
+  gk::init::ParState *par = nullptr;  // between gk_cuda_par_begin and gk_cuda_par_end
 };
 
 namespace gk {
@@ -69,32 +82,22 @@ struct Plan {
   int tf32 = 0;          // tiled single (d > 8): tensor-core 3xTF32 kernel instead of SIMT
 };
 
-// Dev-tool knobs (tools/cuda-dev), not part of the C interface:
-// upload copy mode (0 pageable: default, 1 cudaHostRegister) and the
-// tiled single kernel (-1 by shape, 0 SIMT, 1 TF32).
-extern "C" void gk_cuda_dev_knobs(int copy_mode, int tf32);
-// k-means|| (init_par.cu): 1 = float lower bounds rule out pairs (default),
-// 0 = exact distance for every pair (same result, slower).
-extern "C" void gk_cuda_dev_init_knobs(int filter);
-extern int g_init_filter;
-extern int g_copy_mode;
-extern int g_tf32;
-
 // assign.cu --------------------------------------------------------------
 // Fills the assignment part of plan (path, dm, smem, grid) for k centers.
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
 // One assignment step: labels (0-based, -1 = none yet) and st->changed; with
 // plan.path == 0 and update, also adds the centroid sums into acc/counts.
+// scale: the per-column fixed-point scales of the sums (D->d_scale in a fit).
 cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *cen, int k,
                           int *labels, State *st, int max_iter, bool update,
-                          u64 *acc, unsigned int *counts, cudaStream_t s);
+                          u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s);
 
 // update.cu --------------------------------------------------------------
 cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &plan);
 // Sums of x per cluster and coordinate (tiled path only).
 cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &plan, const int *labels, int k,
                               State *st, int max_iter, u64 *acc, unsigned int *counts,
-                              cudaStream_t s);
+                              const int *scale, cudaStream_t s);
 // New centers from the sums (or convergence), zeroes the sums, advances st.
 cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, State *st,
                             int max_iter, u64 *acc, unsigned int *counts, double *cen_d,
@@ -104,6 +107,29 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, Stat
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *labels,
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
                             unsigned int *wcnt, cudaStream_t s);
+// One of the two passes (0: maxima into wmax; 1: sums with the scales of
+// wmax), each zeroing its own outputs first.
+cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &plan, int pass, const int *labels,
+                                 const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
+                                 unsigned int *wcnt, cudaStream_t s);
+// The fit workspace (O(k d), kept in the handle, grown on demand) as pointers.
+struct Workspace {
+  State *st;
+  double *cen_d;
+  float *cen_f;          // single precision only
+  u64 *acc, *wacc;
+  unsigned int *counts, *wcnt, *wmax;
+  size_t pack;           // [0, pack) of the workspace: the results downloaded at the end
+};
+// Destroys the iteration graphs kept in the handle.
+void drop_graphs(gk_cuda_data *D);
+// Grows the workspace for k centers (checking free memory for large ones).
+int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t errlen);
+// Centers (host, k x d, original coordinates) into the workspace's cen_d
+// (stored coordinates: shifted in single precision) and cen_f.
+cudaError_t upload_centers(const gk_cuda_data *D, const double *centers, int k, const Workspace &w,
+                           cudaStream_t s);
+
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {
   bool ok = false;  // false: use the per-kernel path

@@ -3,7 +3,7 @@
 // cannot matter.
 //
 // A pair (point a, center b) is ruled out only when its exact double
-// distance, computed as init_order.h point 1 says, is certainly >= the
+// distance, computed as parity.h point 1 says, is certainly >= the
 // point's current D2: then min(D2, dist) is D2 and "dist < D2" is false, so
 // skipping the exact distance changes no bit of any result.
 #ifndef GPUKMEANS_DETAIL_INIT_BOUND_CUH

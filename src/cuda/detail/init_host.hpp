@@ -1,5 +1,5 @@
 // detail/init_host.hpp: host-side pieces shared by init_pp.cu and init_par.cu:
-// a stream and events freed on every path, launch sizes, and the storage of
+// a stream freed on every path, launch sizes, and the storage of
 // the sum trees' upper levels.
 #ifndef GPUKMEANS_DETAIL_INIT_HOST_HPP
 #define GPUKMEANS_DETAIL_INIT_HOST_HPP
@@ -16,14 +16,6 @@ struct Stream {
   cudaStream_t s = nullptr;
   ~Stream() {
     if (s) cudaStreamDestroy(s);
-  }
-};
-
-struct Events {
-  cudaEvent_t a = nullptr, b = nullptr;
-  ~Events() {
-    if (a) cudaEventDestroy(a);
-    if (b) cudaEventDestroy(b);
   }
 };
 
@@ -72,8 +64,6 @@ struct TreeBufs {
   double *level1() const { return T >= 1 ? lv[1].p : nullptr; }
   double *top() const { return T >= 1 ? lv[T].p : nullptr; }
 };
-
-int check_data(const gk_cuda_data *D, int k, char *err, size_t errlen);
 
 }  // namespace init
 }  // namespace gk

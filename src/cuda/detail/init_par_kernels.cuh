@@ -4,7 +4,7 @@
 // A round folds m new candidates into D2 and into each point's nearest
 // candidate (the first of equals, in the order candidates were added), the
 // same rule the CPU engine applies; the weights are then a histogram of those
-// labels, with no separate pass.  D2 must be exact (init_order.h point 1),
+// labels, with no separate pass.  D2 must be exact (parity.h point 1),
 // but most point-candidate pairs cannot lower D2: k_par_filter rules them out
 // with a float lower bound and computes the exact double distance only for
 // the pairs the bound cannot exclude.  The result is the exact rule's, bit

@@ -42,7 +42,7 @@ __device__ __forceinline__ void load_group(const T *__restrict__ x, long long n,
 // Speed: every slot and every coordinate of a group is computed without a
 // test.  Unused slots and the padding past d hold 0 on both sides, and
 // acc + (0 - 0)^2 is acc exactly (acc >= +0), so the sums keep the bits of
-// init_order.h point 1.  Each center value read from shared memory serves
+// parity.h point 1.  Each center value read from shared memory serves
 // kPassPoints points (shared-memory bandwidth limits one point per thread);
 // the next group's loads are issued before the current group is used.
 template <typename T, int NB>

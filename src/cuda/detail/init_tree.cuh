@@ -2,20 +2,20 @@
 // the exact point-to-center distance, on the device.
 //
 // Every floating-point operation that decides a choice follows
-// src/init_order.h exactly as src/cpu_init.cpp does it:
+// src/parity.h exactly as src/cpu_init.cpp does it:
 //   distance  s = 0; s = s + (x_c - c_c)^2 in coordinate order, in double,
 //             with __dsub_rn/__dmul_rn/__dadd_rn (never an FMA);
 //   sums      the arity-32 tree: level 1 is summed sequentially over the 32
 //             lanes of a warp (= 32 consecutive points; lanes past n add
 //             +0.0, which leaves a non-negative sum unchanged), each further
 //             level by one thread per element, sequentially;
-//   sampling  the descent of init_order.h point 3.
+//   sampling  the descent of parity.h point 3.
 // Included by the initialisation's .cu files only.
 #ifndef GPUKMEANS_DETAIL_INIT_TREE_CUH
 #define GPUKMEANS_DETAIL_INIT_TREE_CUH
 
 #include "common.cuh"
-#include "../../init_order.h"
+#include "../../parity.h"
 
 namespace gk {
 namespace init {
@@ -34,7 +34,7 @@ struct Levels {
 __device__ __forceinline__ double dmin(double d2, double dist) { return dist < d2 ? dist : d2; }
 
 // Exact squared distance of point i of x (n x d, column-major) to c (d
-// doubles), in coordinate order (init_order.h point 1).
+// doubles), in coordinate order (parity.h point 1).
 template <typename T>
 __device__ __forceinline__ double exact_dist(const T *__restrict__ x, long long n, int d, long long i,
                                              const double *__restrict__ c) {
@@ -86,7 +86,7 @@ __device__ long long warp_tree_sample(const Levels &lv, int b, long long n_leave
     s_a[lane] = v;
     __syncwarp();
     int c = 0;
-    if (lane == 0) c = descend_children(s_a, cnt, target, &off);  // init_order.h
+    if (lane == 0) c = descend_children(s_a, cnt, target, &off);  // parity.h
     __syncwarp();
     c = __shfl_sync(0xffffffffu, c, 0);
     node = lo + c;

@@ -22,9 +22,9 @@
 namespace gk {
 namespace {
 
-// P: points per thread (1 for small n, where more blocks spread the shared
-// atomics of few clusters; Small<T, DM>::PPT otherwise).
-template <typename T, int DM, int P>
+// One point per thread: used for small n only (persistent.cu), where more
+// blocks spread the shared atomics of few clusters.
+template <typename T, int DM>
 __global__ void __launch_bounds__(256)
 k_lloyd_persistent(const T *__restrict__ x, long long n, int d, T *cen, double *cen_d, int k,
                    int *__restrict__ labels, State *st, int max_iter, int batch, u64 *acc,
@@ -56,7 +56,7 @@ k_lloyd_persistent(const T *__restrict__ x, long long n, int d, T *cen, double *
     if (tid == 0) sh_changed = 0;
     Small<T, DM>::load(sc, cen, k, d, true);
     __syncthreads();
-    small_pass<T, DM, true, P>(x, n, d, k, sc, labels, slimb, scnt, pw, acc, cnt_cur, &sh_changed);
+    small_pass<T, DM, true, 1>(x, n, d, k, sc, labels, slimb, scnt, pw, acc, cnt_cur, &sh_changed);
     if (tid == 0 && sh_changed) atomicAdd(&st->chg[par], (u64)sh_changed);
     grid.sync();
 

@@ -1,7 +1,20 @@
-/* init_order.h: the arithmetic that k-means++ and k-means|| must do the same
- * way on the CPU engine (src/cpu_init.cpp) and the CUDA engine
- * (src/cuda/init_pp.cu, init_par.cu), so that a seed gives bitwise-identical centers on both
- * in double precision.  Plain C++ (host and device), no R, no CUDA headers.
+/* parity.h: the parity contract of the initialisation.  Everything that R,
+ * the fit driver (src/init_driver.cpp), the CPU engine (src/cpu_init.cpp) and
+ * the CUDA engine (src/cuda/init_pp.cu, init_par.cu) must do the same way, so
+ * that a seed gives bitwise-identical centers on both engines in double
+ * precision, is defined here once: the constants (rounds, oversampling,
+ * candidates per greedy step), the counter-based generator, the order of
+ * every floating-point operation that decides a choice, and the tree
+ * descent.  Plain C++ (host and device), no R, no CUDA headers.
+ *
+ * 0. Constants and control flow.  k-means||: at least GK_PAR_ROUNDS rounds
+ *    with oversampling l = GK_PAR_OVERSAMPLING * k; more rounds (at most
+ *    GK_PAR_MAX_EXTRA) while there are fewer than k candidates, or fewer than
+ *    k candidates with positive weight, and the potential is > 0 (the loop
+ *    itself is written once, in the driver: src/init_driver.cpp).  Greedy
+ *    k-means++ (and the weighted reduction of k-means||) draws
+ *    greedy_candidates(k) = 2 + floor(log k) candidates per step; R draws its
+ *    uniforms with the same count (R/starts.R asks gk_greedy_candidates()).
  *
  * 1. Squared distance of point i to a center c (a row of x):
  *        s = 0; for j = 0..d-1 in order: t = x_ij - c_j; s = s + t*t
@@ -47,9 +60,10 @@
  *    Streams: 0 = first center (i = 0), r = oversampling round r (i = point),
  *    GK_PAR_REDUCE_STREAM = the weighted k-means++ reduction (i = draw).
  */
-#ifndef GPUKMEANS_INIT_ORDER_H
-#define GPUKMEANS_INIT_ORDER_H
+#ifndef GPUKMEANS_PARITY_H
+#define GPUKMEANS_PARITY_H
 
+#include <math.h>
 #include <stdint.h>
 
 #if defined(__CUDACC__)
@@ -60,6 +74,7 @@
 
 #define GK_SUM_ARITY 32
 #define GK_PAR_ROUNDS 5            /* k-means|| oversampling rounds (at least) */
+#define GK_PAR_OVERSAMPLING 2.0    /* k-means|| expects l = 2k samples per round */
 #define GK_PAR_MAX_EXTRA 1000      /* extra rounds when fewer than k candidates */
 #define GK_PAR_REDUCE_STREAM 0xFFFFFFull
 #define GK_SPLITMIX_GAMMA 0x9E3779B97F4A7C15ull
@@ -71,6 +86,12 @@ GK_HD uint64_t splitmix64_mix(uint64_t z) {
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
+
+/* The oversampling factor l of k-means|| for k clusters. */
+GK_HD double par_oversampling(int k) { return GK_PAR_OVERSAMPLING * (double)k; }
+
+/* Candidates per greedy k-means++ step: 2 + floor(log k). */
+GK_HD int greedy_candidates(int k) { return 2 + (int)floor(log((double)k)); }
 
 /* Uniform in [0, 1) with 53 random bits. */
 GK_HD double counter_uniform(uint64_t seed, uint64_t stream, uint64_t i) {

@@ -1,0 +1,256 @@
+// cuda_engine.cpp: the CUDA engine behind the engine interface (engine.h),
+// the only caller of the C interface src/cuda/gk_cuda.h.  Its statuses become
+// EngineError / Interrupted here, and the observer becomes its callbacks.
+//
+// Without CUDA (configure found no nvcc) this file alone stands for the
+// engine: make_cuda_engine throws "not built" and cuda_info() says so.
+#include "engine.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#ifdef GPUKMEANS_CUDA
+#include "cuda/gk_cuda.h"
+#endif
+
+namespace gk {
+
+#ifdef GPUKMEANS_CUDA
+
+namespace {
+
+constexpr std::size_t kErrLen = 1024;
+
+// Throws the status as an engine exception ("CUDA engine: <what> failed: <why>").
+void check(int status, const char* what, const char* err) {
+  switch (status) {
+    case GK_CUDA_OK:
+      return;
+    case GK_CUDA_INTERRUPTED:
+      throw Interrupted();
+    case GK_CUDA_NO_DEVICE:
+      throw EngineError(EngineError::Kind::kNoDevice, std::string("CUDA engine: ") + what + " failed: " + err);
+    case GK_CUDA_OUT_OF_MEMORY:
+      throw EngineError(EngineError::Kind::kOutOfMemory, std::string("CUDA engine: ") + what + " failed: " + err +
+                                                              " (use precision = \"single\", or backend = \"cpu\")");
+    case GK_CUDA_INVALID:
+      throw EngineError(EngineError::Kind::kInvalid, std::string("CUDA engine: ") + what + " failed: " + err);
+    default:
+      throw EngineError(EngineError::Kind::kDevice, std::string("CUDA engine: ") + what + " failed: " + err);
+  }
+}
+
+// The observer as the C interface's callbacks.
+int cb_interrupt(void* ctx) { return static_cast<IterationObserver*>(ctx)->keep_going() ? 0 : 1; }
+int cb_iteration(void* ctx, int iter, int64_t changed, double tot) {
+  return static_cast<IterationObserver*>(ctx)->iteration(iter, changed, tot) ? 0 : 1;
+}
+gk_cuda_callbacks callbacks(IterationObserver* observer, bool every_iteration) {
+  gk_cuda_callbacks cb;
+  cb.interrupt = observer ? cb_interrupt : nullptr;
+  cb.on_iteration = observer && every_iteration ? cb_iteration : nullptr;
+  cb.ctx = observer;
+  return cb;
+}
+
+std::vector<std::uint64_t> words(std::size_t n) { return std::vector<std::uint64_t>(2 * n); }
+std::vector<Fixed128> as_fixed(const std::vector<std::uint64_t>& w) {
+  std::vector<Fixed128> out(w.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = Fixed128{w[2 * i], w[2 * i + 1]};
+  return out;
+}
+
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(const HostData& data, Precision precision, int device, const double* shift, const CudaTuning& tuning)
+      : Engine(data, precision), device_(device) {
+    name_ = cuda_device_name(device);
+    gk_cuda_options opts;
+    opts.device = device;
+    opts.single = precision == Precision::kSingle ? 1 : 0;
+    opts.assign_kernel = tuning.assign_kernel;
+    opts.init_filter = tuning.init_filter;
+    check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
+          err_);
+  }
+  ~CudaEngine() override { gk_cuda_free(D_); }
+
+  const char* backend() const override { return "cuda"; }
+  std::string device() const override { return name_; }
+
+  double totss() override {
+    double t = 0.0;
+    check(gk_cuda_totss(D_, &t, err_, kErrLen), "totss", err_);
+    return t;
+  }
+
+  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
+    LloydFit r;
+    r.centers.assign(centers, centers + static_cast<std::size_t>(k) * d_);
+    r.cluster.resize(n_);
+    r.size.resize(k);
+    r.withinss.resize(k);
+    const gk_cuda_callbacks cb = callbacks(observer, observer && observer->wants_iterations());
+    gk_cuda_fit_info info;
+    check(gk_cuda_lloyd(D_, k, max_iter, r.centers.data(), &cb, r.cluster.data(), r.size.data(),
+                        r.withinss.data(), &info, err_, kErrLen),
+          "Lloyd iterations", err_);
+    r.iter = info.iter;
+    r.seconds_compute = info.ms_compute / 1000.0;
+    r.seconds_download = info.ms_download / 1000.0;
+    return r;
+  }
+
+  void assign(const double* centers, int k, int* cluster) override {
+    check(gk_cuda_assign(D_, k, centers, cluster, err_, kErrLen), "assignment", err_);
+  }
+
+  std::vector<double> column_maxabs() override {
+    std::vector<double> m(d_);
+    check(gk_cuda_column_stats(D_, m.data(), nullptr, err_, kErrLen), "column maxima", err_);
+    return m;
+  }
+  std::vector<double> shift() override {
+    std::vector<double> s(d_);
+    check(gk_cuda_column_stats(D_, nullptr, s.data(), err_, kErrLen), "column shift", err_);
+    return s;
+  }
+
+  StepSums step(const double* centers, int k, const std::vector<int>& scale, bool first) override {
+    std::vector<std::uint64_t> w = words(static_cast<std::size_t>(k) * d_);
+    StepSums out;
+    out.count.resize(k);
+    int64_t changed = 0;
+    check(gk_cuda_step(D_, k, centers, scale.data(), first ? 1 : 0, w.data(), out.count.data(), &changed, err_,
+                       kErrLen),
+          "assignment step", err_);
+    out.sum = as_fixed(w);
+    out.changed = changed;
+    return out;
+  }
+  std::vector<std::uint32_t> withinss_maxterm(const double* centers, int k) override {
+    std::vector<std::uint32_t> m(k);
+    check(gk_cuda_step_withinss(D_, k, centers, 1, m.data(), nullptr, err_, kErrLen), "within-SS", err_);
+    return m;
+  }
+  std::vector<Fixed128> withinss_sums(const double* centers, int k,
+                                      const std::vector<std::uint32_t>& maxterm) override {
+    std::vector<std::uint32_t> m(maxterm);
+    std::vector<std::uint64_t> w = words(k);
+    check(gk_cuda_step_withinss(D_, k, centers, 2, m.data(), w.data(), err_, kErrLen), "within-SS", err_);
+    return as_fixed(w);
+  }
+  std::vector<int> labels() override {
+    std::vector<int> l(n_);
+    check(gk_cuda_labels(D_, l.data(), err_, kErrLen), "labels", err_);
+    return l;
+  }
+
+  std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m,
+                                   std::int64_t first, int picks, const double* unif, int L,
+                                   IterationObserver* observer) override {
+    std::vector<std::int64_t> out(picks);
+    const gk_cuda_callbacks cb = callbacks(observer, false);
+    check(gk_cuda_greedy(D_, reinterpret_cast<const int64_t*>(rows), weight, m, first, picks, unif, L, &cb,
+                         reinterpret_cast<int64_t*>(out.data()), err_, kErrLen),
+          rows ? "k-means|| reduction" : "k-means++ initialisation", err_);
+    return out;
+  }
+  double par_begin(std::int64_t first) override {
+    double phi = 0.0;
+    check(gk_cuda_par_begin(D_, first, &phi, err_, kErrLen), "k-means|| initialisation", err_);
+    return phi;
+  }
+  std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi,
+                                      double* phi_out) override {
+    int64_t added = 0;
+    check(gk_cuda_par_round(D_, seed, round, l, phi, &added, phi_out, err_, kErrLen), "k-means|| round", err_);
+    std::vector<std::int64_t> rows(added);
+    check(gk_cuda_par_added(D_, reinterpret_cast<int64_t*>(rows.data()), err_, kErrLen), "k-means|| round", err_);
+    return rows;
+  }
+  std::vector<double> par_weights(std::int64_t m) override {
+    std::vector<double> w(m);
+    check(gk_cuda_par_weights(D_, m, w.data(), err_, kErrLen), "k-means|| weights", err_);
+    return w;
+  }
+  void par_end() override { gk_cuda_par_end(D_); }
+
+ private:
+  int device_;
+  std::string name_;
+  gk_cuda_data* D_ = nullptr;
+  char err_[kErrLen] = {0};
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> make_cuda_engine(const HostData& data, Precision precision, int device, const double* shift,
+                                         const CudaTuning& tuning) {
+  return std::unique_ptr<Engine>(new CudaEngine(data, precision, device, shift, tuning));
+}
+
+CudaInfo cuda_info() {
+  CudaInfo out;
+  out.built = true;
+  gk_cuda_info info;
+  gk_cuda_get_info(&info);
+  out.runtime_version = info.runtime_version;
+  out.driver_version = info.driver_version;
+  out.device_count = info.device_count > 0 ? info.device_count : 0;
+  out.message = info.message;
+  char err[512];
+  for (int i = 0; i < out.device_count; ++i) {
+    gk_cuda_device dev;
+    CudaDevice d;
+    if (gk_cuda_get_device(i, &dev, err, sizeof err) == GK_CUDA_OK) {
+      d.ok = true;
+      d.name = dev.name;
+      d.major = dev.major;
+      d.minor = dev.minor;
+      d.total_memory = dev.total_memory;
+      d.free_memory = dev.free_memory;
+      d.multiprocessors = dev.multiprocessors;
+    }
+    out.devices.push_back(d);
+  }
+  return out;
+}
+
+std::string cuda_device_name(int device) {
+  static std::mutex mu;
+  static std::map<int, std::string> names;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = names.find(device);
+  if (it == names.end()) {
+    gk_cuda_device dev;
+    char err[kErrLen];
+    check(gk_cuda_get_device(device, &dev, err, sizeof err), "device query", err);
+    it = names.emplace(device, dev.name).first;
+  }
+  return it->second;
+}
+
+#else  // no CUDA in this build
+
+namespace {
+const char* kNotBuilt = "gpukmeans was built without CUDA";
+}
+
+std::unique_ptr<Engine> make_cuda_engine(const HostData&, Precision, int, const double*, const CudaTuning&) {
+  throw EngineError(EngineError::Kind::kNotBuilt, kNotBuilt);
+}
+
+CudaInfo cuda_info() {
+  CudaInfo out;
+  out.message = kNotBuilt;
+  return out;
+}
+
+std::string cuda_device_name(int) { throw EngineError(EngineError::Kind::kNotBuilt, kNotBuilt); }
+
+#endif
+
+}  // namespace gk

@@ -1,0 +1,189 @@
+// engine.h: the interface every engine implements (the CPU engine,
+// src/cpu_engine.h, and the CUDA engine, src/cuda_engine.cpp), and the one
+// way engine code reports failure and interruption.
+//
+// An engine holds one data set (n x d, in double or single precision) and
+// offers the pieces every fit is made of: Lloyd's algorithm from given
+// centers, nearest-center labels (predict), the total sum of squares, one
+// assignment step with exact partial sums (for drivers that combine several
+// engines), and the pieces of the k-means++ and k-means|| initialisations.
+// The fit driver (src/fit_driver.cpp) is written once against this
+// interface; the R glue (src/fit_glue.cpp) only converts arguments.  Plain
+// C++: no R, no CUDA headers.
+//
+// Errors: engine code throws gk::EngineError (what failed, in words, and of
+// which kind) and gk::Interrupted (the observer asked to stop) after
+// releasing what it holds; src/r_boundary.h turns both into R conditions, in
+// one place.
+#ifndef GPUKMEANS_ENGINE_H
+#define GPUKMEANS_ENGINE_H
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fixed_point.h"
+#include "observer.h"
+
+namespace gk {
+
+enum class Precision { kDouble, kSingle };
+
+// A failure of engine code, with the kind that R reports as the condition
+// class gpukmeans_<kind> (src/r_boundary.cpp).
+class EngineError : public std::runtime_error {
+ public:
+  // not built with CUDA; no usable device; out of (device) memory; any other
+  // device error; a bad argument (a bug in the caller); the data cannot give
+  // what was asked (e.g. fewer distinct points than centers).
+  enum class Kind { kNotBuilt, kNoDevice, kOutOfMemory, kDevice, kInvalid, kData };
+  EngineError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
+  Kind kind() const { return kind_; }
+
+ private:
+  Kind kind_;
+};
+
+// The observer asked to stop (Ctrl-C); everything has been released.
+class Interrupted : public std::exception {
+ public:
+  const char* what() const noexcept override { return "interrupted"; }
+};
+
+// The data an engine takes: n x d doubles, column-major (R's layout).  The
+// memory must outlive the engine (the CPU engine reads it in place).
+struct HostData {
+  const double* x = nullptr;
+  std::int64_t n = 0;
+  int d = 0;
+};
+
+// The outcome of Lloyd's algorithm from one set of initial centers.
+struct LloydFit {
+  std::vector<double> centers;   // k x d column-major, the final centers
+  std::vector<int> cluster;      // n, 1-based
+  std::vector<int> size;         // k
+  std::vector<double> withinss;  // k
+  int iter = 0;                  // stats' convention: max_iter + 1 when not converged
+  double seconds_compute = 0.0;
+  double seconds_download = 0.0;  // device -> host copies of the results (CUDA)
+};
+
+// One assignment step's partial results over the engine's rows, exact and
+// combinable by addition (any split of the rows gives the same totals).
+// Sums are in stored coordinates (x - shift()).
+struct StepSums {
+  std::vector<Fixed128> sum;         // k x d column-major, at the caller's per-column scales
+  std::vector<std::int64_t> count;   // k
+  std::int64_t changed = 0;          // points whose label changed
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // "cpu" or "cuda", and the device in words ("CPU, 4 threads", the card).
+  virtual const char* backend() const = 0;
+  virtual std::string device() const = 0;
+  std::int64_t n() const { return n_; }
+  int d() const { return d_; }
+  Precision precision() const { return precision_; }
+  // Seconds spent taking the data (the upload, for a device).
+  double seconds_upload() const { return seconds_upload_; }
+
+  // ---- Lloyd ---------------------------------------------------------------
+  // sum(scale(x, scale = FALSE)^2), as R computes it (to rounding).
+  virtual double totss() = 0;
+  // Lloyd's algorithm with stats' rules from centers (k x d, column-major).
+  virtual LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) = 0;
+  // Nearest center (1-based; ties to the lowest index, NaN centers never) of every row.
+  virtual void assign(const double* centers, int k, int* cluster) = 0;
+
+  // ---- one step at a time (a driver combining several engines) ------------
+  // Per column: max |stored x| and the shift of the stored values (0 in
+  // double precision).
+  virtual std::vector<double> column_maxabs() = 0;
+  virtual std::vector<double> shift() = 0;
+  // One assignment step with centers in stored coordinates; the labels stay
+  // in the engine (reset first when first is true, so every point changes).
+  // Sums are rounded to the nearest multiple of 2^-scale[j] (round_fixed).
+  virtual StepSums step(const double* centers, int k, const std::vector<int>& scale, bool first) = 0;
+  // Within-cluster sums of squares of the last step's labels w.r.t. centers
+  // (stored coordinates), in two passes: the upper 32 bits of each cluster's
+  // largest term, then, given the maxima of all parts, the fixed-point sums
+  // at scales wss_scale(maxterm[c]).
+  virtual std::vector<std::uint32_t> withinss_maxterm(const double* centers, int k) = 0;
+  virtual std::vector<Fixed128> withinss_sums(const double* centers, int k,
+                                              const std::vector<std::uint32_t>& maxterm) = 0;
+  // The last step's labels, 1-based.
+  virtual std::vector<int> labels() = 0;
+
+  // ---- initialisation (arithmetic and order: src/parity.h) ----------------
+  // Greedy k-means++ over the rows `rows` (m of them; nullptr: all rows) with
+  // weights (nullptr: 1): the first pick is point `first`, step s >= 1 draws
+  // its L candidates with unif[(s - 1) * L + j].  Returns `picks` point
+  // indices (into rows when given, else rows of x), 0-based.
+  virtual std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m,
+                                           std::int64_t first, int picks, const double* unif, int L,
+                                           IterationObserver* observer) = 0;
+  // The k-means|| rounds (the loop is the driver's): begin with row `first`
+  // (returns phi, the sum of D2); a round adds the rows i with D2_i > 0 and
+  // u(seed, r, i) < l D2_i / phi, in index order, and sets *phi_out; weights
+  // are the points nearest to each of the m candidates so far.
+  virtual double par_begin(std::int64_t first) = 0;
+  virtual std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi,
+                                              double* phi_out) = 0;
+  virtual std::vector<double> par_weights(std::int64_t m) = 0;
+  virtual void par_end() = 0;
+
+ protected:
+  Engine(const HostData& data, Precision precision)
+      : n_(data.n), d_(data.d), precision_(precision) {}
+  std::int64_t n_;
+  int d_;
+  Precision precision_;
+  double seconds_upload_ = 0.0;
+};
+
+// The CPU engine with `threads` OpenMP threads (0: all).
+std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precision, int threads);
+
+// Kernel choices of the CUDA engine (development harness and tests; the
+// defaults choose by shape).  Mirrors gk_cuda_options.
+struct CudaTuning {
+  int assign_kernel = 0;  // 0 by shape, 1 SIMT, 2 tensor cores (single, d > 8)
+  int init_filter = 0;    // 0 by shape, 1 exact for every pair, 2 SIMT filter
+};
+
+// The CUDA engine on device `device`; shift (d values or nullptr) fixes the
+// single-precision shift.  In a build without CUDA it throws
+// EngineError(kNotBuilt).
+std::unique_ptr<Engine> make_cuda_engine(const HostData& data, Precision precision, int device,
+                                         const double* shift = nullptr, const CudaTuning& tuning = CudaTuning());
+
+// What the CUDA side says about itself (never throws).
+struct CudaDevice {
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  double total_memory = 0.0, free_memory = 0.0;
+  int multiprocessors = 0;
+  bool ok = false;  // false: the query failed
+};
+struct CudaInfo {
+  bool built = false;
+  int runtime_version = 0, driver_version = 0;
+  int device_count = 0;
+  std::string message;  // why there is no device
+  std::vector<CudaDevice> devices;
+};
+CudaInfo cuda_info();
+// The name of a device (cached per process: a property query costs more
+// than a small fit).
+std::string cuda_device_name(int device);
+
+}  // namespace gk
+
+#endif

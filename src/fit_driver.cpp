@@ -1,0 +1,182 @@
+// fit_driver.cpp: restarts and the best start, and Lloyd over several
+// engines (see fit_driver.h).
+#include "fit_driver.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "wall_clock.h"
+
+namespace gk {
+
+namespace {
+
+// R's sum() of withinss (long double accumulation): how stats ranks starts.
+double r_sum(const std::vector<double>& v) {
+  long double s = 0.0L;
+  for (double x : v) s += x;
+  return static_cast<double>(s);
+}
+
+bool has_empty(const std::vector<int>& size) {
+  return std::find(size.begin(), size.end(), 0) != size.end();
+}
+
+// Rows idx of x (n x d) as a k x d column-major matrix.
+std::vector<double> rows_of(const HostData& data, const std::vector<std::int64_t>& idx) {
+  const std::size_t k = idx.size();
+  std::vector<double> c(k * data.d);
+  for (std::size_t j = 0; j < k; ++j)
+    for (int a = 0; a < data.d; ++a) c[j + k * a] = data.x[idx[j] + data.n * a];
+  return c;
+}
+
+// True when two rows of the k x d matrix c are equal (0 == -0, as R's
+// duplicated() sees them).
+bool has_duplicate_rows(const std::vector<double>& c, int k, int d) {
+  std::vector<int> ord(k);
+  for (int j = 0; j < k; ++j) ord[j] = j;
+  auto less = [&](int a, int b) {
+    for (int j = 0; j < d; ++j) {
+      const double u = c[a + static_cast<std::size_t>(k) * j], v = c[b + static_cast<std::size_t>(k) * j];
+      if (u < v) return true;
+      if (v < u) return false;
+    }
+    return false;
+  };
+  std::sort(ord.begin(), ord.end(), less);
+  for (int j = 1; j < k; ++j)
+    if (!less(ord[j - 1], ord[j]) && !less(ord[j], ord[j - 1])) return true;
+  return false;
+}
+
+}  // namespace
+
+FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source, int max_iter,
+                      IterationObserver* observer) {
+  FitOutcome out;
+  out.totss = engine.totss();
+  const int nstart = source.count();
+  out.starts.resize(nstart);
+  double best_wss = 0.0;
+  for (int s = 0; s < nstart; ++s) {
+    if (observer) observer->set_start(s + 1, nstart);
+    StartSpec spec = source.next(s);
+    StartSummary& sum = out.starts[s];
+    if (spec.kind != StartSpec::Kind::kCenters) {
+      const double t0 = wall_seconds();
+      sum.init_rows = initial_rows(engine, spec, observer);
+      spec.centers = rows_of(data, sum.init_rows);
+      out.seconds_init += wall_seconds() - t0;
+      if (has_duplicate_rows(spec.centers, spec.k, data.d))
+        throw EngineError(EngineError::Kind::kData, "more cluster centers than distinct data points.");
+    }
+    LloydFit fit = engine.lloyd(spec.centers.data(), spec.k, max_iter, observer);
+    out.seconds_compute += fit.seconds_compute;
+    out.seconds_download += fit.seconds_download;
+    sum.tot_withinss = r_sum(fit.withinss);
+    sum.iter = fit.iter;
+    sum.empty = has_empty(fit.size);
+    if (s == 0 || sum.tot_withinss < best_wss) {
+      best_wss = sum.tot_withinss;
+      out.best_start = s;
+      out.best = std::move(fit);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Sums of all parts' steps, and the new centers they give (stored coordinates).
+struct Combined {
+  std::vector<Fixed128> sum;
+  std::vector<std::int64_t> count;
+  std::int64_t changed = 0;
+};
+
+Combined combine_steps(const std::vector<Engine*>& parts, const std::vector<double>& cen, int k,
+                       const std::vector<int>& scale, bool first) {
+  Combined c;
+  for (Engine* e : parts) {
+    StepSums p = e->step(cen.data(), k, scale, first);
+    if (c.sum.empty()) {
+      c.sum.swap(p.sum);
+      c.count.swap(p.count);
+    } else {
+      for (std::size_t i = 0; i < c.sum.size(); ++i) add_fixed(c.sum[i], p.sum[i]);
+      for (int j = 0; j < k; ++j) c.count[j] += p.count[j];
+    }
+    c.changed += p.changed;
+  }
+  return c;
+}
+
+}  // namespace
+
+LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
+                     IterationObserver* observer) {
+  const double t_start = wall_seconds();
+  if (parts.empty()) throw EngineError(EngineError::Kind::kInvalid, "lloyd_parts: no parts");
+  const int d = parts[0]->d();
+  const std::size_t kd = static_cast<std::size_t>(k) * d;
+  // The scales of the sums from the maxima of all parts; the shift is the
+  // parts' common one.
+  std::vector<double> maxabs(d, 0.0);
+  for (Engine* e : parts) {
+    const std::vector<double> m = e->column_maxabs();
+    for (int j = 0; j < d; ++j) maxabs[j] = std::max(maxabs[j], m[j]);
+  }
+  std::vector<int> scale(d);
+  for (int j = 0; j < d; ++j) scale[j] = limb_scale(maxabs[j]);
+  const std::vector<double> shift = parts[0]->shift();
+
+  std::vector<double> cen(kd);  // stored coordinates
+  for (int j = 0; j < d; ++j)
+    for (int c = 0; c < k; ++c) cen[c + static_cast<std::size_t>(k) * j] = centers[c + static_cast<std::size_t>(k) * j] - shift[j];
+  LloydFit res;
+  res.iter = max_iter + 1;
+  std::vector<std::int64_t> count(k, 0);
+  for (int it = 0; it < max_iter; ++it) {
+    Combined c = combine_steps(parts, cen, k, scale, it == 0);
+    count = c.count;
+    if (observer && !observer->iteration(it + 1, c.changed, NAN)) throw Interrupted();
+    if (c.changed == 0) {
+      res.iter = it + 1;
+      break;
+    }
+    for (int j = 0; j < d; ++j)
+      for (int cl = 0; cl < k; ++cl) {
+        const std::size_t e = cl + static_cast<std::size_t>(k) * j;
+        cen[e] = from_fixed(c.sum[e].lo, c.sum[e].hi, scale[j]) / static_cast<double>(c.count[cl]);
+      }
+  }
+  // Within-SS with the final centers and labels, in two passes over the parts.
+  std::vector<std::uint32_t> maxterm(k, 0);
+  for (Engine* e : parts) {
+    const std::vector<std::uint32_t> m = e->withinss_maxterm(cen.data(), k);
+    for (int c = 0; c < k; ++c) maxterm[c] = std::max(maxterm[c], m[c]);
+  }
+  std::vector<Fixed128> wsum(k, Fixed128{0, 0});
+  for (Engine* e : parts) {
+    const std::vector<Fixed128> w = e->withinss_sums(cen.data(), k, maxterm);
+    for (int c = 0; c < k; ++c) add_fixed(wsum[c], w[c]);
+  }
+  res.withinss.resize(k);
+  res.size.resize(k);
+  for (int c = 0; c < k; ++c) {
+    res.withinss[c] = from_fixed(wsum[c].lo, wsum[c].hi, wss_scale(maxterm[c]));
+    res.size[c] = static_cast<int>(count[c]);
+  }
+  res.centers.resize(kd);
+  for (int j = 0; j < d; ++j)
+    for (int c = 0; c < k; ++c) res.centers[c + static_cast<std::size_t>(k) * j] = cen[c + static_cast<std::size_t>(k) * j] + shift[j];
+  for (Engine* e : parts) {
+    const std::vector<int> l = e->labels();
+    res.cluster.insert(res.cluster.end(), l.begin(), l.end());
+  }
+  res.seconds_compute = wall_seconds() - t_start;
+  return res;
+}
+
+}  // namespace gk

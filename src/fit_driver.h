@@ -1,0 +1,69 @@
+// fit_driver.h: fits written once against the engine interface (engine.h):
+// restarts and the best start (fit_starts), the initialisations
+// (initial_rows, src/init_driver.cpp) and Lloyd's algorithm over several
+// engines that each hold a part of the rows (lloyd_parts).  Plain C++, no R.
+#ifndef GPUKMEANS_FIT_DRIVER_H
+#define GPUKMEANS_FIT_DRIVER_H
+
+#include <cstdint>
+#include <vector>
+
+#include "engine.h"
+
+namespace gk {
+
+// One start: given centers, or the random numbers of a seeded initialisation
+// drawn in R (R/starts.R).
+struct StartSpec {
+  enum class Kind { kCenters, kKmeansPP, kKmeansPar };
+  Kind kind = Kind::kCenters;
+  int k = 0;
+  std::vector<double> centers;  // kCenters: k x d, column-major
+  std::vector<double> unif;     // kKmeansPP: 1 + (k - 1) * L uniforms
+  int L = 0;                    // kKmeansPP: candidates per greedy step
+  std::uint64_t seed = 0;       // kKmeansPar: the counter generator's seed
+};
+
+// The starts of a fit, one at a time and in order (R draws each one when
+// asked, so that its random numbers are drawn in stats' order).
+class StartSource {
+ public:
+  virtual ~StartSource() = default;
+  virtual int count() const = 0;
+  virtual StartSpec next(int s) = 0;  // s = 0 .. count() - 1
+};
+
+struct StartSummary {
+  double tot_withinss = 0.0;
+  int iter = 0;
+  bool empty = false;                  // some cluster ended empty
+  std::vector<std::int64_t> init_rows;  // rows chosen by the initialisation (0-based), if seeded
+};
+
+struct FitOutcome {
+  LloydFit best;
+  int best_start = 0;  // 0-based: the first start of the smallest tot.withinss
+  std::vector<StartSummary> starts;
+  double totss = 0.0;
+  double seconds_init = 0.0, seconds_compute = 0.0, seconds_download = 0.0;
+};
+
+// Fits every start of `source` on the engine (which holds `data`) and keeps
+// the best by tot.withinss, ranked as stats ranks them (R's sum()).
+FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source, int max_iter,
+                      IterationObserver* observer);
+
+// The rows (0-based) a seeded start chooses as initial centers
+// (src/init_driver.cpp).
+std::vector<std::int64_t> initial_rows(Engine& engine, const StartSpec& spec, IterationObserver* observer);
+
+// Lloyd's algorithm over engines that each hold a part of the rows (in row
+// order), step by step with exact partial sums: the result does not depend
+// on how the rows are split, and on one CUDA engine it is bit for bit
+// gk_cuda_lloyd's.  centers: k x d, column-major; cluster in row order.
+LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
+                     IterationObserver* observer);
+
+}  // namespace gk
+
+#endif
