@@ -57,6 +57,17 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
 // (src/init_driver.cpp).
 std::vector<std::int64_t> initial_rows(Engine& engine, const StartSpec& spec, IterationObserver* observer);
 
+// The two phases of k-means|| (initial_rows runs both): the candidates of
+// the oversampling rounds, and their reduction to k rows of x.
+struct ParResult {
+  std::vector<std::int64_t> rows;  // the candidates, in the order they were added
+  std::vector<double> weight;      // points nearest to each (the first of equals)
+  int rounds = 0;
+};
+ParResult par_candidates(Engine& engine, int k, std::uint64_t seed, IterationObserver* observer);
+std::vector<std::int64_t> par_reduce(Engine& engine, int k, std::uint64_t seed, const ParResult& cand,
+                                     IterationObserver* observer);
+
 // Lloyd's algorithm over engines that each hold a part of the rows (in row
 // order), step by step with exact partial sums: the result does not depend
 // on how the rows are split, and on one CUDA engine it is bit for bit

@@ -13,11 +13,6 @@ namespace gk {
 
 namespace {
 
-struct ParResult {
-  std::vector<std::int64_t> rows;  // the candidates, in the order they were added
-  std::vector<double> weight;      // points nearest to each
-};
-
 // Releases the engine's k-means|| state on every exit path.
 struct ParGuard {
   Engine& e;
@@ -28,6 +23,8 @@ struct ParGuard {
 // candidate from u(seed, 0, 0); at least GK_PAR_ROUNDS rounds, more while
 // there are fewer than k candidates, or fewer than k with positive weight,
 // and the potential phi is > 0.
+}  // namespace
+
 ParResult par_candidates(Engine& e, int k, std::uint64_t seed, IterationObserver* observer) {
   const std::int64_t n = e.n();
   const double l = par_oversampling(k);
@@ -53,6 +50,7 @@ ParResult par_candidates(Engine& e, int k, std::uint64_t seed, IterationObserver
     if (positive >= k || !(phi > 0) || rounds >= max_rounds) break;
     round();
   }
+  res.rounds = rounds;
   return res;
 }
 
@@ -93,8 +91,6 @@ std::vector<std::int64_t> par_reduce(Engine& e, int k, std::uint64_t seed, const
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<std::int64_t> initial_rows(Engine& engine, const StartSpec& spec, IterationObserver* observer) {
   const int k = spec.k;

@@ -118,6 +118,7 @@ struct Result {
   std::vector<double> centers, wss;
   std::vector<int> cl, size;
   gk_cuda_fit_info info;
+  bool converged = false;
 };
 
 
@@ -127,23 +128,22 @@ struct Fitter {
   int d, single;
   Fitter(const std::vector<double> &x, long long n_, int d_, int single_) : n(n_), d(d_), single(single_) {
     char err[512] = "";
-    gk_cuda_options o = {0, single, 1, 10};
-    gk_cuda_upload_timing t;
-    int st = gk_cuda_upload(x.data(), n, d, &o, &data, &t, err, sizeof err);
+    gk_cuda_options o = {0, single, 0, 0};
+    int st = gk_cuda_upload(x.data(), n, d, &o, nullptr, &data, nullptr, err, sizeof err);
     if (st) { printf("  upload failed (%d): %s\n", st, err); data = nullptr; }
   }
   ~Fitter() { gk_cuda_free(data); }
   Result fit(int k, const std::vector<double> &c0, int max_iter, const gk_cuda_callbacks *cb = nullptr) {
     Result r;
     char err[512] = "";
-    gk_cuda_options o = {0, single, 1, max_iter};
     r.centers = c0;
     r.cl.assign(n, -7);
     r.size.assign(k, -7);
     r.wss.assign(k, -7);
     memset(&r.info, 0, sizeof r.info);
     if (!data) { r.status = -1; return r; }
-    r.status = gk_cuda_lloyd(data, k, r.centers.data(), &o, cb, r.cl.data(), r.size.data(), r.wss.data(), &r.info, err, sizeof err);
+    r.status = gk_cuda_lloyd(data, k, max_iter, r.centers.data(), cb, r.cl.data(), r.size.data(), r.wss.data(), &r.info, err, sizeof err);
+    r.converged = r.info.iter <= max_iter;
     r.msg = err;
     return r;
   }
@@ -220,7 +220,7 @@ static void case_run(const char *name, const std::vector<double> &x, long long n
              relerr(tot, rtot), a.info.ms_compute);
     }
     // predict with the final centers == final labels (when converged: same assignment)
-    if (a.info.converged) {
+    if (a.converged) {
       std::vector<int> pl(n);
       char err[512];
       int st = gk_cuda_assign(F.data, k, a.centers.data(), pl.data(), err, sizeof err);
@@ -279,7 +279,7 @@ static void test_callbacks() {
   Result tr = F.fit(k, c0, 50, &cb);
   CHECK(tr.status == 0 && tr.cl == plain.cl && same_bits(tr.centers, plain.centers) && tr.info.iter == plain.info.iter,
         "trace fit differs from plain fit");
-  CHECK(t.calls == tr.info.iter - (tr.info.converged ? 0 : 1) && t.first_changed == n,
+  CHECK(t.calls == tr.info.iter - (tr.converged ? 0 : 1) && t.first_changed == n,
         "trace: %d calls, iter %d, first changed %lld", t.calls, tr.info.iter, (long long)t.first_changed);
   printf("[callbacks] trace calls %d, iter %d, changed(1) %lld, last tot %.6g\n", t.calls, tr.info.iter,
          (long long)t.first_changed, t.last_tot);
@@ -338,10 +338,10 @@ static void run_tests() {
   {  // out of memory message
     gk_cuda_data *dd = nullptr;
     char err[512] = "";
-    gk_cuda_options o = {0, 0, 1, 10};
+    gk_cuda_options o = {0, 0, 0, 0};
     std::vector<double> tiny(16);
     // ask for an absurd n with a tiny buffer: the memory check fails before any copy
-    int st = gk_cuda_upload(tiny.data(), (int64_t)1 << 40, 16, &o, &dd, nullptr, err, sizeof err);
+    int st = gk_cuda_upload(tiny.data(), (int64_t)1 << 40, 16, &o, nullptr, &dd, nullptr, err, sizeof err);
     CHECK(st == GK_CUDA_OUT_OF_MEMORY && dd == nullptr, "OOM: status %d", st);
     printf("[oom] %s\n", err);
   }
@@ -369,7 +369,7 @@ static void run_bench() {
       for (int rep = 0; rep < 3; ++rep) {
         Result r = F.fit(p.k, c0, 10);
         if (r.status) { printf("  %s fit failed: %s\n", p.id, r.msg.c_str()); break; }
-        int ran = r.info.converged ? r.info.iter : 10;
+        int ran = r.converged ? r.info.iter : 10;
         iters = r.info.iter;
         per.push_back(r.info.ms_compute / ran);
       }
@@ -385,17 +385,14 @@ static void run_bench() {
 }
 
 // ---- fixed per-fit overhead: the sequence the R glue calls, host-timed ----------
-extern "C" __attribute__((weak)) void gk_cuda_dev_knobs(int copy_mode, int tf32);
-
 static double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-static void run_seq(int copy_mode) {
-  if (copy_mode >= 0 && gk_cuda_dev_knobs) gk_cuda_dev_knobs(copy_mode, -1);
+static void run_seq() {
   struct P { const char *id; long long n; int d, k, single; };
   P probs[] = {{"B", 1000000, 2, 100, 0}, {"B", 1000000, 2, 100, 1}, {"C", 1000000, 2, 1000, 0}};
-  printf("\nseq (copy mode %d): ms per call, median of 6 (first run in brackets)\n", copy_mode);
+  printf("\nseq: ms per call, median of 6 (first run in brackets)\n");
   printf("%-3s %-6s %8s %8s %8s %8s %8s %8s | %8s %8s %8s\n", "id", "prec", "getdev", "upload", "totss", "lloyd",
          "free", "total", "compute", "download", "ms_upl");
   for (auto &p : probs) {
@@ -406,9 +403,9 @@ static void run_seq(int copy_mode) {
     std::vector<std::vector<double>> t(9);
     for (int rep = 0; rep < 7; ++rep) {
       char err[512] = "";
-      gk_cuda_options o = {0, p.single, 1, 10};
+      gk_cuda_options o = {0, p.single, 0, 0};
       gk_cuda_device dev;
-      gk_cuda_upload_timing ut;
+      double ut = 0;
       gk_cuda_fit_info fi;
       gk_cuda_data *D = nullptr;
       double totss = 0;
@@ -416,16 +413,16 @@ static void run_seq(int copy_mode) {
       double a = now_ms();
       int st = gk_cuda_get_device(0, &dev, err, sizeof err);
       double b = now_ms();
-      st |= gk_cuda_upload(x.data(), p.n, p.d, &o, &D, &ut, err, sizeof err);
+      st |= gk_cuda_upload(x.data(), p.n, p.d, &o, nullptr, &D, &ut, err, sizeof err);
       double c = now_ms();
       st |= gk_cuda_totss(D, &totss, err, sizeof err);
       double e = now_ms();
-      st |= gk_cuda_lloyd(D, p.k, cen.data(), &o, nullptr, cl.data(), sz.data(), wss.data(), &fi, err, sizeof err);
+      st |= gk_cuda_lloyd(D, p.k, 10, cen.data(), nullptr, cl.data(), sz.data(), wss.data(), &fi, err, sizeof err);
       double f = now_ms();
       gk_cuda_free(D);
       double g = now_ms();
       if (st) { printf("  seq failed: %s\n", err); return; }
-      double v[9] = {b - a, c - b, e - c, f - e, g - f, g - a, fi.ms_compute, fi.ms_download, ut.ms_upload};
+      double v[9] = {b - a, c - b, e - c, f - e, g - f, g - a, fi.ms_compute, fi.ms_download, 1000 * ut};
       if (rep == 0) {
         printf("%-3s %-6s", p.id, p.single ? "single" : "double");
         for (int q = 0; q < 9; ++q) printf(" [%6.3f]", v[q]);
@@ -454,9 +451,9 @@ int main(int argc, char **argv) {
   if (info.device_count == 0) {
     gk_cuda_data *dd = nullptr;
     char err[512] = "";
-    gk_cuda_options o = {0, 0, 1, 10};
+    gk_cuda_options o = {0, 0, 0, 0};
     std::vector<double> x(10, 1.0);
-    int st = gk_cuda_upload(x.data(), 5, 2, &o, &dd, nullptr, err, sizeof err);
+    int st = gk_cuda_upload(x.data(), 5, 2, &o, nullptr, &dd, nullptr, err, sizeof err);
     printf("no device: upload status %d (expect %d): %s\n", st, GK_CUDA_NO_DEVICE, err);
     gk_cuda_device dev;
     st = gk_cuda_get_device(0, &dev, err, sizeof err);
@@ -474,8 +471,7 @@ int main(int argc, char **argv) {
   }
   if (mode == "bench" || mode == "all") run_bench();
   if (mode == "seq") {
-    run_seq(-1);
-    if (gk_cuda_dev_knobs) { run_seq(0); run_seq(1); gk_cuda_dev_knobs(0, -1); }
+    run_seq();
   }
   return g_fail ? 1 : 0;
 }

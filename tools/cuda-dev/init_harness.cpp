@@ -1,25 +1,25 @@
 // init_harness.cpp: the initialisation of the CUDA engine against the CPU
-// engine's (src/cpu_init.cpp), without R.
+// engine's, through the engine interface (src/engine.h) and the driver that
+// R runs (src/init_driver.cpp), without R.
 //   ./init_harness test    same rows / candidates / weights as the CPU in double,
-//                          filter (tensor cores) == SIMT filter == off, single
+//                          filter (tensor cores) == SIMT filter == exact, single
 //                          precision sane
-//   ./init_harness bench   device times on problems B, D, E (blobs)
+//   ./init_harness bench   wall times on problems B, D, E (blobs)
 // Built by the Makefile beside it (make init_harness).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "cpu_init.h"
-#include "gk_cuda.h"
-#include "init_order.h"
-
-extern "C" void gk_cuda_dev_init_knobs(int filter);
+#include "engine.h"
+#include "fit_driver.h"
+#include "parity.h"
 
 namespace {
 
@@ -57,55 +57,43 @@ std::vector<double> uniforms(size_t m, unsigned seed) {
   return u;
 }
 
-struct Device {
-  gk_cuda_data *D = nullptr;
-  char err[1024] = "";
-  Device(const std::vector<double> &x, long long n, int d, int single) {
-    gk_cuda_options o = {0, single, 1, 10};
-    gk_cuda_upload_timing t;
-    if (gk_cuda_upload(x.data(), n, d, &o, &D, &t, err, sizeof err) != GK_CUDA_OK) {
-      std::printf("upload failed: %s\n", err);
-      D = nullptr;
-    }
-  }
-  ~Device() { gk_cuda_free(D); }
-};
-
-struct ParOut {
-  std::vector<std::int64_t> cand;
-  std::vector<double> weight;
-  int rounds = 0;
-  double ms = 0;
-  int st = 0;
-};
-
-ParOut cuda_par(gk_cuda_data *D, int k, std::uint64_t seed, char *err) {
-  ParOut r;
-  // as src/fit_glue.cpp: room for every candidate, no second run
-  std::int64_t cap = 1 + (std::int64_t)(2.0 * GK_PAR_ROUNDS * gk::kmeans_par_oversampling(k)) + 4096, m = 0;
-  for (;;) {
-    r.cand.resize(cap);
-    r.weight.resize(cap);
-    r.st = gk_cuda_kmeans_par(D, k, seed, nullptr, cap, r.cand.data(), r.weight.data(), &m, &r.rounds, &r.ms,
-                              err, 1024);
-    if (r.st != GK_CUDA_OK || m <= cap) break;
-    cap = m;
-  }
-  r.cand.resize(m);
-  r.weight.resize(m);
-  return r;
+gk::HostData host(const std::vector<double> &x, long long n, int d) {
+  gk::HostData h;
+  h.x = x.data();
+  h.n = n;
+  h.d = d;
+  return h;
 }
 
-std::vector<std::int64_t> cuda_reduce(gk_cuda_data *D, const double *x, long long n, int d, int k,
-                                      std::uint64_t seed, const ParOut &p, double *ms, char *err) {
-  gk::ReduceGreedy dev = [&](std::int64_t first, int picks, const double *u, int L) {
-    std::vector<std::int64_t> pick(picks);
-    int st = gk_cuda_weighted_pp(D, p.cand.data(), p.weight.data(), (std::int64_t)p.cand.size(), first, picks, u, L,
-                                 nullptr, pick.data(), ms, err, 1024);
-    if (st != GK_CUDA_OK) std::printf("weighted_pp failed: %s\n", err);
-    return pick;
-  };
-  return gk::kmeans_par_reduce(x, n, d, k, seed, p.cand, p.weight, 4, &dev);
+// A CUDA engine with the k-means|| filter `filter` (gk::CudaTuning), or null
+// with the reason printed.
+std::unique_ptr<gk::Engine> cuda(const std::vector<double> &x, long long n, int d, bool single, int filter = 0) {
+  gk::CudaTuning t;
+  t.init_filter = filter;
+  try {
+    return gk::make_cuda_engine(host(x, n, d), single ? gk::Precision::kSingle : gk::Precision::kDouble, 0, nullptr,
+                                t);
+  } catch (const std::exception &e) {
+    std::printf("CUDA engine failed: %s\n", e.what());
+    return nullptr;
+  }
+}
+
+std::unique_ptr<gk::Engine> cpu(const std::vector<double> &x, long long n, int d) {
+  return gk::make_cpu_engine(host(x, n, d), gk::Precision::kDouble, 4);
+}
+
+gk::StartSpec pp_spec(int k, const std::vector<double> &u) {
+  gk::StartSpec s;
+  s.kind = gk::StartSpec::Kind::kKmeansPP;
+  s.k = k;
+  s.unif = u;
+  s.L = gk::greedy_candidates(k);
+  return s;
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 bool distinct_rows(const std::vector<double> &x, long long n, int d, const std::vector<std::int64_t> &rows) {
@@ -119,52 +107,44 @@ bool distinct_rows(const std::vector<double> &x, long long n, int d, const std::
 }
 
 void test_shape(const char *label, const std::vector<double> &x, long long n, int d, int k, unsigned seed) {
-  char err[1024] = "";
-  const int L = gk::kmeanspp_candidates(k);
+  const int L = gk::greedy_candidates(k);
   const std::string id = std::string(label) + " n=" + std::to_string(n) + " d=" + std::to_string(d) +
                          " k=" + std::to_string(k);
-  Device dev(x, n, d, 0);
-  check(dev.D != nullptr, id + " upload");
-  if (!dev.D) return;
-  // k-means++
-  auto u = uniforms(1 + (size_t)(k - 1) * L, seed);
-  auto cpu = gk::cpu_kmeanspp(x.data(), n, d, k, u.data(), L, 4, nullptr);
-  std::vector<std::int64_t> gpu(k);
-  double ms = 0;
-  int st = gk_cuda_kmeanspp(dev.D, k, u.data(), L, nullptr, gpu.data(), &ms, err, sizeof err);
-  check(st == GK_CUDA_OK, id + " kmeans++ status " + err);
-  check(gpu == cpu, id + " kmeans++ rows == CPU");
-  // k-means||: candidates and weights, filter on and off
-  const std::uint64_t s64 = 0x9E3779B97F4A7C15ull * (seed + 1);
-  gk::ParCandidates pc = gk::cpu_kmeans_par_candidates(x.data(), n, d, k, s64, 4, nullptr);
-  gk_cuda_dev_init_knobs(1);
-  ParOut on = cuda_par(dev.D, k, s64, err);
-  gk_cuda_dev_init_knobs(0);
-  ParOut off = cuda_par(dev.D, k, s64, err);
-  gk_cuda_dev_init_knobs(2);
-  ParOut simt = cuda_par(dev.D, k, s64, err);
-  gk_cuda_dev_init_knobs(1);
-  check(on.st == GK_CUDA_OK && off.st == GK_CUDA_OK && simt.st == GK_CUDA_OK, id + " kmeans|| status " + err);
-  check(on.cand == pc.idx, id + " kmeans|| candidates == CPU");
-  check(on.weight == pc.weight, id + " kmeans|| weights == CPU");
-  check(on.rounds == pc.rounds, id + " kmeans|| rounds == CPU");
-  check(off.cand == on.cand && off.weight == on.weight, id + " kmeans|| filter on == off");
-  check(simt.cand == on.cand && simt.weight == on.weight, id + " kmeans|| tensor-core filter == SIMT filter");
-  // the reduction
-  auto rc = gk::kmeans_par_reduce(x.data(), n, d, k, s64, pc.idx, pc.weight, 4);
-  auto rg = cuda_reduce(dev.D, x.data(), n, d, k, s64, on, &ms, err);
-  check(rg == rc, id + " kmeans|| reduction == CPU");
-  // single precision: runs, distinct rows when the data allow
-  Device dev1(x, n, d, 1);
-  std::vector<std::int64_t> g1(k);
-  st = gk_cuda_kmeanspp(dev1.D, k, u.data(), L, nullptr, g1.data(), &ms, err, sizeof err);
-  check(st == GK_CUDA_OK, id + " single kmeans++ status");
-  const bool distinct = distinct_rows(x, n, d, cpu) && std::string(label) != "huge";  // > FLT_MAX
-  if (distinct) check(distinct_rows(x, n, d, g1), id + " single kmeans++ distinct rows");
-  ParOut p1 = cuda_par(dev1.D, k, s64, err);
-  check(p1.st == GK_CUDA_OK, id + " single kmeans|| status");
-  auto r1 = cuda_reduce(dev1.D, x.data(), n, d, k, s64, p1, &ms, err);
-  if (distinct) check(distinct_rows(x, n, d, r1), id + " single kmeans|| distinct rows");
+  auto c = cpu(x, n, d);
+  auto g = cuda(x, n, d, false), g_exact = cuda(x, n, d, false, 1), g_simt = cuda(x, n, d, false, 2);
+  check(g && g_exact && g_simt, id + " upload");
+  if (!g || !g_exact || !g_simt) return;
+  try {
+    // k-means++
+    const gk::StartSpec pp = pp_spec(k, uniforms(1 + (size_t)(k - 1) * L, seed));
+    const auto rc = gk::initial_rows(*c, pp, nullptr);
+    check(gk::initial_rows(*g, pp, nullptr) == rc, id + " kmeans++ rows == CPU");
+    // k-means||: candidates and weights with every filter, then the reduction
+    const std::uint64_t s64 = 0x9E3779B97F4A7C15ull * (seed + 1);
+    const gk::ParResult pc = gk::par_candidates(*c, k, s64, nullptr);
+    const gk::ParResult on = gk::par_candidates(*g, k, s64, nullptr);
+    const gk::ParResult off = gk::par_candidates(*g_exact, k, s64, nullptr);
+    const gk::ParResult simt = gk::par_candidates(*g_simt, k, s64, nullptr);
+    check(on.rows == pc.rows, id + " kmeans|| candidates == CPU");
+    check(on.weight == pc.weight, id + " kmeans|| weights == CPU");
+    check(on.rounds == pc.rounds, id + " kmeans|| rounds == CPU");
+    check(off.rows == on.rows && off.weight == on.weight, id + " kmeans|| filter == exact");
+    check(simt.rows == on.rows && simt.weight == on.weight, id + " kmeans|| tensor-core filter == SIMT filter");
+    check(gk::par_reduce(*g, k, s64, on, nullptr) == gk::par_reduce(*c, k, s64, pc, nullptr),
+          id + " kmeans|| reduction == CPU");
+    // single precision: runs, distinct rows when the data allow
+    auto g1 = cuda(x, n, d, true);
+    check(g1 != nullptr, id + " single upload");
+    if (!g1) return;
+    const bool distinct = distinct_rows(x, n, d, rc) && std::string(label) != "huge";  // > FLT_MAX
+    const auto r1 = gk::initial_rows(*g1, pp, nullptr);
+    if (distinct) check(distinct_rows(x, n, d, r1), id + " single kmeans++ distinct rows");
+    const gk::ParResult p1 = gk::par_candidates(*g1, k, s64, nullptr);
+    const auto q1 = gk::par_reduce(*g1, k, s64, p1, nullptr);
+    if (distinct) check(distinct_rows(x, n, d, q1), id + " single kmeans|| distinct rows");
+  } catch (const std::exception &e) {
+    check(false, id + " threw: " + e.what());
+  }
 }
 
 int run_tests() {
@@ -201,46 +181,41 @@ int run_tests() {
 void run_bench() {
   struct P { const char *id; long long n; int d, k; };
   P probs[] = {{"B", 1000000, 2, 100}, {"D", 10000000, 16, 256}, {"E", 1000000, 128, 4096}};
-  std::printf("%-2s %-6s %12s %14s %14s %14s %12s %12s %10s\n", "id", "prec", "kmeans++ ms", "par(filter) ms",
-              "par(simt) ms", "par(exact) ms", "reduce ms", "par total ms", "cands");
+  std::printf("wall ms (host clock around each call, synchronised)\n");
+  std::printf("%-2s %-6s %12s %14s %14s %14s %12s %10s\n", "id", "prec", "kmeans++", "par(filter)", "par(simt)",
+              "par(exact)", "reduce", "cands");
   for (auto &p : probs) {
     auto x = blobs(p.n, p.d, p.k, 11);
-    const int L = gk::kmeanspp_candidates(p.k);
-    auto u = uniforms(1 + (size_t)(p.k - 1) * L, 3);
+    const int L = gk::greedy_candidates(p.k);
+    const gk::StartSpec pp = pp_spec(p.k, uniforms(1 + (size_t)(p.k - 1) * L, 3));
     for (int single = 1; single >= 0; --single) {
-      Device dev(x, p.n, p.d, single);
-      if (!dev.D) continue;
-      char err[1024] = "";
-      std::vector<std::int64_t> rows(p.k);
-      double ms_pp = 0, ms_on = 0, ms_off = -1, ms_simt = -1, ms_red = 0;
-      gk_cuda_kmeanspp(dev.D, std::min(p.k, 16), u.data(), L, nullptr, rows.data(), &ms_pp, err, sizeof err);  // warm-up
-      int st = gk_cuda_kmeanspp(dev.D, p.k, u.data(), L, nullptr, rows.data(), &ms_pp, err, sizeof err);
-      if (st != GK_CUDA_OK) std::printf("kmeans++ failed: %s\n", err);
-      gk_cuda_dev_init_knobs(1);
-      const auto w0 = std::chrono::steady_clock::now();
-      ParOut on = cuda_par(dev.D, p.k, 12345, err);
-      const auto w1 = std::chrono::steady_clock::now();
-      auto red = cuda_reduce(dev.D, x.data(), p.n, p.d, p.k, 12345, on, &ms_red, err);
-      const auto w2 = std::chrono::steady_clock::now();
-      std::printf("   wall: par %.2f ms, reduce %.2f ms\n", std::chrono::duration<double, std::milli>(w1 - w0).count(),
-                  std::chrono::duration<double, std::milli>(w2 - w1).count());
-      ms_on = on.ms;
-      gk_cuda_dev_init_knobs(2);
-      ParOut simt = cuda_par(dev.D, p.k, 12345, err);
-      ms_simt = simt.ms;
-      if (simt.cand != on.cand || simt.weight != on.weight) std::printf("MISMATCH filter tc/simt\n");
-      gk_cuda_dev_init_knobs(1);
+      auto g = cuda(x, p.n, p.d, single), g_simt = cuda(x, p.n, p.d, single, 2);
+      if (!g || !g_simt) continue;
+      (void)gk::initial_rows(*g, pp_spec(std::min(p.k, 16), uniforms(1 + 15 * 4, 3)), nullptr);  // warm-up
+      auto t0 = std::chrono::steady_clock::now();
+      (void)gk::initial_rows(*g, pp, nullptr);
+      const double ms_pp = ms_since(t0);
+      t0 = std::chrono::steady_clock::now();
+      const gk::ParResult on = gk::par_candidates(*g, p.k, 12345, nullptr);
+      const double ms_on = ms_since(t0);
+      t0 = std::chrono::steady_clock::now();
+      (void)gk::par_reduce(*g, p.k, 12345, on, nullptr);
+      const double ms_red = ms_since(t0);
+      t0 = std::chrono::steady_clock::now();
+      const gk::ParResult simt = gk::par_candidates(*g_simt, p.k, 12345, nullptr);
+      const double ms_simt = ms_since(t0);
+      if (simt.rows != on.rows || simt.weight != on.weight) std::printf("MISMATCH filter tc/simt\n");
+      double ms_off = -1;
       if (p.n * (long long)p.k <= 10000000LL * 256) {  // E exact would take seconds
-        gk_cuda_dev_init_knobs(0);
-        ParOut off = cuda_par(dev.D, p.k, 12345, err);
-        ms_off = off.ms;
-        if (off.cand != on.cand || off.weight != on.weight) std::printf("MISMATCH filter on/off\n");
-        gk_cuda_dev_init_knobs(1);
+        auto g_exact = cuda(x, p.n, p.d, single, 1);
+        t0 = std::chrono::steady_clock::now();
+        const gk::ParResult off = gk::par_candidates(*g_exact, p.k, 12345, nullptr);
+        ms_off = ms_since(t0);
+        if (off.rows != on.rows || off.weight != on.weight) std::printf("MISMATCH filter on/off\n");
       }
-      std::printf("%-2s %-6s %12.2f %14.2f %14.2f %14.2f %12.2f %12.2f %10zu\n", p.id, single ? "single" : "double",
-                  ms_pp, ms_on, ms_simt, ms_off, ms_red, ms_on + ms_red, on.cand.size());
+      std::printf("%-2s %-6s %12.2f %14.2f %14.2f %14.2f %12.2f %10zu\n", p.id, single ? "single" : "double", ms_pp,
+                  ms_on, ms_simt, ms_off, ms_red, on.rows.size());
       std::fflush(stdout);
-      (void)red;
     }
   }
 }
@@ -254,19 +229,20 @@ void run_prof() {
   P probs[] = {{10000000, 16, 64}, {1000000, 128, 64}};
   for (auto &p : probs) {
     auto x = blobs(p.n, p.d, 256, 11);
-    const int L = gk::kmeanspp_candidates(p.k);
-    auto u = uniforms(1 + (size_t)(p.k - 1) * L, 3);
-    Device dev(x, p.n, p.d, 1);
-    char err[1024] = "";
-    std::vector<std::int64_t> rows(p.k);
-    double ms = 0;
-    gk_cuda_kmeanspp(dev.D, p.k, u.data(), L, nullptr, rows.data(), &ms, err, sizeof err);
-    std::printf("n=%lld d=%d k=%d kmeans++ %.2f ms\n", p.n, p.d, p.k, ms);
-    ParOut on = cuda_par(dev.D, 4 * p.k, 12345, err);
-    std::printf("n=%lld d=%d k=%d kmeans|| %.2f ms\n", p.n, p.d, 4 * p.k, on.ms);
-    Device dev2(x, p.n, p.d, 0);
-    gk_cuda_kmeanspp(dev2.D, p.k, u.data(), L, nullptr, rows.data(), &ms, err, sizeof err);
-    std::printf("n=%lld d=%d k=%d kmeans++ double %.2f ms\n", p.n, p.d, p.k, ms);
+    const int L = gk::greedy_candidates(p.k);
+    const gk::StartSpec pp = pp_spec(p.k, uniforms(1 + (size_t)(p.k - 1) * L, 3));
+    auto g = cuda(x, p.n, p.d, true);
+    if (!g) return;
+    auto t0 = std::chrono::steady_clock::now();
+    (void)gk::initial_rows(*g, pp, nullptr);
+    std::printf("n=%lld d=%d k=%d kmeans++ %.2f ms\n", p.n, p.d, p.k, ms_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    (void)gk::par_candidates(*g, 4 * p.k, 12345, nullptr);
+    std::printf("n=%lld d=%d k=%d kmeans|| %.2f ms\n", p.n, p.d, 4 * p.k, ms_since(t0));
+    auto g2 = cuda(x, p.n, p.d, false);
+    t0 = std::chrono::steady_clock::now();
+    (void)gk::initial_rows(*g2, pp, nullptr);
+    std::printf("n=%lld d=%d k=%d kmeans++ double %.2f ms\n", p.n, p.d, p.k, ms_since(t0));
   }
 }
 

@@ -18,10 +18,10 @@ int main(int argc, char **argv) {
   std::vector<double> x((size_t)n * d);
   unsigned long long r = 88172645463325252ULL;
   for (auto &v : x) { r ^= r << 13; r ^= r >> 7; r ^= r << 17; v = (r >> 11) * (1.0 / 9007199254740992.0); }
-  gk_cuda_options o = {0, single, 1, 10};
+  gk_cuda_options o = {0, single, 0, 0};
   gk_cuda_data *D;
   char err[256];
-  if (gk_cuda_upload(x.data(), n, d, &o, &D, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
+  if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &D, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
   size_t kd = (size_t)k * d;
   std::vector<double> c(kd);
   // centers in the stored coordinates (single precision stores x - shift: without
@@ -53,18 +53,18 @@ int main(int argc, char **argv) {
   };
   printf("n=%lld d=%d k=%d %s path=%d tf32=%d grid=%d acc(gx=%d gy=%d jb=%d smem=%zu shared=%d)\n", n, d, k, single ? "single" : "double",
          p.path, pa.tf32, p.grid, p.acc_gx, p.acc_gy, p.acc_jb, p.acc_smem, (int)p.acc_shared);
-  tm("assign (labels only)", [&] { OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, 0)); });
+  tm("assign (labels only)", [&] { OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
   if (pa.path == 1 && single && d > 8) {
     Plan q = pa;
     q.tf32 = 1 - pa.tf32;
     tm(q.tf32 ? "assign TF32 (alternative)" : "assign SIMT (alternative)",
-       [&] { OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, 0)); });
-    OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, 0));
+       [&] { OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
+    OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0));
   }
   if (p.path == 0)
-    tm("assign+sums (fused)", [&] { OK(launch_assign(D, p, cen, k, labels, st, 1000, true, acc, counts, 0)); });
+    tm("assign+sums (fused)", [&] { OK(launch_assign(D, p, cen, k, labels, st, 1000, true, acc, counts, D->d_scale, 0)); });
   else
-    tm("accumulate", [&] { OK(launch_accumulate(D, p, labels, k, st, 1000, acc, counts, 0)); });
+    tm("accumulate", [&] { OK(launch_accumulate(D, p, labels, k, st, 1000, acc, counts, D->d_scale, 0)); });
   tm("finalize", [&] { OK(launch_finalize(D, p, k, st, 1000, acc, counts, cen_d, cen_f, 0)); });
   tm("withinss", [&] { OK(launch_withinss(D, p, labels, cen_d, k, (unsigned *)counts, wacc, wcnt, 0)); });
   gk_cuda_free(D);
