@@ -1,14 +1,15 @@
 #!/bin/sh
-# Run on the GPU machine (no R there: the carried R of ../shared/gpu), from the
-# repository root, after `sh ../shared/gpu/pack.sh` here filled .gpu/:
-#   sh tools/gpu-session.sh OUTDIR [tests] [bench]
-# Writes OUTDIR/info.txt, tests.txt (testthat on the GPU), peer.txt
-# (PyTorch peer) and bench.txt plus the benchmark CSVs.
+# On the GPU machine (no R there: the R that tools/gpu/pack.sh carried), from
+# the repository root, after `sh tools/gpu/pack.sh` here filled .gpu/:
+#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init]
+# Writes OUTDIR/info.txt, tests.txt (the testthat suite with the GPU present),
+# peer.txt (the PyTorch peer, inst/bench/peer_torch.py), bench.txt and
+# init.txt plus the benchmark CSVs.
 set -u
-out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench]}; shift
+out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init]}; shift
 what=${*:-tests bench}
 mkdir -p "$out"
-R="sh .gpu/run-r.sh"
+R="sh tools/gpu/run-r.sh"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/info.txt" 2>&1
 $R -e 'print(gpukmeans::gpukmeans_info())' >> "$out/info.txt" 2>&1
 case " $what " in *" tests "*)
@@ -24,7 +25,11 @@ case " $what " in *" tests "*)
   tail -n 25 "$out/tests.txt" ;;
 esac
 case " $what " in *" bench "*)
-  PYTHONUNBUFFERED=1 python3 .gpu/peer_torch.py > "$out/peer.txt" 2>&1
+  PYTHONUNBUFFERED=1 python3 inst/bench/peer_torch.py > "$out/peer.txt" 2>&1
   $R inst/bench/bench.R "$out" "$out/peer.txt" > "$out/bench.txt" 2>&1
   tail -n 30 "$out/bench.txt" ;;
+esac
+case " $what " in *" init "*)
+  $R inst/bench/bench_init.R "$out" > "$out/init.txt" 2>&1
+  tail -n 20 "$out/init.txt" ;;
 esac

@@ -1,5 +1,7 @@
 # CUDA engine. Every test skips cleanly without a CUDA device.
 # Reference: stats::kmeans for small shapes, the CPU engine for big ones.
+# (The parity tests of test-parity.R, test-edge.R, test-rng.R and
+# test-large.R run on the CUDA engine too, through test_backends().)
 local_edition(3)
 
 gk_cuda <- function(...) gpu_kmeans(..., backend = "cuda")
@@ -24,16 +26,6 @@ expect_same_gk <- function(a, b, tolerance = 1e-10) {
   expect_identical(a$ifault, b$ifault)
 }
 
-# cuda vs stats (fit, warnings, RNG state) and vs the CPU engine
-cuda_parity <- function(x, centers, ..., seed = NULL) {
-  p <- expect_kmeans_parity(x, centers, ..., backend = "cuda", seed = seed)
-  expect_identical(attr(p$g, "backend"), "cuda")
-  if (!is.null(seed)) set.seed(seed)
-  cpu <- suppressWarnings(gpu_kmeans(x, centers, ..., backend = "cpu"))
-  expect_same_gk(p$g, cpu)
-  invisible(p)
-}
-
 # cuda vs CPU engine (fit, warnings) for shapes too big for stats
 cuda_vs_cpu <- function(x, centers, ..., seed = NULL) {
   if (!is.null(seed)) set.seed(seed)
@@ -46,84 +38,22 @@ cuda_vs_cpu <- function(x, centers, ..., seed = NULL) {
   invisible(a$value)
 }
 
-test_that("cuda: the stats cases (datasets, seeds, nstart)", {
-  skip_if_no_gpu()
-  x <- iris[, 1:4]
-  cuda_parity(x, x[c(1, 51, 101), ])
-  for (seed in 1:3) {
-    cuda_parity(x, 3, seed = seed)
-    cuda_parity(x, 4, nstart = 5, seed = seed)
-  }
-  p <- cuda_parity(USArrests, 4, seed = 3)
-  expect_identical(names(p$g$cluster), rownames(USArrests))
-  cuda_parity(faithful, 2, seed = 11)
-  cuda_parity(quakes, 6, seed = 22)
-  p <- cuda_parity(precip, 3, seed = 5)
-  expect_identical(names(p$g$cluster), names(precip))
-  set.seed(99)
-  xi <- matrix(sample.int(1000L, 600L, replace = TRUE), ncol = 3)
-  cuda_parity(xi, 4, seed = 8)
-})
-
-test_that("cuda: k = 1, n = 1, n = k, duplicates, ties", {
-  skip_if_no_gpu()
-  p <- cuda_parity(iris[, 1:4], 1, seed = 1)
-  expect_identical(p$g$iter, 1L)
-  cuda_parity(matrix(c(1.5, -2, 3), nrow = 1), 1, seed = 1)
-  set.seed(1)
-  x <- matrix(rnorm(33 * 5), 33)
-  p <- cuda_parity(x, 33, seed = 2)
-  expect_identical(p$g$size, rep(1L, 33))
-  xx <- rbind(as.matrix(iris[, 1:4]), as.matrix(iris[, 1:4]))
-  cuda_parity(xx, 3, nstart = 3, seed = 4)
-  xd <- cbind(rep(c(1, 2, 3, 4, 5), each = 40), rep(c(0, 10, 0, 10, 0), each = 40))
-  for (seed in 1:4) cuda_parity(xd, 3, seed = seed)
-  p <- cuda_parity(c(0, 1, 2), matrix(c(0, 2)))
-  expect_identical(p$g$cluster[2], 1L)
-})
-
-test_that("cuda: empty clusters and non-convergence as stats", {
-  skip_if_no_gpu()
-  x <- as.matrix(iris[, 1:4])
-  ctr <- rbind(x[c(1, 51, 101), ], c(100, 100, 100, 100))
-  expect_warning(gk_cuda(x, ctr), "empty cluster: try a better set of initial centers")
-  p <- cuda_parity(x, ctr)
-  expect_identical(p$g$size[4], 0L)
-  expect_true(all(is.nan(p$g$centers[4, ])))
-  ctr2 <- rbind(x[1, ], c(-50, -50, -50, -50), x[c(51, 101), ])
-  p <- cuda_parity(x, ctr2)
-  expect_identical(p$g$size[2], 0L)
-  expect_warning(g <- gk_cuda(x, x[1:3, ], iter.max = 1), "did not converge in 1 iteration")
-  expect_identical(g$ifault, 2L)
-  p <- cuda_parity(x, x[1:3, ], iter.max = 2)
-  expect_identical(p$g$ifault, 2L)
-  # many empty clusters in a bigger problem (far-away centers)
-  set.seed(6)
-  xb <- matrix(rnorm(20011 * 3), ncol = 3)
-  far <- matrix(1e6 + seq_len(40 * 3), ncol = 3)
-  ctr <- rbind(xb[1:24, ], far)
-  g <- cuda_vs_cpu(xb, ctr, iter.max = 5)
-  expect_identical(g$size[25:64], integer(40))
-})
-
-test_that("cuda: k in {1, 2, 31, 32, 33} x d in {1, 2, 3, 17, 128} equals stats", {
-  skip_if_no_gpu()
+test_backends("k in {1, 2, 31, 32, 33} x d in {1, 2, 3, 17, 128} equals stats", function(backend) {
   n <- 4099L
   for (d in c(1L, 2L, 3L, 17L, 128L)) {
     set.seed(d)
     x <- make_blobs(n, d, 40, sd = 2, spread = 10)
     for (k in c(1L, 2L, 31L, 32L, 33L)) {
-      cuda_parity(x, k, iter.max = 8, seed = k)
+      expect_kmeans_parity(x, k, iter.max = 8, seed = k)
     }
   }
 })
 
-test_that("cuda: d = 1000 equals stats", {
-  skip_if_no_gpu()
+test_backends("d = 1000 equals stats", function(backend) {
   set.seed(1000)
   x <- make_blobs(2003, 1000, 20, sd = 1, spread = 2)
-  cuda_parity(x, 33, iter.max = 5, seed = 1)
-  cuda_parity(x, 2, iter.max = 5, seed = 2)
+  expect_kmeans_parity(x, 33, iter.max = 5, seed = 1)
+  expect_kmeans_parity(x, 2, iter.max = 5, seed = 2)
 })
 
 test_that("cuda: n = 100003 (not a multiple of any block size)", {
@@ -212,4 +142,69 @@ test_that("cuda: timing and device attributes", {
   expect_true(nzchar(dev))
   expect_output(print(g), "Backend:")
   expect_identical(attr(gpu_kmeans(faithful, 2, backend = "cuda"), "backend"), "cuda")
+})
+
+test_that("cuda: n >= 262144 with d <= 8 (the graph-batch path) equals the CPU engine", {
+  skip_if_no_gpu()
+  set.seed(14)
+  x <- make_blobs(300007, 2, 100, sd = 2, spread = 50)
+  for (prec in c("double", "single")) {
+    a <- suppressWarnings(gk_cuda(x, x[1:100, ], iter.max = 70, precision = prec))
+    expect_identical(attr(a, "backend"), "cuda")
+    b <- suppressWarnings(gpu_kmeans(x, x[1:100, ], iter.max = 70, precision = prec, backend = "cpu"))
+    if (prec == "double") {
+      expect_same_gk(a, b)
+    } else {
+      expect_gte(mean(a$cluster == b$cluster), 0.999)
+    }
+  }
+  # more iterations than one batch, and a repeat that reuses the captured graphs
+  x8 <- make_blobs(400009, 8, 50, sd = 3, spread = 10)
+  a1 <- suppressWarnings(gk_cuda(x8, x8[1:50, ], iter.max = 200))
+  a2 <- suppressWarnings(gk_cuda(x8, x8[1:50, ], iter.max = 200))
+  expect_identical(strip_gk(a1), strip_gk(a2))
+  expect_same_gk(a1, suppressWarnings(gk_cpu_ref(x8, x8[1:50, ], iter.max = 200)))
+})
+
+test_that("cuda: trace = TRUE reports every iteration and changes nothing", {
+  skip_if_no_gpu()
+  set.seed(15)
+  x <- make_blobs(50000, 3, 8, sd = 2, spread = 20)
+  quiet <- gk_cuda(x, x[1:8, ], iter.max = 50)
+  out <- capture.output(traced <- gk_cuda(x, x[1:8, ], iter.max = 50, trace = TRUE))
+  expect_identical(strip_gk(traced), strip_gk(quiet))
+  expect_length(out, min(traced$iter, 50L))
+  expect_match(out[1], "^iter +1: 50000 points changed cluster, tot.withinss = ")
+  expect_match(out[length(out)], "0 points changed cluster")
+  # the within-SS the trace reports for the last iteration is the fit's
+  last <- as.numeric(sub(".*tot.withinss = ", "", out[length(out)]))
+  expect_equal(last, traced$tot.withinss, tolerance = 1e-8)
+})
+
+test_backends("Lloyd over parts of the rows (step by step, exact sums) does not depend on the split",
+              function(backend) {
+  set.seed(16)
+  x <- make_blobs(20011, 5, 12, sd = 2, spread = 10)
+  c0 <- x[1:12, ]
+  fit <- function(parts, threads = 2L) {
+    gpukmeans:::gk_fit_parts_cpp(x, c0, 60L, as.integer(parts), FALSE, backend, threads, 0L)
+  }
+  one <- fit(1)
+  expect_identical(fit(3), one)
+  expect_identical(fit(7, threads = 1L), one)
+  # a part may be empty
+  expect_identical(gpukmeans:::gk_fit_parts_cpp(x[1:5, ], c0[1:2, ], 10L, 9L, FALSE, backend, 2L, 0L),
+                   gpukmeans:::gk_fit_parts_cpp(x[1:5, ], c0[1:2, ], 10L, 1L, FALSE, backend, 2L, 0L))
+  # the same labels, iterations and sizes as the fit of one engine, and as stats
+  g <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 60))
+  expect_identical(one$cluster, unname(g$cluster))
+  expect_identical(one$iter, g$iter)
+  expect_identical(one$size, g$size)
+  expect_equal(one$centers, unname(g$centers), tolerance = 1e-12)
+  expect_equal(one$withinss, g$withinss, tolerance = 1e-10)
+  if (backend == "cuda") {
+    # on the CUDA engine the step-by-step fit is the engine's own, bit for bit
+    expect_identical(one$centers, unname(g$centers))
+    expect_identical(one$withinss, g$withinss)
+  }
 })

@@ -1,7 +1,7 @@
 # Edge cases of the Lloyd iteration, against stats::kmeans.
 local_edition(3)
 
-test_that("k = 1 equals stats (MacQueen inside stats): iter 1, column means", {
+test_backends("k = 1 equals stats (MacQueen inside stats): iter 1, column means", function(backend) {
   x <- iris[, 1:4]
   p <- expect_kmeans_parity(x, 1, seed = 1)
   expect_identical(p$g$iter, 1L)
@@ -19,7 +19,7 @@ test_that("k = 1 equals stats (MacQueen inside stats): iter 1, column means", {
   expect_kmeans_parity(x, 1, iter.max = 1, seed = 3)
 })
 
-test_that("a length-1 centers is a number, exactly as stats", {
+test_backends("a length-1 centers is a number, exactly as stats", function(backend) {
   # a 1 x 1 matrix on 1-D data is the number of clusters, not a center
   p <- expect_kmeans_parity(precip, matrix(3, 1, 1), seed = 13)
   expect_identical(nrow(p$g$centers), 3L)
@@ -27,7 +27,7 @@ test_that("a length-1 centers is a number, exactly as stats", {
   expect_kmeans_parity(faithful, 3.0, seed = 13)
 })
 
-test_that("n = 1 with k = 1, and n = k, equal stats", {
+test_backends("n = 1 with k = 1, and n = k, equal stats", function(backend) {
   x1 <- matrix(c(1.5, -2, 3), nrow = 1)
   p <- expect_kmeans_parity(x1, 1, seed = 1)
   expect_identical(p$g$cluster, 1L)
@@ -42,7 +42,7 @@ test_that("n = 1 with k = 1, and n = k, equal stats", {
   expect_kmeans_parity(x, x)
 })
 
-test_that("data with duplicated rows equal stats (rbind(x, x))", {
+test_backends("data with duplicated rows equal stats (rbind(x, x))", function(backend) {
   x <- as.matrix(iris[, 1:4])
   xx <- rbind(x, x)
   for (seed in 1:4) {
@@ -53,7 +53,7 @@ test_that("data with duplicated rows equal stats (rbind(x, x))", {
   expect_identical(p$g$size, 2L * c(50L, 62L, 38L))
 })
 
-test_that("heavy duplicates take the unique(x) path exactly as stats", {
+test_backends("heavy duplicates take the unique(x) path exactly as stats", function(backend) {
   # 5 distinct rows, each 40 times: sample.int(200, k) almost surely hits a
   # duplicate, so stats redraws from unique(x) -- different RNG use.
   x <- cbind(rep(c(1, 2, 3, 4, 5), each = 40), rep(c(0, 10, 0, 10, 0), each = 40))
@@ -67,7 +67,7 @@ test_that("heavy duplicates take the unique(x) path exactly as stats", {
   for (seed in 1:4) expect_kmeans_parity(x2, 2, seed = seed)
 })
 
-test_that("0 and -0 are the same value for unique(x), as in stats", {
+test_backends("0 and -0 are the same value for unique(x), as in stats", function(backend) {
   x <- cbind(c(0, -0, 1, 2, 0, 3), c(1, 1, 5, 7, 1, 2))
   expect_identical(nrow(unique(x)), 4L)
   for (seed in 1:4) expect_kmeans_parity(x, 2, nstart = 2, seed = seed)
@@ -76,13 +76,13 @@ test_that("0 and -0 are the same value for unique(x), as in stats", {
   expect_error(gpu_kmeans(x, rbind(c(0, 1), c(-0, 1))), "initial centers are not distinct")
 })
 
-test_that("a logical matrix is used as 0/1 data, as stats", {
+test_backends("a logical matrix is used as 0/1 data, as stats", function(backend) {
   set.seed(1)
   x <- matrix(runif(300) > 0.5, ncol = 3)
   expect_kmeans_parity(x, 3, seed = 2)
 })
 
-test_that("ties go to the first (lowest index) center, as stats", {
+test_backends("ties go to the first (lowest index) center, as stats", function(backend) {
   # point 2 is exactly halfway between centers 0 and 2
   x <- c(0, 1, 2)
   p <- expect_kmeans_parity(x, matrix(c(0, 2)))
@@ -95,7 +95,7 @@ test_that("ties go to the first (lowest index) center, as stats", {
   expect_identical(p$g$cluster[3], 1L)
 })
 
-test_that("empty cluster: same warning, NaN center row and size 0 as stats", {
+test_backends("empty cluster: same warning, NaN center row and size 0 as stats", function(backend) {
   x <- as.matrix(iris[, 1:4])
   ctr <- rbind(x[c(1, 51, 101), ], far = c(100, 100, 100, 100))
   msg <- "empty cluster: try a better set of initial centers"
@@ -117,7 +117,7 @@ test_that("empty cluster: same warning, NaN center row and size 0 as stats", {
   expect_false(anyNA(p$g$cluster))
 })
 
-test_that("a cluster that empties during the iterations (not at the start) as stats", {
+test_backends("a cluster that empties during the iterations (not at the start) as stats", function(backend) {
   x <- c(0.304, 0.475, 0.994, 0.521, 0.843, 0.723, 0.615, 0.739, 0.417,
          0.373, 0.968, 0.607, 0.474, 0.858, 0.435, 0.082, 0.421, 0.175,
          0.618, 0.372, 0.222, 0.36, 0.533, 0.796, 0.771, 0.923, 0.467,
@@ -134,7 +134,7 @@ test_that("a cluster that empties during the iterations (not at the start) as st
   expect_identical(p$g$iter, 5L)
 })
 
-test_that("not converged: warning, ifault 2L and iter = iter.max + 1 as stats", {
+test_backends("not converged: warning, ifault 2L and iter = iter.max + 1 as stats", function(backend) {
   x <- as.matrix(iris[, 1:4])
   ctr <- x[c(1, 2, 3), ]
   expect_warning(stats::kmeans(x, ctr, iter.max = 1, algorithm = "Lloyd"),
@@ -152,7 +152,7 @@ test_that("not converged: warning, ifault 2L and iter = iter.max + 1 as stats", 
   expect_identical(p$g$ifault, 2L)
 })
 
-test_that("'did not converge in 3 iterations' as stats", {
+test_backends("'did not converge in 3 iterations' as stats", function(backend) {
   set.seed(3)
   x <- matrix(runif(3000), ncol = 3)
   expect_warning(stats::kmeans(x, x[1:8, ], iter.max = 3L, algorithm = "Lloyd"),
@@ -167,7 +167,7 @@ test_that("'did not converge in 3 iterations' as stats", {
   expect_identical(p$g_warn, rep("did not converge in 3 iterations", 3))
 })
 
-test_that("converged fits have ifault NULL and a 9-component list", {
+test_backends("converged fits have ifault NULL and a 9-component list", function(backend) {
   p <- expect_kmeans_parity(faithful, 2, seed = 1)
   expect_null(p$g$ifault)
   expect_length(unclass(p$g), 9L)

@@ -1,7 +1,7 @@
-# gpu_kmeans (CPU engine) against stats::kmeans(algorithm = "Lloyd").
+# gpu_kmeans against stats::kmeans(algorithm = "Lloyd"), on each engine.
 local_edition(3)
 
-test_that("iris[, 1:4] with a centers matrix equals stats", {
+test_backends("iris[, 1:4] with a centers matrix equals stats", function(backend) {
   x <- iris[, 1:4]
   p <- expect_kmeans_parity(x, as.matrix(x[c(1, 51, 101), ]))
   expect_identical(colnames(p$g$centers), names(iris)[1:4])
@@ -10,21 +10,21 @@ test_that("iris[, 1:4] with a centers matrix equals stats", {
   expect_identical(p$g$size, c(50L, 62L, 38L))
 })
 
-test_that("iris[, 1:4] with a number of centers and a seed equals stats", {
+test_backends("iris[, 1:4] with a number of centers and a seed equals stats", function(backend) {
   for (seed in c(1, 7, 2024)) {
     expect_kmeans_parity(iris[, 1:4], 3, seed = seed)
     expect_kmeans_parity(iris[, 1:4], 5, seed = seed)
   }
 })
 
-test_that("faithful equals stats", {
+test_backends("faithful equals stats", function(backend) {
   expect_kmeans_parity(faithful, 2, seed = 11)
   expect_kmeans_parity(faithful, 4, seed = 12)
   p <- expect_kmeans_parity(faithful, as.matrix(faithful[c(1, 2), ]))
   expect_identical(colnames(p$g$centers), c("eruptions", "waiting"))
 })
 
-test_that("USArrests: row names become names(cluster)", {
+test_backends("USArrests: row names become names(cluster)", function(backend) {
   p <- expect_kmeans_parity(USArrests, 4, seed = 3)
   expect_identical(names(p$g$cluster), rownames(USArrests))
   expect_identical(colnames(p$g$centers), names(USArrests))
@@ -32,12 +32,12 @@ test_that("USArrests: row names become names(cluster)", {
   expect_identical(names(p$g$cluster), rownames(USArrests))
 })
 
-test_that("quakes (all numeric columns, one of them integer) equals stats", {
+test_backends("quakes (all numeric columns, one of them integer) equals stats", function(backend) {
   expect_kmeans_parity(quakes[, 1:3], 5, seed = 21)
   expect_kmeans_parity(quakes, 6, seed = 22)
 })
 
-test_that("precip (named numeric vector, 1-D) equals stats", {
+test_backends("precip (named numeric vector, 1-D) equals stats", function(backend) {
   p <- expect_kmeans_parity(precip, 3, seed = 5)
   expect_identical(names(p$g$cluster), names(precip))
   expect_identical(dim(p$g$centers), c(3L, 1L))
@@ -46,14 +46,14 @@ test_that("precip (named numeric vector, 1-D) equals stats", {
   expect_kmeans_parity(unname(precip), 4, seed = 6)
 })
 
-test_that("an unnamed numeric vector equals stats", {
+test_backends("an unnamed numeric vector equals stats", function(backend) {
   x <- c(1, 2, 3, 10, 11, 12, 30, 31)
   p <- expect_kmeans_parity(x, matrix(c(1, 10, 30)))
   expect_identical(p$g$cluster, rep(1:3, c(3L, 3L, 2L)))
   expect_equal(unname(p$g$centers[, 1]), c(2, 11, 30.5))
 })
 
-test_that("an integer matrix equals stats", {
+test_backends("an integer matrix equals stats", function(backend) {
   set.seed(99)
   x <- matrix(sample.int(1000L, 600L, replace = TRUE), ncol = 3)
   expect_type(x, "integer")
@@ -62,7 +62,7 @@ test_that("an integer matrix equals stats", {
   expect_type(p$g$centers, "double")
 })
 
-test_that("centers given as a data.frame equal stats", {
+test_backends("centers given as a data.frame equal stats", function(backend) {
   x <- iris[, 1:4]
   p <- expect_kmeans_parity(x, x[c(1, 51, 101), ])
   # column names come from x, row names are 1..k (as stats)
@@ -73,7 +73,7 @@ test_that("centers given as a data.frame equal stats", {
   expect_identical(colnames(p$g$centers), names(x))
 })
 
-test_that("a data.frame input gives its column names to centers", {
+test_backends("a data.frame input gives its column names to centers", function(backend) {
   df <- data.frame(alpha = c(1, 2, 10, 11), beta = c(5, 6, 50, 51))
   p <- expect_kmeans_parity(df, df[c(1, 3), ])
   expect_identical(colnames(p$g$centers), c("alpha", "beta"))
@@ -85,7 +85,7 @@ test_that("a data.frame input gives its column names to centers", {
   expect_identical(dimnames(p$g$centers), list(c("1", "2"), NULL))
 })
 
-test_that("algorithm = 'Forgy' is Lloyd, as in stats", {
+test_backends("algorithm = 'Forgy' is Lloyd, as in stats", function(backend) {
   x <- iris[, 1:4]
   set.seed(31); s <- stats::kmeans(x, 3, algorithm = "Forgy")
   set.seed(31); g <- gpu_kmeans(x, 3, algorithm = "Forgy")
@@ -94,7 +94,7 @@ test_that("algorithm = 'Forgy' is Lloyd, as in stats", {
   expect_equal(strip_gk(g2), strip_gk(g))
 })
 
-test_that("totss, betweenss and tot.withinss are consistent", {
+test_backends("totss, betweenss and tot.withinss are consistent", function(backend) {
   set.seed(2)
   g <- gpu_kmeans(faithful, 3)
   expect_equal(g$tot.withinss, sum(g$withinss), tolerance = 1e-12)
@@ -104,26 +104,26 @@ test_that("totss, betweenss and tot.withinss are consistent", {
   expect_identical(tabulate(g$cluster, 3L), g$size)
 })
 
-test_that("a time series (ts) is data, as in stats", {
+test_backends("a time series (ts) is data, as in stats", function(backend) {
   p <- expect_kmeans_parity(Nile, 3, seed = 1)
   expect_null(names(p$g$cluster))
   expect_kmeans_parity(EuStockMarkets, 4, seed = 2)
 })
 
-test_that("a tibble is a data.frame, as in stats", {
+test_backends("a tibble is a data.frame, as in stats", function(backend) {
   skip_if_not_installed("tibble")
   tb <- tibble::as_tibble(iris[, 1:4])
   p <- expect_kmeans_parity(tb, 3, seed = 3)
   expect_identical(colnames(p$g$centers), names(iris)[1:4])
 })
 
-test_that("a one-column data.frame keeps its column name", {
+test_backends("a one-column data.frame keeps its column name", function(backend) {
   df <- faithful[, "waiting", drop = FALSE]
   p <- expect_kmeans_parity(df, 2, seed = 4)
   expect_identical(dimnames(p$g$centers), list(c("1", "2"), "waiting"))
 })
 
-test_that("centers as a plain numeric vector (1-D data), as stats", {
+test_backends("centers as a plain numeric vector (1-D data), as stats", function(backend) {
   # stats does as.matrix(centers): a vector of length > 1 is a 1-column matrix
   p <- expect_kmeans_parity(c(1, 2, 3, 10, 11, 12, 30, 31), c(1, 10, 30))
   expect_identical(p$g$cluster, rep(1:3, c(3L, 3L, 2L)))
