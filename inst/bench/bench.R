@@ -1,6 +1,8 @@
 # GPU benchmark (not a test): the five standard problems and a scaling sweep.
 #
 #   Rscript inst/bench/bench.R OUTDIR [PEER_OUTPUT]
+#   GK_BENCH_QUICK=1 Rscript inst/bench/bench.R OUTDIR    (CUDA on A-E only: a
+#                                     before/after comparison of two builds)
 #
 # OUTDIR receives gpu-problems-<date>.csv and gpu-scaling-<date>.csv (format:
 # inst/bench/results/README.md).  PEER_OUTPUT, if given, is the output of
@@ -16,6 +18,7 @@ args <- commandArgs(trailingOnly = TRUE)
 outdir <- if (length(args) >= 1L) args[1L] else "."
 peer_file <- if (length(args) >= 2L) args[2L] else NA
 iters <- 10L
+quick <- nzchar(Sys.getenv("GK_BENCH_QUICK"))
 info <- gpukmeans_info()
 if (!nrow(info$devices)) stop("no CUDA device: ", info$message)
 card <- info$devices$name[1L]
@@ -79,14 +82,14 @@ for (i in seq_len(nrow(problems))) {
                 tail(rows, 1)[[1]]$ms_per_iter, min(r$value$iter, iters), r$elapsed))
   }
   # The CPU engine on all host threads, a few iterations (E would take minutes).
-  if (p$id != "E") {
+  if (!quick && p$id != "E") {
     r <- timed(gpu_kmeans(x, c0, iter.max = 3L, backend = "cpu"))
     rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, "double", "gpukmeans-cpu",
                                         elapsed = r$elapsed, ms = 1000 * r$elapsed / min(r$value$iter, 3L),
                                         iters_run = min(r$value$iter, 3L))
   }
   # stats::kmeans where it finishes in seconds: A and B, end to end, iters iterations.
-  if (p$id %in% c("A", "B")) {
+  if (!quick && p$id %in% c("A", "B")) {
     r <- timed(kmeans(x, c0, iter.max = iters, algorithm = "Lloyd"))
     it <- min(r$value$iter, iters)
     rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, "double", "stats",
@@ -114,6 +117,10 @@ if (!is.na(peer_file) && file.exists(peer_file)) {
                                  compute_s = NA, transfer_to_host_s = NA, total_s = NA, iterations = NA,
                                  stringsAsFactors = FALSE))
   }
+}
+if (quick) {
+  print(with(res, tapply(ms_per_iter, list(problem, precision), function(v) v[1])))
+  quit(save = "no")
 }
 write.csv(res, file.path(outdir, sprintf("gpu-problems-%s.csv", today)), row.names = FALSE)
 
