@@ -94,6 +94,39 @@ inline void thread_range(std::int64_t n, int nt, int t, std::int64_t* lo, std::i
   *hi = n * (t + 1) / nt;
 }
 
+// Centers (k x d, column-major, double) as a row-major T matrix for
+// assign_block().
+template <typename T>
+void centers_row_major(const double* centers, int k, int d, T* out) {
+  for (int j = 0; j < k; ++j)
+    for (int c = 0; c < d; ++c)
+      out[static_cast<std::size_t>(j) * d + c] = static_cast<T>(centers[j + static_cast<std::size_t>(k) * c]);
+}
+
+// Assigns points [lo, hi) block by block: labels (0-based) updated, points
+// per cluster added to cnt; visit(i0, nb, lab, best) sees each block's new
+// labels and distances.  Returns the points whose label changed.
+template <typename T, typename Visit>
+std::int64_t assign_range(const T* x, std::int64_t n, int d, int k, const T* cen_rm, std::int64_t lo,
+                          std::int64_t hi, int B, int* labels, std::int64_t* cnt, Visit visit) {
+  std::int64_t changed = 0;
+  int lab[kMaxBlock];
+  T best[kMaxBlock];
+  for (std::int64_t i0 = lo; i0 < hi; i0 += B) {
+    const int nb = static_cast<int>(std::min<std::int64_t>(B, hi - i0));
+    assign_block(x, n, d, k, cen_rm, i0, nb, lab, best);
+    for (int p = 0; p < nb; ++p) {
+      if (labels[i0 + p] != lab[p]) {
+        labels[i0 + p] = lab[p];
+        ++changed;
+      }
+      ++cnt[lab[p]];
+    }
+    visit(i0, nb, lab, best);
+  }
+  return changed;
+}
+
 // The state of one Lloyd fit: centers, labels and the per-thread partial
 // results of the current iteration (combined in thread order).
 template <typename T>
@@ -119,11 +152,7 @@ struct LloydState {
     res.withinss.assign(k, 0.0);
   }
 
-  void load_centers() {
-    for (int j = 0; j < k; ++j)
-      for (int c = 0; c < d; ++c)
-        cen_rm[static_cast<std::size_t>(j) * d + c] = static_cast<T>(res.centers[j + static_cast<std::size_t>(k) * c]);
-  }
+  void load_centers() { centers_row_major(res.centers.data(), k, d, cen_rm.data()); }
 
   // Assignment, fused with the accumulation of the next centers' sums; returns
   // the points that changed cluster, *tot the tot.withinss of the assignment.
@@ -138,20 +167,9 @@ struct LloydState {
       std::int64_t* cnt = part_count.data() + static_cast<std::size_t>(k) * t;
       std::fill(sum, sum + kd, 0.0);
       std::fill(cnt, cnt + k, 0);
-      std::int64_t changed = 0;
       double dist = 0.0;
-      int lab[kMaxBlock];
-      T best[kMaxBlock];
-      for (std::int64_t i0 = lo; i0 < hi; i0 += B) {
-        const int nb = static_cast<int>(std::min<std::int64_t>(B, hi - i0));
-        assign_block(x, n, d, k, cen_rm.data(), i0, nb, lab, best);
-        for (int p = 0; p < nb; ++p) {
-          if (cl[i0 + p] != lab[p]) {
-            cl[i0 + p] = lab[p];
-            ++changed;
-          }
-          ++cnt[lab[p]];
-        }
+      part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, cl, cnt,
+                                     [&](std::int64_t i0, int nb, const int* lab, const T* best) {
         for (int p = 0; p < nb; ++p) dist += static_cast<double>(best[p]);
         // Sums in point order within each thread (stats' order with 1 thread).
         for (int p = 0; p < nb; ++p) {
@@ -159,8 +177,7 @@ struct LloydState {
           const T* xp = x + i0 + p;
           for (int c = 0; c < d; ++c) s[c] += static_cast<double>(xp[static_cast<std::int64_t>(c) * n]);
         }
-      }
-      part_changed[t] = changed;
+      });
       part_dist[t] = dist;
     }
     std::int64_t changed = 0;
@@ -250,8 +267,7 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
   const int nt = resolve_threads(threads);
   const int B = block_size<double>(d);
   std::vector<double> cen_rm(static_cast<std::size_t>(k) * d);
-  for (int j = 0; j < k; ++j)
-    for (int c = 0; c < d; ++c) cen_rm[static_cast<std::size_t>(j) * d + c] = centers[j + static_cast<std::size_t>(k) * c];
+  centers_row_major(centers, k, d, cen_rm.data());
   const std::int64_t nblocks = (n + B - 1) / B;
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (std::int64_t b = 0; b < nblocks; ++b) {
@@ -308,9 +324,7 @@ StepSums cpu_step(const T* x, std::int64_t n, int d, int k, const double* center
   const int nt = threads_for(threads, n / 64);
   const int B = block_size<T>(d);
   std::vector<T> cen_rm(kd);
-  for (int j = 0; j < k; ++j)
-    for (int c = 0; c < d; ++c)
-      cen_rm[static_cast<std::size_t>(j) * d + c] = static_cast<T>(centers[j + static_cast<std::size_t>(k) * c]);
+  centers_row_major(centers, k, d, cen_rm.data());
   std::vector<double> pw(d);
   for (int c = 0; c < d; ++c) pw[c] = pow2(scale[c]);
   std::vector<Fixed128> part_sum(kd * nt, Fixed128{0, 0});
@@ -322,22 +336,13 @@ StepSums cpu_step(const T* x, std::int64_t n, int d, int k, const double* center
     thread_range(n, nt, t, &lo, &hi);
     Fixed128* sum = part_sum.data() + kd * t;
     std::int64_t* cnt = part_count.data() + static_cast<std::size_t>(k) * t;
-    int lab[kMaxBlock];
-    T best[kMaxBlock];
-    for (std::int64_t i0 = lo; i0 < hi; i0 += B) {
-      const int nb = static_cast<int>(std::min<std::int64_t>(B, hi - i0));
-      assign_block(x, n, d, k, cen_rm.data(), i0, nb, lab, best);
-      for (int p = 0; p < nb; ++p) {
-        if (labels[i0 + p] != lab[p]) {
-          labels[i0 + p] = lab[p];
-          ++part_changed[t];
-        }
-        ++cnt[lab[p]];
+    part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, labels, cnt,
+                                   [&](std::int64_t i0, int nb, const int* lab, const T*) {
+      for (int p = 0; p < nb; ++p)
         for (int c = 0; c < d; ++c)
           add_fixed(sum[static_cast<std::size_t>(lab[p]) + static_cast<std::size_t>(k) * c],
                     round_fixed(static_cast<double>(x[i0 + p + static_cast<std::int64_t>(c) * n]), pw[c]));
-      }
-    }
+    });
   }
   StepSums out;
   out.sum.assign(kd, Fixed128{0, 0});
