@@ -21,8 +21,8 @@ gk_greedy_candidates <- function(k) {
     .Call(`_gpukmeans_gk_greedy_candidates`, k)
 }
 
-gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after) {
-    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after)
+gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, tuning) {
+    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, tuning)
 }
 
 gk_predict_cpp <- function(x, centers, engine, threads, device) {

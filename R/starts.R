@@ -82,15 +82,17 @@ init_specs <- function(init, k, nstart) {
 # The rows of x that init chooses for each of nstart starts (a list of
 # integer vectors), without Lloyd iterations to speak of.  Internal: used by
 # the tests to compare the engines' initialisations exactly.
+#   tuning: the CUDA engine's kernel choices, c(assign_kernel, init_filter,
+#   sample_room) as src/engine.h's CudaTuning (integer(0): the defaults).
 gk_init_rows <- function(x, k, init = c("kmeans++", "kmeans||"), nstart = 1L,
                          backend = "cpu", precision = c("double", "single"),
-                         device = getOption("gpukmeans.device", 0L)) {
+                         device = getOption("gpukmeans.device", 0L), tuning = integer(0)) {
   init <- match.arg(init)
   precision <- match.arg(precision)
   x <- as_data_matrix(x)
   engine <- resolve_backend(backend, check_device(device))
   starts <- initial_centers(x, k, nstart, init)$starts
   z <- gk_fit_cpp(x, starts, 1L, precision == "single", engine, cpu_threads(), device,
-                  FALSE, NULL, Inf)
+                  FALSE, NULL, Inf, as.integer(tuning))
   z$start_init_rows
 }

@@ -60,8 +60,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_fit_cpp
-Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after);
-RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP) {
+Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::IntegerVector tuning);
+RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP tuningSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
@@ -74,7 +74,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type trace(traceSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after));
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type tuning(tuningSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, tuning));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -116,7 +117,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
-    {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 10},
+    {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 11},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 5},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
     {NULL, NULL, 0}

@@ -72,6 +72,7 @@ class CudaEngine final : public Engine {
     opts.single = precision == Precision::kSingle ? 1 : 0;
     opts.assign_kernel = tuning.assign_kernel;
     opts.init_filter = tuning.init_filter;
+    opts.sample_room = tuning.sample_room;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
   }

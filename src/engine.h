@@ -156,6 +156,7 @@ std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precisio
 struct CudaTuning {
   int assign_kernel = 0;  // 0 by shape, 1 SIMT, 2 tensor cores (single, d > 8)
   int init_filter = 0;    // 0 by shape, 1 exact for every pair, 2 SIMT filter
+  int sample_room = 0;    // rows a k-means|| round's sample holds before it is redrawn larger (0: 2l + 1024)
 };
 
 // The CUDA engine on device `device`; shift (d values or nullptr) fixes the

@@ -15,11 +15,20 @@
 
 namespace {
 
+// tuning: the CUDA engine's kernel choices (gk::CudaTuning), as an integer
+// vector c(assign_kernel, init_filter, sample_room); empty for the defaults
+// (internal: the tests and benchmarks compare the variants).
 std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const std::string& backend, bool single,
-                                        int threads, int device) {
+                                        int threads, int device, Rcpp::IntegerVector tuning = Rcpp::IntegerVector()) {
   const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;
-  if (backend == "cuda") return gk::make_cuda_engine(data, p, device);
-  return gk::make_cpu_engine(data, p, threads);
+  if (backend != "cuda") return gk::make_cpu_engine(data, p, threads);
+  gk::CudaTuning t;
+  if (tuning.size() >= 3) {
+    t.assign_kernel = tuning[0];
+    t.init_filter = tuning[1];
+    t.sample_room = tuning[2];
+  }
+  return gk::make_cuda_engine(data, p, device, nullptr, t);
 }
 
 gk::HostData host_data(const Rcpp::NumericMatrix& x) {
@@ -112,12 +121,13 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e) {
 // first of equals, as stats), with per-start summaries.
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine,
-                      int threads, int device, bool trace, SEXP progress, double progress_after) {
+                      int threads, int device, bool trace, SEXP progress, double progress_after,
+                      Rcpp::IntegerVector tuning) {
   return gk::guarded([&] {
     const gk::HostData data = host_data(x);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
-    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device);
+    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, tuning);
     const gk::FitOutcome fit = gk::fit_starts(*e, data, source, iter_max, &observer);
     return as_list(fit, *e);
   });

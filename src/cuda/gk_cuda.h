@@ -85,6 +85,9 @@ typedef struct {
   int init_filter;    /* k-means|| rounds: 0 by shape (default: the lower-bound
                          filter, on the tensor cores where d allows), 1 exact
                          distance for every pair, 2 the SIMT filter */
+  int sample_room;    /* k-means|| rounds: rows a round's sample holds before
+                         it is drawn again into a larger buffer (0: 2l + 1024,
+                         which a round exceeds almost never; tests set 1) */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

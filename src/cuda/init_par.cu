@@ -180,8 +180,9 @@ int add_candidates(gk_cuda_data *D, ParState &P, double *phi, char *err, size_t 
 int sample(gk_cuda_data *D, ParState &P, uint64_t seed, int r, double l, double phi, char *err, size_t errlen) {
   const long long n = D->n;
   cudaStream_t s = P.stream.s;
-  if (P.sel_cap == 0) {  // room for twice the expected sample
-    P.sel_cap = std::min<long long>(n, (long long)(2.0 * l) + 1024);
+  if (P.sel_cap == 0) {  // room for twice the expected sample (or as the options say)
+    P.sel_cap = D->opts.sample_room > 0 ? (long long)D->opts.sample_room
+                                        : std::min<long long>(n, (long long)(2.0 * l) + 1024);
     GK_CHECK(P.dsel.alloc(P.sel_cap), "allocating the sample");
   }
   for (;;) {

@@ -225,3 +225,18 @@ test_that("cuda: fits with kmeans++ / kmeans|| match the CPU engine", {
     expect_true(recovers_all(s, b$lab))
   }
 })
+
+test_that("cuda: every k-means|| filter and a sample that outgrows its buffer choose the CPU engine's rows", {
+  skip_if_no_gpu()
+  set.seed(41)
+  x <- make_blobs(20000, 12, 40, sd = 1, spread = 30)
+  set.seed(5); cpu <- gpukmeans:::gk_init_rows(x, 60, "kmeans||", nstart = 2, backend = "cpu")
+  # c(assign_kernel, init_filter, sample_room): filter by shape (tensor cores),
+  # exact distances for every pair, the SIMT filter, and room for one sampled
+  # row (every round draws its sample again into a larger buffer)
+  for (tuning in list(c(0L, 0L, 0L), c(0L, 1L, 0L), c(0L, 2L, 0L), c(0L, 0L, 1L))) {
+    set.seed(5)
+    gpu <- gpukmeans:::gk_init_rows(x, 60, "kmeans||", nstart = 2, backend = "cuda", tuning = tuning)
+    expect_identical(gpu, cpu, label = paste("tuning", paste(tuning, collapse = ",")))
+  }
+})
