@@ -21,6 +21,10 @@ gk_greedy_candidates <- function(k) {
     .Call(`_gpukmeans_gk_greedy_candidates`, k)
 }
 
+gk_cuda_fault_test_cpp <- function(device) {
+    invisible(.Call(`_gpukmeans_gk_cuda_fault_test_cpp`, device))
+}
+
 gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, tuning) {
     .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, tuning)
 }

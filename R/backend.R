@@ -4,9 +4,14 @@
 # whether the CPU-fallback message was shown already.
 .gk_state <- new.env(parent = emptyenv())
 
-# Probe CUDA once per session (or again with refresh = TRUE).
+# Probe CUDA once per process (or again with refresh = TRUE): a forked
+# child (mclapply) probes again, and is told that it may not use CUDA when its
+# parent did (src/process_guard.h).
 cuda_probe <- function(refresh = FALSE) {
-  if (refresh || is.null(.gk_state$probe)) .gk_state$probe <- gk_cuda_info_cpp()
+  if (refresh || is.null(.gk_state$probe) || !identical(.gk_state$probe_pid, Sys.getpid())) {
+    .gk_state$probe <- gk_cuda_info_cpp()
+    .gk_state$probe_pid <- Sys.getpid()
+  }
   .gk_state$probe
 }
 
@@ -20,6 +25,9 @@ cuda_unavailable_reason <- function(device = 0L) {
   if (device >= p$device_count)
     return(sprintf("device %d requested but only %d CUDA device%s found",
                    device, p$device_count, if (p$device_count == 1L) " is" else "s are"))
+  dev <- p$devices[device + 1L, ]
+  if (!isTRUE(dev$usable))
+    return(sprintf("CUDA device %d (%s) cannot be used: %s", device, dev$name, dev$why))
   NULL
 }
 

@@ -10,8 +10,10 @@
 #'   `runtime_version` and `driver_version` (character, `NA` when unknown),
 #'   `message` (why there is no device, if none), `devices` (a data frame with
 #'   columns `id`, `name`, `compute_capability`, `memory_total_gb`,
-#'   `memory_free_gb`, `multiprocessors`) and `cpu_threads` (the threads the
-#'   CPU engine would use).
+#'   `memory_free_gb`, `multiprocessors`, `usable` (whether this build's
+#'   kernels run on the device: compute capability 8.0 or later, and code
+#'   built for it) and `why` (the reason when not)) and `cpu_threads` (the
+#'   threads the CPU engine would use).
 #' @examples
 #' gpukmeans_info()
 #' @export
@@ -25,6 +27,7 @@ gpukmeans_info <- function() {
                         memory_total_gb = dev$memory_total / 2^30,
                         memory_free_gb = dev$memory_free / 2^30,
                         multiprocessors = dev$multiprocessors,
+                        usable = dev$usable, why = dev$why,
                         stringsAsFactors = FALSE)
   threads <- cpu_threads()
   structure(list(cuda_built = isTRUE(p$built),
@@ -49,9 +52,11 @@ print.gpukmeans_info <- function(x, ...) {
     tab <- data.frame(id = d$id, name = d$name, `compute capability` = d$compute_capability,
                       `memory (GiB)` = sprintf("%.1f", d$memory_total_gb),
                       `free (GiB)` = sprintf("%.1f", d$memory_free_gb),
-                      SMs = d$multiprocessors, check.names = FALSE)
+                      SMs = d$multiprocessors, usable = ifelse(d$usable, "yes", "no"),
+                      check.names = FALSE)
     cat("  Devices:\n")
     print(tab, row.names = FALSE)
+    for (i in which(!d$usable)) cat("  device ", d$id[i], ": ", d$why[i], "\n", sep = "")
   } else {
     cat("  Devices:            none", if (nzchar(x$message)) paste0(" (", x$message, ")"), "\n", sep = "")
   }

@@ -59,6 +59,15 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_cuda_fault_test_cpp
+void gk_cuda_fault_test_cpp(int device);
+RcppExport SEXP _gpukmeans_gk_cuda_fault_test_cpp(SEXP deviceSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    gk_cuda_fault_test_cpp(device);
+    return R_NilValue;
+END_RCPP
+}
 // gk_fit_cpp
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::IntegerVector tuning);
 RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP tuningSEXP) {
@@ -117,6 +126,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
+    {"_gpukmeans_gk_cuda_fault_test_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_fault_test_cpp, 1},
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 11},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 5},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "single_shift.h"
 #include "wall_clock.h"
 
 namespace gk {
@@ -15,9 +16,9 @@ namespace {
 class CpuEngine final : public Engine {
  public:
   CpuEngine(const HostData& data, Precision precision, int threads)
-      : Engine(data, precision), x_(data.x), threads_(resolve_threads(threads)) {
+      : Engine(data, precision), x_(data.x), threads_(resolve_threads(threads)), shift_(data.d, 0.0) {
     const double t0 = wall_seconds();
-    if (precision == Precision::kSingle) xf_.assign(x_, x_ + static_cast<std::size_t>(n_) * d_);
+    if (single()) store_single();
     seconds_upload_ = wall_seconds() - t0;
   }
 
@@ -29,8 +30,13 @@ class CpuEngine final : public Engine {
   double totss() override { return cpu_totss(x_, n_, d_, threads_); }
 
   LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
-    if (single()) return cpu_lloyd<float>(xf_.data(), n_, d_, k, centers, max_iter, threads_, observer);
-    return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer);
+    if (!single()) return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer);
+    // single precision works on float(x - shift): centers in and out of those coordinates
+    std::vector<double> c(centers, centers + static_cast<std::size_t>(k) * d_);
+    shift_centers(c.data(), k, -1.0);
+    LloydFit fit = cpu_lloyd<float>(xf_.data(), n_, d_, k, c.data(), max_iter, threads_, observer);
+    shift_centers(fit.centers.data(), k, 1.0);
+    return fit;
   }
 
   void assign(const double* centers, int k, int* cluster) override {
@@ -41,7 +47,7 @@ class CpuEngine final : public Engine {
     return single() ? cpu_column_maxabs<float>(xf_.data(), n_, d_, threads_)
                     : cpu_column_maxabs<double>(x_, n_, d_, threads_);
   }
-  std::vector<double> shift() override { return std::vector<double>(d_, 0.0); }
+  std::vector<double> shift() override { return shift_; }
 
   StepSums step(const double* centers, int k, const std::vector<int>& scale, bool first) override {
     if (first || labels_.empty()) labels_.assign(n_, -1);
@@ -74,15 +80,35 @@ class CpuEngine final : public Engine {
     par_.reset(new CpuParRounds(x_, n_, d_, threads_));
     return par_->begin(first);
   }
-  std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi,
-                                      double* phi_out) override {
-    return rounds().round(seed, round, l, phi, phi_out);
+  std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
+                                      IterationObserver* observer) override {
+    return rounds().round(seed, round, l, phi, phi_out, observer);
   }
   std::vector<double> par_weights(std::int64_t m) override { return rounds().weights(m); }
   void par_end() override { par_.reset(); }
 
  private:
   bool single() const { return precision_ == Precision::kSingle; }
+
+  // The float copy of x - shift (single_shift.h), in parallel over columns.
+  void store_single() {
+    single_shift(x_, n_, d_, shift_.data());
+    xf_.resize(static_cast<std::size_t>(n_) * d_);
+    const int nt = threads_for(threads_, d_);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+    for (int j = 0; j < d_; ++j) {
+      const double* col = x_ + static_cast<std::int64_t>(j) * n_;
+      float* out = xf_.data() + static_cast<std::int64_t>(j) * n_;
+      const double s = shift_[j];
+      for (std::int64_t i = 0; i < n_; ++i) out[i] = static_cast<float>(col[i] - s);
+    }
+  }
+
+  // centers (k x d) += sign * shift, column by column.
+  void shift_centers(double* c, int k, double sign) const {
+    for (int j = 0; j < d_; ++j)
+      for (int i = 0; i < k; ++i) c[i + static_cast<std::size_t>(k) * j] += sign * shift_[j];
+  }
   CpuParRounds& rounds() {
     if (!par_) throw EngineError(EngineError::Kind::kInvalid, "k-means|| round without par_begin");
     return *par_;
@@ -90,7 +116,8 @@ class CpuEngine final : public Engine {
 
   const double* x_;
   int threads_;
-  std::vector<float> xf_;  // single precision: the one copy of x, as float
+  std::vector<double> shift_;  // single precision: the shift of the stored values (else 0)
+  std::vector<float> xf_;      // single precision: the one copy of x, as float(x - shift)
   std::vector<int> labels_;  // step mode: 0-based, -1 = none yet
   std::unique_ptr<CpuParRounds> par_;
 };

@@ -69,11 +69,12 @@ class CpuParRounds {
  public:
   CpuParRounds(const double* x, std::int64_t n, int d, int threads);
   double begin(std::int64_t first);
-  std::vector<std::int64_t> round(std::uint64_t seed, int r, double l, double phi, double* phi_out);
+  std::vector<std::int64_t> round(std::uint64_t seed, int r, double l, double phi, double* phi_out,
+                                  IterationObserver* observer);
   std::vector<double> weights(std::int64_t m) const;
 
  private:
-  double add(const std::int64_t* rows, std::int64_t m);
+  double add(const std::int64_t* rows, std::int64_t m, IterationObserver* observer);
   const double* x_;
   std::int64_t n_;
   int d_, threads_;

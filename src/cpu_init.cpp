@@ -178,7 +178,7 @@ std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, con
   pick.push_back(first);
   if (picks > 1) g.add_center(first);
   for (int s = 1; s < picks; ++s) {
-    if (observer && (s % 16) == 0 && !observer->keep_going()) throw Interrupted();
+    if (observer && !observer->keep_going()) throw Interrupted();  // it polls R every 50 ms at most
     pick.push_back(g.step(unif + static_cast<std::size_t>(s - 1) * L, L));
     if (s + 1 < picks) g.add_center(pick.back());
   }
@@ -194,38 +194,47 @@ double CpuParRounds::begin(std::int64_t first) {
   count_ = 0;
   d2_.assign(n_, std::numeric_limits<double>::infinity());
   lab_.assign(n_, 0);
-  return add(&first, 1);
+  return add(&first, 1, nullptr);
 }
 
 // Adds m candidates (rows[0..m)) after the count_ already there: D2 =
-// min(D2, dist) in candidate order, and the labels; returns phi.
-double CpuParRounds::add(const std::int64_t* rows, std::int64_t m) {
+// min(D2, dist) in candidate order, and the labels; returns phi.  The
+// candidates go in groups of about 2^27 / (n d) (at least one): each point
+// still sees them in order, and the observer is polled between groups.
+double CpuParRounds::add(const std::int64_t* rows, std::int64_t m, IterationObserver* observer) {
   const std::int64_t base = count_;
   count_ += m;
   std::vector<double> cen(static_cast<std::size_t>(m) * d_);  // row-major
   for (std::int64_t j = 0; j < m; ++j) get_row(x_, n_, d_, rows[j], cen.data() + static_cast<std::size_t>(j) * d_);
   const std::int64_t nch = level_up(n_);
   const int nt = threads_for(threads_, nch / 4);
+  const std::int64_t group =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(134217728.0 / (static_cast<double>(n_) * d_)));
+  for (std::int64_t g0 = 0; g0 < m; g0 += group) {
+    const std::int64_t g1 = std::min(m, g0 + group);
 #pragma omp parallel for num_threads(nt) schedule(static)
-  for (std::int64_t ch = 0; ch < nch; ++ch) {
-    const std::int64_t i0 = ch * A;
-    const int B = static_cast<int>(std::min<std::int64_t>(A, n_ - i0));
-    double dd[A];
-    for (std::int64_t j = 0; j < m; ++j) {
-      dist_chunk(x_, n_, d_, cen.data() + static_cast<std::size_t>(j) * d_, i0, B, dd);
-      for (int p = 0; p < B; ++p) {
-        if (dd[p] < d2_[i0 + p]) {
-          d2_[i0 + p] = dd[p];
-          lab_[i0 + p] = base + j;
+    for (std::int64_t ch = 0; ch < nch; ++ch) {
+      const std::int64_t i0 = ch * A;
+      const int B = static_cast<int>(std::min<std::int64_t>(A, n_ - i0));
+      double dd[A];
+      for (std::int64_t j = g0; j < g1; ++j) {
+        dist_chunk(x_, n_, d_, cen.data() + static_cast<std::size_t>(j) * d_, i0, B, dd);
+        for (int p = 0; p < B; ++p) {
+          if (dd[p] < d2_[i0 + p]) {
+            d2_[i0 + p] = dd[p];
+            lab_[i0 + p] = base + j;
+          }
         }
       }
     }
+    if (observer && g1 < m && !observer->keep_going()) throw Interrupted();
   }
   sum_tree_build(d2_.data(), n_, tree_, threads_);
   return sum_tree_total(d2_.data(), n_, tree_);
 }
 
-std::vector<std::int64_t> CpuParRounds::round(std::uint64_t seed, int r, double l, double phi, double* phi_out) {
+std::vector<std::int64_t> CpuParRounds::round(std::uint64_t seed, int r, double l, double phi, double* phi_out,
+                                              IterationObserver* observer) {
   std::vector<std::vector<std::int64_t>> per(threads_for(threads_, level_up(n_) / 64));
   const int nt = static_cast<int>(per.size());
   // Each thread takes a contiguous range, so concatenating keeps index order.
@@ -243,7 +252,7 @@ std::vector<std::int64_t> CpuParRounds::round(std::uint64_t seed, int r, double 
   }
   std::vector<std::int64_t> sel;
   for (auto& v : per) sel.insert(sel.end(), v.begin(), v.end());
-  *phi_out = sel.empty() ? phi : add(sel.data(), static_cast<std::int64_t>(sel.size()));
+  *phi_out = sel.empty() ? phi : add(sel.data(), static_cast<std::int64_t>(sel.size()), observer);
   return sel;
 }
 

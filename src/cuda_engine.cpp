@@ -5,6 +5,7 @@
 // Without CUDA (configure found no nvcc) this file alone stands for the
 // engine: make_cuda_engine throws "not built" and cuda_info() says so.
 #include "engine.h"
+#include "process_guard.h"
 
 #include <cstring>
 #include <map>
@@ -66,6 +67,8 @@ class CudaEngine final : public Engine {
  public:
   CudaEngine(const HostData& data, Precision precision, int device, const double* shift, const CudaTuning& tuning)
       : Engine(data, precision), device_(device) {
+    const char* refused = cuda_use_refused();
+    if (*refused) throw EngineError(EngineError::Kind::kNoDevice, refused);
     name_ = cuda_device_name(device);
     gk_cuda_options opts;
     opts.device = device;
@@ -164,8 +167,8 @@ class CudaEngine final : public Engine {
     check(gk_cuda_par_begin(D_, first, &phi, err_, kErrLen), "k-means|| initialisation", err_);
     return phi;
   }
-  std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi,
-                                      double* phi_out) override {
+  std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
+                                      IterationObserver*) override {  // a round takes milliseconds
     int64_t added = 0;
     check(gk_cuda_par_round(D_, seed, round, l, phi, &added, phi_out, err_, kErrLen), "k-means|| round", err_);
     std::vector<std::int64_t> rows(added);
@@ -196,6 +199,11 @@ std::unique_ptr<Engine> make_cuda_engine(const HostData& data, Precision precisi
 CudaInfo cuda_info() {
   CudaInfo out;
   out.built = true;
+  const char* refused = cuda_use_refused();
+  if (*refused) {
+    out.message = refused;
+    return out;
+  }
   gk_cuda_info info;
   gk_cuda_get_info(&info);
   out.runtime_version = info.runtime_version;
@@ -214,21 +222,33 @@ CudaInfo cuda_info() {
       d.total_memory = dev.total_memory;
       d.free_memory = dev.free_memory;
       d.multiprocessors = dev.multiprocessors;
+      d.usable = dev.usable != 0;
+      d.why = dev.why;
+    } else {
+      d.why = err;
     }
     out.devices.push_back(d);
   }
   return out;
 }
 
+void cuda_fault_test(int device) {
+  char err[kErrLen];
+  check(gk_cuda_fault_test(device, err, sizeof err), "fault test", err);
+}
+
 std::string cuda_device_name(int device) {
   static std::mutex mu;
-  static std::map<int, std::string> names;
+  static std::map<int, std::string> names;  // usable devices only
   std::lock_guard<std::mutex> lock(mu);
   auto it = names.find(device);
   if (it == names.end()) {
     gk_cuda_device dev;
     char err[kErrLen];
     check(gk_cuda_get_device(device, &dev, err, sizeof err), "device query", err);
+    if (!dev.usable)
+      throw EngineError(EngineError::Kind::kNoDevice, std::string("CUDA device ") + std::to_string(device) + " (" +
+                                                          dev.name + "): " + dev.why);
     it = names.emplace(device, dev.name).first;
   }
   return it->second;
@@ -251,6 +271,8 @@ CudaInfo cuda_info() {
 }
 
 std::string cuda_device_name(int) { throw EngineError(EngineError::Kind::kNotBuilt, kNotBuilt); }
+
+void cuda_fault_test(int) { throw EngineError(EngineError::Kind::kNotBuilt, kNotBuilt); }
 
 #endif
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "r_boundary.h"
 #include "parity.h"
 #include "threads.h"
 
@@ -95,7 +96,8 @@ Rcpp::List gk_cuda_info_cpp() {
   const gk::CudaInfo info = gk::cuda_info();
   const int nd = static_cast<int>(info.devices.size());
   Rcpp::IntegerVector id(nd), mps(nd);
-  Rcpp::CharacterVector name(nd), cc(nd);
+  Rcpp::LogicalVector usable(nd);
+  Rcpp::CharacterVector name(nd), cc(nd), why(nd);
   Rcpp::NumericVector total(nd), free_mem(nd);
   for (int i = 0; i < nd; ++i) {
     const gk::CudaDevice& dev = info.devices[i];
@@ -106,11 +108,14 @@ Rcpp::List gk_cuda_info_cpp() {
     total[i] = dev.ok ? dev.total_memory : NA_REAL;
     free_mem[i] = dev.ok ? dev.free_memory : NA_REAL;
     mps[i] = dev.ok ? dev.multiprocessors : NA_INTEGER;
+    usable[i] = dev.usable;
+    why[i] = dev.why;
   }
   Rcpp::DataFrame devices = Rcpp::DataFrame::create(
       Rcpp::_["id"] = id, Rcpp::_["name"] = name, Rcpp::_["compute_capability"] = cc,
       Rcpp::_["memory_total"] = total, Rcpp::_["memory_free"] = free_mem,
-      Rcpp::_["multiprocessors"] = mps, Rcpp::_["stringsAsFactors"] = false);
+      Rcpp::_["multiprocessors"] = mps, Rcpp::_["usable"] = usable, Rcpp::_["why"] = why,
+      Rcpp::_["stringsAsFactors"] = false);
   return Rcpp::List::create(Rcpp::_["built"] = info.built, Rcpp::_["runtime_version"] = info.runtime_version,
                             Rcpp::_["driver_version"] = info.driver_version,
                             Rcpp::_["device_count"] = info.device_count, Rcpp::_["message"] = info.message,
@@ -125,3 +130,9 @@ int gk_cpu_threads_cpp() { return gk::resolve_threads(0); }
 // that many uniforms per step (R/starts.R).
 // [[Rcpp::export(rng = false)]]
 int gk_greedy_candidates(int k) { return gk::greedy_candidates(k); }
+
+// Internal (tests): a kernel that traps must come back as an R error.
+// [[Rcpp::export(rng = false)]]
+void gk_cuda_fault_test_cpp(int device) {
+  gk::guarded([&] { gk::cuda_fault_test(device); });
+}

@@ -131,11 +131,12 @@ class Engine {
                                            IterationObserver* observer) = 0;
   // The k-means|| rounds (the loop is the driver's): begin with row `first`
   // (returns phi, the sum of D2); a round adds the rows i with D2_i > 0 and
-  // u(seed, r, i) < l D2_i / phi, in index order, and sets *phi_out; weights
-  // are the points nearest to each of the m candidates so far.
+  // u(seed, r, i) < l D2_i / phi, in index order, and sets *phi_out (polling
+  // the observer inside a long round); weights are the points nearest to each
+  // of the m candidates so far.
   virtual double par_begin(std::int64_t first) = 0;
-  virtual std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi,
-                                              double* phi_out) = 0;
+  virtual std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
+                                              IterationObserver* observer) = 0;
   virtual std::vector<double> par_weights(std::int64_t m) = 0;
   virtual void par_end() = 0;
 
@@ -165,13 +166,20 @@ struct CudaTuning {
 std::unique_ptr<Engine> make_cuda_engine(const HostData& data, Precision precision, int device,
                                          const double* shift = nullptr, const CudaTuning& tuning = CudaTuning());
 
+// Runs a kernel that traps on the device, and throws the resulting
+// EngineError as every CUDA failure is thrown (internal: the tests check that
+// a kernel fault is an R error; the process cannot use CUDA afterwards).
+void cuda_fault_test(int device);
+
 // What the CUDA side says about itself (never throws).
 struct CudaDevice {
   std::string name;
   int major = 0, minor = 0;  // compute capability
   double total_memory = 0.0, free_memory = 0.0;
   int multiprocessors = 0;
-  bool ok = false;  // false: the query failed
+  bool ok = false;      // false: the query failed
+  bool usable = false;  // this build's kernels run on it
+  std::string why;      // why not
 };
 struct CudaInfo {
   bool built = false;

@@ -3,7 +3,9 @@
 #include "fit_driver.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
 
 #include "wall_clock.h"
 
@@ -50,11 +52,40 @@ bool has_duplicate_rows(const std::vector<double>& c, int k, int d) {
   return false;
 }
 
+// Squared distances must not overflow the working precision: (2 max|x|)^2 d
+// below its largest number (single precision: of the stored x - shift).
+void check_range(Engine& e) {
+  const std::vector<double> m = e.column_maxabs();
+  double top = 0.0;
+  for (double v : m)
+    if (!(v <= top)) top = v;  // NaN and Inf win
+  const bool single = e.precision() == Precision::kSingle;
+  const double limit = std::sqrt((single ? static_cast<double>(FLT_MAX) : DBL_MAX) / (4.0 * e.d()));
+  if (top <= limit) return;
+  char msg[400];
+  if (single && !std::isfinite(top))
+    std::snprintf(msg, sizeof msg,
+                  "'x' has values beyond the range of precision = \"single\" (%.3g) from its column means: "
+                  "use precision = \"double\"", static_cast<double>(FLT_MAX));
+  else if (single)
+    std::snprintf(msg, sizeof msg,
+                  "'x' has values as far as %.3g from its column means, too large for precision = \"single\" "
+                  "(squared distances would overflow above %.3g): use precision = \"double\"",
+                  top, limit);
+  else
+    std::snprintf(msg, sizeof msg,
+                  "'x' has values as large as %.3g: squared distances would overflow double precision "
+                  "(values must stay below %.3g for %d columns); rescale x",
+                  top, limit, e.d());
+  throw EngineError(EngineError::Kind::kData, msg);
+}
+
 }  // namespace
 
 FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source, int max_iter,
                       IterationObserver* observer) {
   FitOutcome out;
+  check_range(engine);
   out.totss = engine.totss();
   const int nstart = source.count();
   out.starts.resize(nstart);

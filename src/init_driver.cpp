@@ -37,7 +37,7 @@ ParResult par_candidates(Engine& e, int k, std::uint64_t seed, IterationObserver
   auto round = [&]() {
     if (observer && !observer->keep_going()) throw Interrupted();
     double phi_next = phi;
-    const std::vector<std::int64_t> added = e.par_round(seed, ++rounds, l, phi, &phi_next);
+    const std::vector<std::int64_t> added = e.par_round(seed, ++rounds, l, phi, &phi_next, observer);
     res.rows.insert(res.rows.end(), added.begin(), added.end());
     phi = phi_next;
   };

@@ -18,6 +18,10 @@ constexpr double kDrawEvery = 0.2;   // seconds between progress redraws
 
 RObserver::RObserver(bool trace, SEXP progress, double progress_after)
     : trace_(trace), progress_(progress), progress_after_(progress_after) {
+  if (progress_ != R_NilValue) {  // kept alive by the namespace
+    Rcpp::Environment ns = Rcpp::Environment::namespace_env("gpukmeans");
+    progress_step_ = ns["progress_step"];
+  }
   t0_ = wall_seconds();
   last_poll_ = t0_;
   last_draw_ = -1.0;
@@ -40,15 +44,19 @@ void RObserver::draw_progress(double now, int iter, std::int64_t changed) {
   if (progress_ == R_NilValue || !(now - t0_ >= progress_after_)) return;
   if (last_draw_ >= 0.0 && now - last_draw_ < kDrawEvery) return;
   last_draw_ = now;
+  // progress_step(update, iter, changed, start) (R/progress_step.R) draws the
+  // bar and returns TRUE when a Ctrl-C arrived while R code ran: drawing must
+  // not swallow the interrupt.
   SEXP a1 = PROTECT(Rf_ScalarInteger(iter));
   SEXP a2 = PROTECT(Rf_ScalarReal(static_cast<double>(changed)));
   SEXP a3 = PROTECT(Rf_ScalarInteger(start_));
-  SEXP call = PROTECT(Rf_lang4(progress_, a1, a2, a3));
+  SEXP call = PROTECT(Rf_lang5(progress_step_, progress_, a1, a2, a3));
   int failed = 0;
-  R_tryEvalSilent(call, R_GlobalEnv, &failed);
+  SEXP res = R_tryEvalSilent(call, R_GlobalEnv, &failed);
+  const bool stop = !failed && Rf_asLogical(res) == TRUE;
   UNPROTECT(4);
-  // A bar that fails (or an interrupt while it draws) must not stop the fit:
-  // drop the bar; a further Ctrl-C is seen by the next poll.
+  if (stop) interrupted_ = true;
+  // A bar that fails must not stop the fit: drop the bar.
   if (failed) progress_ = R_NilValue;
 }
 

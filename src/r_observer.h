@@ -32,6 +32,7 @@ class RObserver : public IterationObserver {
 
   bool trace_;
   SEXP progress_;
+  SEXP progress_step_ = R_NilValue;  // R/progress_step.R
   double progress_after_;
   int start_ = 1, nstart_ = 1;
   double t0_, last_poll_, last_draw_;

@@ -10,12 +10,19 @@
 #include <omp.h>
 #endif
 
+#include "process_guard.h"
+
 namespace gk {
 
-// Number of threads that `threads` (0 = all) resolves to.
+// Number of threads that `threads` (0 = all) resolves to: at most OpenMP's
+// thread limit and 4 per processor (a larger request cannot help and can
+// fail to create threads), and one in a forked child (process_guard.h).
 inline int resolve_threads(int threads) {
 #ifdef _OPENMP
+  if (in_forked_child()) return 1;
   if (threads <= 0) threads = omp_get_max_threads();
+  threads = std::min(threads, std::max(1, omp_get_thread_limit()));
+  threads = std::min(threads, 4 * std::max(1, omp_get_num_procs()));
 #else
   threads = 1;
 #endif

@@ -11,6 +11,7 @@
 #include <new>
 #include <vector>
 
+#include "../single_shift.h"
 #include "detail/data_kernels.cuh"
 #include "detail/engine.hpp"
 
@@ -46,17 +47,6 @@ int copy_double(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   GK_CHECK(cudaMemcpyAsync(D->x, x, nbytes, cudaMemcpyHostToDevice, D->stream), "copying x to the device");
   GK_CHECK(cudaStreamSynchronize(D->stream), "copying x to the device");
   return GK_CUDA_OK;
-}
-
-// The shift of single precision: the mean of up to 4096 evenly spaced rows
-// per column keeps the float values small for data far from the origin.
-void sampled_means(const double *x, long long n, int d, std::vector<double> &shift) {
-  const long long m = std::min<long long>(n, 4096);
-  for (int j = 0; j < d; ++j) {
-    double sum = 0;
-    for (long long r = 0; r < m; ++r) sum += x[(r * n) / m + n * (long long)j];
-    shift[j] = sum / (double)m;
-  }
 }
 
 // Single precision: x in chunks of staged doubles, converted on the device
@@ -197,7 +187,7 @@ int upload_into(gk_cuda_data *D, const double *x, const double *shift, char *err
   D->shift.assign(D->d, 0.0);
   if (D->single) {
     if (shift) D->shift.assign(shift, shift + D->d);
-    else sampled_means(x, D->n, D->d, D->shift);
+    else single_shift(x, D->n, D->d, D->shift.data());
     st = copy_single(D, x, chunk, err, errlen);
   } else {
     st = copy_double(D, x, err, errlen);

@@ -50,12 +50,19 @@ typedef struct {
   double total_memory;        /* bytes */
   double free_memory;         /* bytes, at the time of the query */
   int multiprocessors;
+  int usable;                 /* 1 when this build's kernels run on it */
+  char why[256];              /* why not, when usable == 0 */
 } gk_cuda_device;
 
 /* Never fails: with no driver it fills info with device_count = 0 and a message. */
 void gk_cuda_get_info(gk_cuda_info *info);
 
 int gk_cuda_get_device(int device, gk_cuda_device *out, char *err, size_t errlen);
+
+/* A test of the error path: launches a kernel that traps on `device` and
+   returns the error the runtime reports (GK_CUDA_ERROR).  The trap leaves
+   the process's CUDA context unusable: call it in a throwaway process. */
+int gk_cuda_fault_test(int device, char *err, size_t errlen);
 
 /* ---- data held on a device ------------------------------------------------ */
 

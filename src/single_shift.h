@@ -1,0 +1,22 @@
+// single_shift.h: the shift of single-precision data, the same on every
+// engine.  Single precision stores float(x - shift), with shift the column
+// means of up to 4096 evenly spaced rows, so that data far from the origin
+// (iris + 1e8) keeps its float resolution.  Plain C++ (host only).
+#ifndef GPUKMEANS_SINGLE_SHIFT_H
+#define GPUKMEANS_SINGLE_SHIFT_H
+
+namespace gk {
+
+// out[j] = mean of x[(r * n) / m, j] over r < m = min(n, 4096).
+inline void single_shift(const double* x, long long n, int d, double* out) {
+  const long long m = n < 4096 ? n : 4096;
+  for (int j = 0; j < d; ++j) {
+    double sum = 0;
+    for (long long r = 0; r < m; ++r) sum += x[(r * n) / m + n * (long long)j];
+    out[j] = sum / (double)m;
+  }
+}
+
+}  // namespace gk
+
+#endif

@@ -1,0 +1,145 @@
+# No hang, no crash: fork safety, clamped threads, precision limits, kernel
+# faults and interrupts.
+local_edition(3)
+
+# Runs R code in a fresh Rscript (the installed package, this library path)
+# with a time limit; returns list(status, output).
+run_child <- function(code, seconds = 120) {
+  skip_on_os("windows")
+  skip_if(!nzchar(Sys.which("timeout")), "no timeout command")
+  rscript <- file.path(R.home("bin"), "Rscript")
+  script <- tempfile(fileext = ".R")
+  writeLines(code, script)
+  on.exit(unlink(script))
+  out <- suppressWarnings(system2("timeout", c(seconds, shQuote(rscript), "--vanilla", shQuote(script)),
+                                  stdout = TRUE, stderr = TRUE,
+                                  env = paste0("R_LIBS=", paste(.libPaths(), collapse = ":"))))
+  list(status = attr(out, "status") %||% 0L, output = out)
+}
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+test_that("forked children (mclapply) after a multi-threaded fit in the parent do not hang", {
+  skip_if_not(.Platform$OS.type == "unix")
+  r <- run_child(c(
+    "library(gpukmeans); options(gpukmeans.backend = 'cpu', gpukmeans.threads = 2)",
+    "x <- simulate_blobs(20000, 3, 5, seed = 1)",
+    "fit <- gpu_kmeans(x, 5, iter.max = 50)",  # starts OpenMP's thread pool in the parent
+    "res <- parallel::mclapply(1:4, function(i) { set.seed(i); gpu_kmeans(x, 5, iter.max = 50)$size },",
+    "                          mc.cores = 2)",
+    "stopifnot(all(vapply(res, function(s) sum(s) == 20000, logical(1))))",
+    "cat('children ok\\n')",
+    "cat(parallel::mclapply(1:2, function(i) attr(gpu_kmeans(x, 5), 'device'), mc.cores = 2)[[1]], '\\n')"))
+  expect_identical(r$status, 0L)
+  expect_true(any(r$output == "children ok"))
+  # a forked child runs the CPU engine on one thread
+  expect_true(any(grepl("^CPU, 1 thread", r$output)))
+})
+
+test_that("a forked child of a process that touched CUDA is told it cannot use it", {
+  skip_if_not(.Platform$OS.type == "unix")
+  skip_if_not(isTRUE(gpukmeans_info()$cuda_built), "built without CUDA")
+  r <- run_child(c(
+    "library(gpukmeans)",
+    "invisible(gpukmeans_info())",  # the parent initialises the CUDA runtime
+    "in_child <- function(f) parallel::mclapply(1:2, function(i) f(), mc.cores = 2)[[1]]",
+    "msg <- in_child(function() gpukmeans_info()$message)",
+    "cat('child:', msg, '\\n')",
+    "e <- in_child(function() tryCatch(gpu_kmeans(faithful, 2, backend = 'cuda'), error = conditionMessage))",
+    "cat('cuda:', e, '\\n')",
+    "b <- in_child(function() suppressMessages(attr(gpu_kmeans(faithful, 2), 'backend')))",
+    "cat('auto:', b, '\\n')"))
+  expect_identical(r$status, 0L)
+  expect_true(any(grepl("^child: .*cannot be used after fork", r$output)))
+  expect_true(any(grepl("^cuda: .*not available.*fork", r$output)))
+  expect_true(any(r$output == "auto: cpu "))
+})
+
+test_that("a huge thread count is clamped, not a crash", {
+  x <- as.matrix(faithful)
+  z <- gpukmeans:::gk_fit_cpp(x, list(x[1:2, ]), 10L, FALSE, "cpu", 1000000L, 0L, FALSE, NULL, Inf, integer(0))
+  n <- as.integer(sub("CPU, ([0-9]+) threads?", "\\1", z$device))
+  expect_true(n >= 1L && n <= 4L * parallel::detectCores())
+  s <- stats::kmeans(x, x[1:2, ], algorithm = "Lloyd")
+  expect_identical(z$cluster, unname(s$cluster))
+})
+
+test_backends("single precision keeps data far from the origin exact enough (shifted, as on the GPU)",
+              function(backend) {
+  x <- as.matrix(iris[, 1:4]) + 1e8
+  set.seed(1); gs <- gpu_kmeans(x, 3, precision = "single")
+  set.seed(1); gd <- gpu_kmeans(x, 3)
+  expect_identical(gs$cluster, gd$cluster)
+  expect_equal(gs$tot.withinss, gd$tot.withinss, tolerance = 1e-5)
+  expect_equal(gs$centers, gd$centers, tolerance = 1e-12)  # relative to 1e8
+  expect_false(any(gs$size == 0L))
+})
+
+test_backends("values beyond the working precision are a clear error, not a meaningless fit",
+              function(backend) {
+  x <- as.matrix(iris[, 1:4])
+  e <- tryCatch(gpu_kmeans(x * 1e39, 3, precision = "single"), error = identity)
+  expect_s3_class(e, "gpukmeans_data_error")
+  expect_match(conditionMessage(e), "precision = \"single\".*use precision = \"double\"")
+  e <- tryCatch(gpu_kmeans(x * 1e20, 3, precision = "single"), error = identity)
+  expect_s3_class(e, "gpukmeans_data_error")
+  e <- tryCatch(gpu_kmeans(x * 1e200, 3), error = identity)
+  expect_s3_class(e, "gpukmeans_data_error")
+  expect_match(conditionMessage(e), "squared distances would overflow double precision")
+  # large but safe values still work, as in stats
+  set.seed(2); g <- gpu_kmeans(x * 1e150, 3)
+  set.seed(2); s <- stats::kmeans(x * 1e150, 3, algorithm = "Lloyd")
+  expect_identical(g$cluster, s$cluster)
+})
+
+test_that("a Ctrl-C while the progress bar draws stops the fit (it is not swallowed)", {
+  x <- simulate_blobs(20000, 2, 5, seed = 3)
+  seen <- 0L
+  # a bar whose drawing is interrupted, as when the user presses Ctrl-C then
+  interrupted_bar <- function(iter, changed, start) {
+    seen <<- seen + 1L
+    signalCondition(structure(class = c("interrupt", "condition"), list()))
+  }
+  res <- tryCatch(
+    gpukmeans:::gk_fit_cpp(x, list(x[1:5, ]), 1000L, FALSE, "cpu", 1L, 0L, FALSE, interrupted_bar, 0, integer(0)),
+    interrupt = function(cnd) "interrupted")
+  expect_identical(res, "interrupted")
+  expect_identical(seen, 1L)  # stopped at the first draw
+  # the bar's R function reports the interrupt it caught
+  expect_true(gpukmeans:::progress_step(interrupted_bar, 1L, 0, 1L))
+  expect_false(gpukmeans:::progress_step(function(...) invisible(), 1L, 0, 1L))
+})
+
+test_that("a real SIGINT during a fit with a progress bar interrupts it at once", {
+  skip_if_not(.Platform$OS.type == "unix")
+  r <- run_child(c(
+    "library(gpukmeans); options(gpukmeans.backend = 'cpu', gpukmeans.threads = 1)",
+    "x <- simulate_blobs(200000, 2, 50, seed = 1)",
+    "draws <- 0L",
+    "bar <- function(iter, changed, start) {",
+    "  draws <<- draws + 1L",
+    "  if (draws == 1L) tools::pskill(Sys.getpid(), tools::SIGINT)",
+    "  Sys.sleep(0.05)",
+    "}",
+    "res <- tryCatch(gpukmeans:::gk_fit_cpp(x, list(x[1:50, ]), 100000L, FALSE, 'cpu', 1L, 0L, FALSE, bar, 0,",
+    "                                         integer(0)), interrupt = function(e) 'interrupted')",
+    "cat('result:', if (is.character(res)) res else 'finished', 'draws:', draws, '\\n')",
+    "fit <- gpu_kmeans(x, 5, iter.max = 20)",  # the next fit works
+    "cat('next fit:', sum(fit$size), '\\n')"))
+  expect_identical(r$status, 0L)
+  expect_true(any(grepl("^result: interrupted draws: 1 $", r$output)))
+  expect_true(any(r$output == "next fit: 200000 "))
+})
+
+test_that("a CUDA kernel fault is an R error, not an abort", {
+  skip_if_no_gpu()
+  r <- run_child(c(
+    "library(gpukmeans)",
+    "e <- tryCatch(gpukmeans:::gk_cuda_fault_test_cpp(0L), error = identity)",
+    "cat('class:', class(e)[1], '\\n')",
+    "cat('message:', conditionMessage(e), '\\n')",
+    "cat('alive\\n')"))
+  expect_identical(r$status, 0L)
+  expect_true(any(r$output == "class: gpukmeans_device_error "))
+  expect_true(any(grepl("^message: CUDA engine: fault test failed", r$output)))
+  expect_true(any(r$output == "alive"))
+})
