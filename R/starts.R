@@ -83,7 +83,7 @@ init_specs <- function(init, k, nstart) {
 # integer vectors), without Lloyd iterations to speak of.  Internal: used by
 # the tests to compare the engines' initialisations exactly.
 #   tuning: the CUDA engine's kernel choices, c(assign_kernel, init_filter,
-#   sample_room) as src/engine.h's CudaTuning (integer(0): the defaults).
+#   sample_room, bounds) as src/engine.h's CudaTuning (integer(0): the defaults).
 gk_init_rows <- function(x, k, init = c("kmeans++", "kmeans||"), nstart = 1L,
                          backend = "cpu", precision = c("double", "single"),
                          device = getOption("gpukmeans.device", 0L), tuning = integer(0)) {

@@ -76,6 +76,7 @@ class CudaEngine final : public Engine {
     opts.assign_kernel = tuning.assign_kernel;
     opts.init_filter = tuning.init_filter;
     opts.sample_room = tuning.sample_room;
+    opts.bounds = tuning.bounds;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
   }

@@ -16,17 +16,18 @@
 namespace {
 
 // tuning: the CUDA engine's kernel choices (gk::CudaTuning), as an integer
-// vector c(assign_kernel, init_filter, sample_room); empty for the defaults
-// (internal: the tests and benchmarks compare the variants).
+// vector c(assign_kernel, init_filter, sample_room, bounds); empty for the
+// defaults (internal: the tests and benchmarks compare the variants).
 std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const std::string& backend, bool single,
                                         int threads, int device, Rcpp::IntegerVector tuning = Rcpp::IntegerVector()) {
   const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;
   if (backend != "cuda") return gk::make_cpu_engine(data, p, threads);
   gk::CudaTuning t;
-  if (tuning.size() >= 3) {
+  if (tuning.size() >= 4) {
     t.assign_kernel = tuning[0];
     t.init_filter = tuning[1];
     t.sample_room = tuning[2];
+    t.bounds = tuning[3];
   }
   return gk::make_cuda_engine(data, p, device, nullptr, t);
 }

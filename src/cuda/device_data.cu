@@ -36,6 +36,7 @@ void destroy(gk_cuda_data *D) {
   if (D->ev1) cudaEventDestroy(D->ev1);
   if (D->stream) cudaStreamDestroy(D->stream);
   if (D->ws) cudaFree(D->ws);
+  if (D->bounds) cudaFree(D->bounds);
   if (D->block) cudaFree(D->block);
   delete D;
 }

@@ -95,6 +95,9 @@ typedef struct {
   int sample_room;    /* k-means|| rounds: rows a round's sample holds before
                          it is drawn again into a larger buffer (0: 2l + 1024,
                          which a round exceeds almost never; tests set 1) */
+  int bounds;         /* Lloyd: 0 distance bounds where they pay (default),
+                         1 never (plain Lloyd), 2 from the second iteration on
+                         (tests); the results are the same bits */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

@@ -12,7 +12,11 @@
 //               where launch latency would dominate;
 //   graph       a CUDA graph of the batch's kernels, captured once while the
 //               first batch runs (launched directly) and kept in the handle
-//               for later fits of the same shape.
+//               for later fits of the same shape;
+//   bounded     once few points change cluster, iterations that keep
+//               distance bounds per point and compute distances only where
+//               the bounds do not prove the label (bounds.cu): the same
+//               labels, centers and iterations as plain ones, bit for bit.
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -206,16 +210,16 @@ int interrupted(char *err, size_t errlen) {
 }
 
 // The loop shared by every strategy: launch(b, done) enqueues b iterations
-// (done were launched before); after each batch the host reads the state
-// into *hs, calls after(iterations launched) (nonzero: stop with that
-// status) and polls for an interrupt; it stops once the fit has converged or
-// max_iter iterations were launched.
-template <typename Launch, typename After>
-int run_batches(const Fit &f, int bsz, const gk_cuda_callbacks *cb, State *hs, Launch launch, After after,
+// (done were launched before; b = size() at most); after each batch the host
+// reads the state into *hs, calls after(iterations launched) (nonzero: stop
+// with that status) and polls for an interrupt; it stops once the fit has
+// converged or max_iter iterations were launched.
+template <typename Size, typename Launch, typename After>
+int run_batches(const Fit &f, Size size, const gk_cuda_callbacks *cb, State *hs, Launch launch, After after,
                 char *err, size_t errlen) {
   int launched = 0;
   while (launched < f.max_iter) {
-    const int b = std::min(bsz, f.max_iter - launched);
+    const int b = std::min(size(), f.max_iter - launched);
     int rc = launch(b, launched);
     if (rc != GK_CUDA_OK) return rc;
     launched += b;
@@ -252,7 +256,7 @@ int run_traced(const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, 
     if (cb->on_iteration(cb->ctx, it, (int64_t)hs->last_changed, tot)) return interrupted(err, errlen);
     return GK_CUDA_OK;
   };
-  return run_batches(f, 1, cb, hs, launch, report, err, errlen);
+  return run_batches(f, [] { return 1; }, cb, hs, launch, report, err, errlen);
 }
 
 // Persistent: each batch is one cooperative launch.
@@ -265,16 +269,40 @@ int run_persistent(const Fit &f, const PersistentPlan &pp, const gk_cuda_callbac
              "launching iterations");
     return GK_CUDA_OK;
   };
-  return run_batches(f, batch_size(f.D, f.k, f.max_iter), cb, hs, launch, no_report, err, errlen);
+  const int bsz = batch_size(f.D, f.k, f.max_iter);
+  return run_batches(f, [bsz] { return bsz; }, cb, hs, launch, no_report, err, errlen);
 }
 
 // Graph: the first batch is launched kernel by kernel (no capture cost
 // before the GPU starts); while it runs, the graphs of the later batches are
-// captured (and kept in the handle for later fits of this shape).
+// captured (and kept in the handle for later fits of this shape).  Once an
+// iteration changes few labels (kEnter of the points), bounded iterations
+// take over (bounds.cu), in batches of kBoundedBatch; they give way to plain
+// ones again when the bounds stop paying (more than kLeave of the points
+// computed exactly per iteration).
 int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, size_t errlen) {
   const int bsz = batch_size(D, f.k, f.max_iter);
+  const double n = (double)D->n;
+  // double arithmetic on active points costs more against float plain kernels
+  const double kEnter = D->opts.bounds == 2 ? 2.0 : D->single ? 0.02 : 0.05;
+  const double kLeave = D->single ? 0.25 : 0.5;
+  const int kBoundedBatch = 16;
   bool have = have_graphs(D, f.k, f.max_iter, bsz);
+  const bool may_bound = bounds_wanted(D, f.k);
+  BoundsBufs bb;
+  bool bounded = false, first = false;
+  int bounded_iters = 0;
+  auto size = [&] { return bounded ? kBoundedBatch : bsz; };
   auto launch = [&](int b, int done) -> int {
+    if (bounded) {
+      for (int it = 0; it < b; ++it) {
+        if (first) GK_CHECK(launch_bounds_first(D, f.plan, f.k, f.w, bb, f.max_iter, f.s), "bounded iterations");
+        else GK_CHECK(launch_bounds_iteration(D, f.plan, f.k, f.w, bb, f.max_iter, f.s), "bounded iterations");
+        first = false;
+      }
+      bounded_iters = b;
+      return GK_CUDA_OK;
+    }
     if (have) {
       GK_CHECK(cudaGraphLaunch(D->gx[b == bsz ? 0 : 1], f.s), "launching iterations");
       return GK_CUDA_OK;
@@ -286,7 +314,22 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
     }
     return GK_CUDA_OK;
   };
-  return run_batches(f, bsz, cb, hs, launch, no_report, err, errlen);
+  auto after = [&](int) -> int {
+    if (hs->flag) return GK_CUDA_OK;
+    if (!bounded && may_bound && (double)hs->last_changed <= kEnter * n && bounds_buffers(D, f.k, bb)) {
+      bounded = first = true;
+      return GK_CUDA_OK;
+    }
+    if (bounded && (double)hs->active_sum > kLeave * n * bounded_iters) {
+      // back to plain iterations: their sums start from zero each iteration
+      bounded = false;
+      GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * (size_t)f.k * D->d * sizeof(u64), f.s), "clearing sums");
+      GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)f.k * sizeof(unsigned int), f.s), "clearing counts");
+    }
+    if (bounded) GK_CHECK(cudaMemsetAsync(&f.w.st->active_sum, 0, sizeof(u64), f.s), "clearing a counter");
+    return GK_CUDA_OK;
+  };
+  return run_batches(f, size, cb, hs, launch, after, err, errlen);
 }
 
 // Final within-SS, 1-based labels, then the results to the host: the packed
@@ -367,7 +410,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
     st = run_traced(f, cb, &hs, err, errlen);
   } else {
     PersistentPlan pp;
-    GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
+    if (D->opts.bounds != 2) GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
     st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, err, errlen);
   }
   if (st != GK_CUDA_OK) return st;

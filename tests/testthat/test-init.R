@@ -234,7 +234,7 @@ test_that("cuda: every k-means|| filter and a sample that outgrows its buffer ch
   # c(assign_kernel, init_filter, sample_room): filter by shape (tensor cores),
   # exact distances for every pair, the SIMT filter, and room for one sampled
   # row (every round draws its sample again into a larger buffer)
-  for (tuning in list(c(0L, 0L, 0L), c(0L, 1L, 0L), c(0L, 2L, 0L), c(0L, 0L, 1L))) {
+  for (tuning in list(c(0L, 0L, 0L, 0L), c(0L, 1L, 0L, 0L), c(0L, 2L, 0L, 0L), c(0L, 0L, 1L, 0L))) {
     set.seed(5)
     gpu <- gpukmeans:::gk_init_rows(x, 60, "kmeans||", nstart = 2, backend = "cuda", tuning = tuning)
     expect_identical(gpu, cpu, label = paste("tuning", paste(tuning, collapse = ",")))

@@ -99,6 +99,8 @@ struct State {
   int conv_iter;      // 1-based iteration in which nothing changed
   unsigned int ticket;  // last-block detection in finalize
   u64 chg[2];           // persistent kernel: changed counts by iteration parity
+  u64 active;           // bounded iterations: points whose bounds failed (this iteration)
+  u64 active_sum;       // ... summed since the host last cleared it
 };
 
 // ---- exact, order-independent sums: 128-bit fixed point --------------------
@@ -111,6 +113,11 @@ __device__ __forceinline__ void atomic_add128(u64 *p, u64 lo, u64 hi) {
   u64 carry = (old + lo < old) ? 1ULL : 0ULL;
   u64 h = hi + carry;
   if (h) atomicAdd(p + 1, h);
+}
+
+// The signed 64-bit q added to a 128-bit accumulator (sign-extended).
+__device__ __forceinline__ void atomic_add_fixed(u64 *p, long long q) {
+  atomic_add128(p, (u64)q, q < 0 ? ~0ULL : 0ULL);
 }
 
 // ---- per-block sums with native 32-bit shared atomics ("limbs") ---------------

@@ -32,7 +32,7 @@ struct gk_cuda_data {
   long long n = 0;
   int d = 0;
   int single = 0;
-  gk_cuda_options opts = {0, 0, 0, 0, 0};  // as given at upload (kernel choices)
+  gk_cuda_options opts = {0, 0, 0, 0, 0, 0};  // as given at upload (kernel choices)
   void *x = nullptr;            // n x d column-major, double or float (inside block)
   int sms = 1;                  // multiprocessors of the device
   // One device allocation made at upload: x | labels (n ints, the fits'
@@ -60,6 +60,9 @@ struct gk_cuda_data {
   std::vector<int> scale;       // fixed-point scale of the per-column sums
   int *d_scale = nullptr;       // the same on the device
   gk::init::ParState *par = nullptr;  // between gk_cuda_par_begin and gk_cuda_par_end
+  // Bounded iterations (bounds.cu): one allocation, grown on demand.
+  void *bounds = nullptr;
+  size_t bounds_bytes = 0;
 };
 
 namespace gk {
@@ -129,6 +132,28 @@ int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t err
 // (stored coordinates: shifted in single precision) and cen_f.
 cudaError_t upload_centers(const gk_cuda_data *D, const double *centers, int k, const Workspace &w,
                            cudaStream_t s);
+
+// bounds.cu ----------------------------------------------------------------
+// The buffers of bounded iterations (u, l, the active list per point; the
+// centers' movements and the previous centers).
+struct BoundsBufs {
+  float *u = nullptr, *l = nullptr;
+  unsigned int *active = nullptr;
+  double *move = nullptr, *top = nullptr;
+  void *prev = nullptr;  // k x d, storage precision
+};
+// Whether bounded iterations may run for k centers (options, shape); then
+// (grows and) points b at their buffers: false when they do not fit in free
+// device memory (the fit stays plain).
+bool bounds_wanted(const gk_cuda_data *D, int k);
+bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b);
+// The first bounded iteration (full exact assignment that sets the bounds,
+// sums from scratch into the zeroed acc/counts, update, movements).
+cudaError_t launch_bounds_first(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
+                                const BoundsBufs &b, int max_iter, cudaStream_t s);
+// A bounded iteration (filter, assignment of the active points, update, movements).
+cudaError_t launch_bounds_iteration(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
+                                    const BoundsBufs &b, int max_iter, cudaStream_t s);
 
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {

@@ -48,10 +48,8 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
         const double v = (double)x[i + n * j];
         if (use_shared) {
           limb_add(slimb, (size_t)c + (size_t)k * jj, (size_t)k * jn, v, pow2(scale[j]));
-        } else {
-          u64 lo, hi;
-          to_fixed(v, scale[j], lo, hi);
-          atomic_add128(&acc[2 * ((size_t)c + (size_t)k * j)], lo, hi);
+        } else {  // the same rounding as the limbs: any path gives the same sums
+          atomic_add_fixed(&acc[2 * ((size_t)c + (size_t)k * j)], round_fixed(v, pow2(scale[j])));
         }
       }
       if (use_shared) atomicAdd(&scnt[c], 1u);
@@ -171,10 +169,8 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
       } else if (use_shared) {
         limb_add(slimb, c, k, w, spw[c]);
         atomicAdd(&scnt[c], 1u);
-      } else {
-        u64 lo, hi;
-        to_fixed(w, wss_scale(gmax[c]), lo, hi);
-        atomic_add128(&wacc[2 * c], lo, hi);
+      } else {  // the limbs' rounding
+        atomic_add_fixed(&wacc[2 * c], round_fixed(w, pow2(wss_scale(gmax[c]))));
         atomicAdd(&wcnt[c], 1u);
       }
     }
