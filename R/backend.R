@@ -51,6 +51,18 @@ resolve_backend <- function(backend, device) {
   "cpu"
 }
 
+# The CUDA engine's kernel choices for benchmarks and tests (internal:
+# options(gpukmeans.cuda_tuning = c(assign_kernel, init_filter, sample_room,
+# bounds)) as src/engine.h's CudaTuning; unset for the defaults, which
+# choose by shape).  Every choice gives the same fit in double precision.
+cuda_tuning <- function() {
+  t <- getOption("gpukmeans.cuda_tuning")
+  if (is.null(t)) return(integer(0))
+  if (!is.numeric(t) || length(t) != 4L || anyNA(t))
+    stop("'gpukmeans.cuda_tuning' must be 4 whole numbers (or NULL)", call. = FALSE)
+  as.integer(t)
+}
+
 check_device <- function(device) {
   check_count(device, "device", lower = 0L,
               message = "'device' must be a single non-negative whole number (a CUDA device ordinal)")

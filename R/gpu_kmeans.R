@@ -189,7 +189,7 @@ gpu_kmeans <- function(x, centers, iter.max = 10L, nstart = 1L,
   progress <- new_progress(iter.max, length(init$starts))
   on.exit(progress$done(), add = TRUE)
   z <- gk_fit_cpp(x, init$starts, engine_iter, precision == "single", engine,
-                  cpu_threads(), device, trace, progress$update, progress$after, integer(0))
+                  cpu_threads(), device, trace, progress$update, progress$after, cuda_tuning())
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
 
   # The warnings of stats' do_one(), start by start.

@@ -105,6 +105,10 @@ class CudaEngine final : public Engine {
     r.iter = info.iter;
     r.seconds_compute = info.ms_compute / 1000.0;
     r.seconds_download = info.ms_download / 1000.0;
+    int len = 0;
+    check(gk_cuda_fit_profile(D_, nullptr, 0, &len, err_, kErrLen), "fit profile", err_);
+    r.exact_fraction.resize(len);
+    check(gk_cuda_fit_profile(D_, r.exact_fraction.data(), len, &len, err_, kErrLen), "fit profile", err_);
     return r;
   }
 

@@ -44,7 +44,7 @@ cudaError_t first(const gk_cuda_data *D, const Plan &plan, int k, const Workspac
   if (e == cudaSuccess) e = launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, D->d_scale, s);
   if (e != cudaSuccess) return e;
   k_bounds_finalize<T><<<plan.fin_grid, 256, 0, s>>>(w.st, max_iter, w.acc, w.counts, w.cen_d, w.cen_f, (T *)b.prev,
-                                                     k, D->d, D->d_scale);
+                                                     k, D->d, D->d_scale, b.hist, kBoundsHist);
   k_bounds_moves<T><<<1, 1024, 0, s>>>((const T *)b.prev, cen, k, D->d, b.move, b.top, w.st, max_iter);
   return cudaGetLastError();
 }
@@ -61,7 +61,7 @@ cudaError_t iteration(const gk_cuda_data *D, const Plan &plan, int k, const Work
                                                                      b.active, w.acc, w.counts, D->d_scale, w.st,
                                                                      max_iter);
   k_bounds_finalize<T><<<plan.fin_grid, 256, 0, s>>>(w.st, max_iter, w.acc, w.counts, w.cen_d, w.cen_f, (T *)b.prev,
-                                                     k, D->d, D->d_scale);
+                                                     k, D->d, D->d_scale, b.hist, kBoundsHist);
   k_bounds_moves<T><<<1, 1024, 0, s>>>((const T *)b.prev, cen, k, D->d, b.move, b.top, w.st, max_iter);
   return cudaGetLastError();
 }
@@ -79,7 +79,8 @@ bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b) {
   const size_t n = (size_t)D->n, esz = D->single ? sizeof(float) : sizeof(double);
   const size_t o_l = al256(n * sizeof(float)), o_act = o_l + al256(n * sizeof(float));
   const size_t o_move = o_act + al256(n * sizeof(unsigned int)), o_top = o_move + al256((size_t)k * sizeof(double));
-  const size_t o_prev = o_top + 256, total = o_prev + al256((size_t)k * D->d * esz);
+  const size_t o_prev = o_top + 256, o_hist = o_prev + al256((size_t)k * D->d * esz);
+  const size_t total = o_hist + kBoundsHist * sizeof(u64);
   if (D->bounds_bytes < total) {
     if (D->bounds) cudaFree(D->bounds);
     D->bounds = nullptr;
@@ -103,6 +104,7 @@ bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b) {
   b.move = (double *)(p + o_move);
   b.top = (double *)(p + o_top);
   b.prev = p + o_prev;
+  b.hist = (u64 *)(p + o_hist);
   return true;
 }
 

@@ -146,6 +146,11 @@ int gk_cuda_lloyd(gk_cuda_data *data, int k, int max_iter, double *centers,
                   const gk_cuda_callbacks *cb, int *cluster, int *size, double *withinss,
                   gk_cuda_fit_info *info, char *err, size_t errlen);
 
+/* The last gk_cuda_lloyd's share of points whose distances were computed in
+   each iteration (1 for plain iterations, less for bounded ones): up to max
+   values into out; returns how many there are in *len (0 when unknown). */
+int gk_cuda_fit_profile(gk_cuda_data *data, double *out, int max, int *len, char *err, size_t errlen);
+
 /* Nearest-center labels (1-based) for the uploaded data, same rule as the
    assignment step above (used by predict()). */
 int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers,

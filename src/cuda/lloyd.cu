@@ -281,7 +281,8 @@ int run_persistent(const Fit &f, const PersistentPlan &pp, const gk_cuda_callbac
 // ones again when the bounds stop paying (more than kLeave of the points
 // computed exactly per iteration).
 int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, size_t errlen) {
-  const int bsz = batch_size(D, f.k, f.max_iter);
+  // (bounds from the second iteration on: plain batches of one iteration)
+  const int bsz = D->opts.bounds == 2 ? 1 : batch_size(D, f.k, f.max_iter);
   const double n = (double)D->n;
   // double arithmetic on active points costs more against float plain kernels
   const double kEnter = D->opts.bounds == 2 ? 2.0 : D->single ? 0.02 : 0.05;
@@ -292,19 +293,25 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   BoundsBufs bb;
   bool bounded = false, first = false;
   int bounded_iters = 0;
+  std::vector<char> kind(f.max_iter < kBoundsHist ? f.max_iter : kBoundsHist, 0);  // 1: bounded (after the first)
   auto size = [&] { return bounded ? kBoundedBatch : bsz; };
   auto launch = [&](int b, int done) -> int {
     if (bounded) {
       for (int it = 0; it < b; ++it) {
         if (first) GK_CHECK(launch_bounds_first(D, f.plan, f.k, f.w, bb, f.max_iter, f.s), "bounded iterations");
         else GK_CHECK(launch_bounds_iteration(D, f.plan, f.k, f.w, bb, f.max_iter, f.s), "bounded iterations");
+        if (!first && done + it < (int)kind.size()) kind[done + it] = 1;
         first = false;
       }
       bounded_iters = b;
       return GK_CUDA_OK;
     }
     if (have) {
-      GK_CHECK(cudaGraphLaunch(D->gx[b == bsz ? 0 : 1], f.s), "launching iterations");
+      // a batch of fewer than bsz iterations after bounded ones may match no
+      // graph: the full one then runs, its extra iterations exit at once
+      // (they see max_iter reached)
+      const bool rest = b != bsz && D->gx[1] && D->gx_iters[1] == b;
+      GK_CHECK(cudaGraphLaunch(D->gx[rest ? 1 : 0], f.s), "launching iterations");
       return GK_CUDA_OK;
     }
     for (int it = 0; it < b; ++it) GK_CHECK(f.iteration(), "launching iterations");
@@ -329,7 +336,19 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
     if (bounded) GK_CHECK(cudaMemsetAsync(&f.w.st->active_sum, 0, sizeof(u64), f.s), "clearing a counter");
     return GK_CUDA_OK;
   };
-  return run_batches(f, size, cb, hs, launch, after, err, errlen);
+  const int st = run_batches(f, size, cb, hs, launch, after, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  // the share of points computed in each iteration run
+  const int iters = std::min<int>(hs->iter_done, (int)kind.size());
+  D->profile.assign(hs->iter_done, 1.0);
+  if (std::find(kind.begin(), kind.begin() + iters, 1) != kind.begin() + iters) {
+    std::vector<u64> h(iters);
+    GK_CHECK(cudaMemcpyAsync(h.data(), bb.hist, iters * sizeof(u64), cudaMemcpyDeviceToHost, f.s), "reading counts");
+    GK_CHECK(cudaStreamSynchronize(f.s), "reading counts");
+    for (int it = 0; it < iters; ++it)
+      if (kind[it]) D->profile[it] = (double)h[it] / n;
+  }
+  return GK_CUDA_OK;
 }
 
 // Final within-SS, 1-based labels, then the results to the host: the packed
@@ -406,6 +425,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
 
   State hs;
   memset(&hs, 0, sizeof(hs));
+  D->profile.clear();
   if (cb && cb->on_iteration) {
     st = run_traced(f, cb, &hs, err, errlen);
   } else {
@@ -415,4 +435,14 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
   }
   if (st != GK_CUDA_OK) return st;
   return finish(D, f, centers, cluster, size, withinss, info, err, errlen);
+}
+
+extern "C" int gk_cuda_fit_profile(gk_cuda_data *D, double *out, int max, int *len, char *err, size_t errlen) {
+  if (!D || !len || (max > 0 && !out)) {
+    set_msg(err, errlen, "gk_cuda_fit_profile: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  *len = (int)D->profile.size();
+  for (int i = 0; i < max && i < *len; ++i) out[i] = D->profile[i];
+  return GK_CUDA_OK;
 }

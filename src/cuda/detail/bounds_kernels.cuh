@@ -326,13 +326,13 @@ k_bounds_assign(const T *__restrict__ x, long long n, int d, const T *__restrict
 
 // The update of a bounded iteration: new centers from the kept (never
 // zeroed) sums and counts, unless nothing changed (converged); saves the
-// previous centers for the movements.  The last block advances the state
-// and moves the active count into active_sum.
+// previous centers for the movements.  The last block advances the state,
+// moves the active count into active_sum and records it in hist.
 template <typename T>
 __global__ void __launch_bounds__(256)
 k_bounds_finalize(State *st, int max_iter, const u64 *__restrict__ acc, const unsigned int *__restrict__ counts,
                   double *__restrict__ cen_d, float *__restrict__ cen_f, T *__restrict__ prev, int k, int d,
-                  const int *__restrict__ scale) {
+                  const int *__restrict__ scale, u64 *hist, int hist_len) {
   if (fit_finished(st, max_iter)) return;
   __shared__ int last;
   const int it = st->iter_done;
@@ -362,6 +362,7 @@ k_bounds_finalize(State *st, int max_iter, const u64 *__restrict__ acc, const un
     st->last_changed = changed;
     st->changed = 0;
     st->active_sum += st->active;
+    if (it < hist_len) hist[it] = st->active;  // points computed exactly in iteration it + 1
     st->active = 0;
     if (conv) {
       st->flag = 1;

@@ -63,6 +63,9 @@ struct gk_cuda_data {
   // Bounded iterations (bounds.cu): one allocation, grown on demand.
   void *bounds = nullptr;
   size_t bounds_bytes = 0;
+  // The last fit's share of points whose distances were computed, per
+  // iteration (1 for plain iterations; gk_cuda_fit_profile).
+  std::vector<double> profile;
 };
 
 namespace gk {
@@ -141,7 +144,9 @@ struct BoundsBufs {
   unsigned int *active = nullptr;
   double *move = nullptr, *top = nullptr;
   void *prev = nullptr;  // k x d, storage precision
+  u64 *hist = nullptr;   // points computed exactly in each bounded iteration (kBoundsHist)
 };
+const int kBoundsHist = 4096;
 // Whether bounded iterations may run for k centers (options, shape); then
 // (grows and) points b at their buffers: false when they do not fit in free
 // device memory (the fit stays plain).
