@@ -25,3 +25,7 @@ gk_predict_cpp <- function(x, centers, engine, threads, device) {
     .Call(`_gpukmeans_gk_predict_cpp`, x, centers, engine, threads, device)
 }
 
+gk_openmp_limits_cpp <- function() {
+    .Call(`_gpukmeans_gk_openmp_limits_cpp`)
+}
+

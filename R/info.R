@@ -10,8 +10,8 @@
 #'   `runtime_version` and `driver_version` (character, `NA` when unknown),
 #'   `message` (why there is no device, if none), `devices` (a data frame with
 #'   columns `id`, `name`, `compute_capability`, `memory_total_gb`,
-#'   `memory_free_gb`, `multiprocessors`) and `cpu_threads` (the threads the
-#'   CPU engine would use).
+#'   `memory_free_gb`, `multiprocessors`) and `cpu_threads` (the most threads
+#'   the CPU engine uses: see the Backends section of [gpu_kmeans()]).
 #' @examples
 #' gpukmeans_info()
 #' @export
@@ -26,12 +26,11 @@ gpukmeans_info <- function() {
                         memory_free_gb = dev$memory_free / 2^30,
                         multiprocessors = dev$multiprocessors,
                         stringsAsFactors = FALSE)
-  threads <- cpu_threads()
   structure(list(cuda_built = isTRUE(p$built),
                  runtime_version = ver(p$runtime_version),
                  driver_version = ver(p$driver_version),
                  message = p$message, devices = devices,
-                 cpu_threads = if (threads == 0L) gk_cpu_threads_cpp() else threads),
+                 cpu_threads = cpu_threads()),
             class = "gpukmeans_info")
 }
 
