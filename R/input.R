@@ -126,8 +126,10 @@ check_nstart <- function(nstart) {
 # where stats raises it, after the first random start is drawn.
 check_iter_max <- function(iter.max) {
   problem <- NULL
-  if (!is.numeric(iter.max) || length(iter.max) != 1L || is.factor(iter.max)) {
-    problem <- paste0("'iter.max' must be positive: a number of iterations, not ",
+  if (is.atomic(iter.max) && length(iter.max) == 1L && !is.character(iter.max) && is.na(iter.max)) {
+    problem <- paste0("'iter.max' must be positive, not ", describe_value(iter.max))
+  } else if (!is.numeric(iter.max) || length(iter.max) != 1L || is.factor(iter.max)) {
+    problem <- paste0("'iter.max' must be a single number (of iterations), not ",
                       describe_value(iter.max))
   } else if (is.na(iter.max) || iter.max < 1) {
     problem <- paste0("'iter.max' must be positive, not ", describe_value(iter.max))

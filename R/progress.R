@@ -158,7 +158,7 @@ progress_after <- function() {
 # call or a future on the call stack.  (Where no one listens, cli shows the
 # bar.)
 progressr_listening <- function() {
-  frames <- sys.function_list()
+  frames <- call_stack_functions()
   if (isNamespaceLoaded("future")) {
     future_ns <- asNamespace("future")
     in_future <- any(vapply(frames, function(f) {
@@ -174,7 +174,7 @@ progressr_listening <- function() {
   any(vapply(frames, function(f) identical(f, wp), logical(1)))
 }
 
-sys.function_list <- function() {
+call_stack_functions <- function() {
   n <- sys.nframe() - 1L
   if (n < 1L) return(list())
   lapply(seq_len(n), function(i) sys.function(i))

@@ -123,8 +123,9 @@ test_that("a huge iter.max means no limit; fractional ones are truncated as in s
   expect_kmeans_parity(x, x[1:3, ], iter.max = 1.2)
   expect_error(gpu_kmeans(x, 3, iter.max = 0.5), "'iter.max' must be positive, not 0.5")
   expect_error(gpu_kmeans(x, 3, iter.max = "10"),
-               "'iter.max' must be positive: a number of iterations, not \"10\" \\(a character string\\)")
-  expect_error(gpu_kmeans(x, 3, iter.max = 1:2), "'iter.max' must be positive: a number of iterations")
+               "'iter.max' must be a single number \\(of iterations\\), not \"10\" \\(a character string\\)")
+  expect_error(gpu_kmeans(x, 3, iter.max = 1:2),
+               "'iter.max' must be a single number \\(of iterations\\), not an integer vector of length 2")
 })
 
 # ---- algorithm = "Hartigan-Wong" / "MacQueen" --------------------------------
