@@ -29,7 +29,10 @@ cuda_parity <- function(x, centers, ..., seed = NULL) {
   p <- expect_kmeans_parity(x, centers, ..., backend = "cuda", seed = seed)
   expect_identical(attr(p$g, "backend"), "cuda")
   if (!is.null(seed)) set.seed(seed)
-  cpu <- suppressWarnings(gpu_kmeans(x, centers, ..., backend = "cpu"))
+  # run_pair() gives both sides stats' default iter.max (10) unless given
+  args <- list(...)
+  if (is.null(args$iter.max)) args$iter.max <- 10L
+  cpu <- suppressWarnings(do.call(gpu_kmeans, c(list(x, centers), args, backend = "cpu")))
   expect_same_gk(p$g, cpu)
   invisible(p)
 }
