@@ -37,3 +37,7 @@ gk_fit_parts_cpp <- function(x, centers, iter_max, parts, single, engine, thread
     .Call(`_gpukmeans_gk_fit_parts_cpp`, x, centers, iter_max, parts, single, engine, threads, device)
 }
 
+gk_openmp_limits_cpp <- function() {
+    .Call(`_gpukmeans_gk_openmp_limits_cpp`)
+}
+

@@ -31,11 +31,14 @@ cuda_unavailable_reason <- function(device = 0L) {
   NULL
 }
 
-resolve_backend <- function(backend, device) {
-  if (!is.character(backend) || length(backend) != 1L || is.na(backend) ||
-      !backend %in% c("auto", "cuda", "cpu"))
-    stop("'backend' must be one of \"auto\", \"cuda\" or \"cpu\"", call. = FALSE)
+# The engine that runs a fit of `work` multiply-adds per iteration
+# (n * k * d).  backend = "auto" takes the CPU engine, without probing CUDA,
+# when the work is below gpu_min_work(): there the GPU's fixed costs (upload,
+# launches, synchronisation) exceed what it saves.
+resolve_backend <- function(backend, device, work = Inf) {
+  check_backend(backend)
   if (backend == "cpu") return("cpu")
+  if (backend == "auto" && work < gpu_min_work()) return("cpu")
   reason <- cuda_unavailable_reason(device)
   if (is.null(reason)) return("cuda")
   if (backend == "cuda")
@@ -63,17 +66,106 @@ cuda_tuning <- function() {
   as.integer(t)
 }
 
+check_backend <- function(backend) {
+  if (!is.character(backend) || length(backend) != 1L || is.na(backend) ||
+      !backend %in% c("auto", "cuda", "cpu"))
+    stop("'backend' must be one of \"auto\", \"cuda\" or \"cpu\", not ", describe_value(backend),
+         call. = FALSE)
+  invisible(backend)
+}
+
+# With backend = "auto", problems with fewer multiply-adds per iteration
+# (n * k * d) than this run on the CPU engine:
+# options(gpukmeans.gpu_min_work =), default 5e4.  Where it comes from: on
+# an H100 (2026-11-23) a start costs the GPU about 0.1 ms of fixed costs plus
+# ~7-10 us an iteration (iris, nstart = 100: 15 ms; problem A, 21 600 x 2,
+# k = 12: 0.011 ms an iteration), the CPU engine about 0.5 ns a multiply-add
+# on one thread; for fits of 5 to 20 iterations they break even between 3e4
+# and 7e4 multiply-adds an iteration.
+gpu_min_work <- function() {
+  w <- getOption("gpukmeans.gpu_min_work", 5e4)
+  if (!is.numeric(w) || length(w) != 1L || is.na(w) || w < 0)
+    stop("options(gpukmeans.gpu_min_work =) must be a single number >= 0, not ",
+         describe_value(w), call. = FALSE)
+  w
+}
+
 check_device <- function(device) {
   check_count(device, "device", lower = 0L,
               message = "'device' must be a single non-negative whole number (a CUDA device ordinal)")
 }
 
-# Threads for the CPU engine: options(gpukmeans.threads =) if set, else all
-# cores (0 lets the engine ask OpenMP), but at most 2 under R CMD check.
-cpu_threads <- function() {
+# Threads for the CPU engine (decided here, passed to C++ as a count >= 1).
+#
+# The most threads a fit may use is options(gpukmeans.threads =) when set
+# (checked: a whole number >= 1), else the cores this R process may use:
+# parallelly::availableCores() (mc.cores, future workers, cgroups, Slurm,
+# R CMD check's limit of 2, ...) or, without parallelly, detectCores() and
+# getOption("mc.cores"), and never more than OpenMP's max threads
+# (OMP_NUM_THREADS).  Both are then clamped to OpenMP's thread limit
+# (OMP_THREAD_LIMIT) and the processors OpenMP sees.
+#
+# A fit then takes one thread per `gpukmeans.work_per_thread` (default
+# 2^17 = 131072) multiply-adds of one iteration (n * k * d), at least one:
+# below that, starting and synchronising threads costs more than it saves,
+# and much more on a machine whose cores are busy.
+cpu_threads <- function(work = Inf) {
+  cap <- max_threads_allowed()
+  grain <- work_per_thread()
+  if (grain > 0 && is.finite(work)) cap <- min(cap, max(1, floor(work / grain)))
+  as.integer(cap)
+}
+
+# The threads options(gpukmeans.threads) or the machine allows, before the
+# work of a given fit is considered.
+max_threads_allowed <- function() {
+  lim <- gk_openmp_limits_cpp()
+  hard <- max(1L, min(lim[["thread_limit"]], lim[["num_procs"]]))
   t <- getOption("gpukmeans.threads")
-  if (!is.null(t)) return(check_count(t, "gpukmeans.threads"))
-  limit <- Sys.getenv("_R_CHECK_LIMIT_CORES_", "")
-  if (nzchar(limit) && !identical(toupper(limit), "FALSE")) return(2L)
-  0L
+  if (!is.null(t)) {
+    if (!is.numeric(t) || length(t) != 1L || is.na(t) || t < 1 || t != round(t))
+      stop(sprintf("options(gpukmeans.threads =) must be a whole number of threads >= 1 (or NULL for the default), not %s",
+                   describe_value(t)), call. = FALSE)
+    return(as.integer(min(t, hard)))
+  }
+  as.integer(max(1L, min(available_cores(), lim[["max_threads"]], hard)))
+}
+
+# Cores this process may use.  parallelly::availableCores() reads cgroup
+# files (milliseconds), so its answer is kept for the session, asked again
+# when options(mc.cores) changes (future and parallel set it in workers).
+available_cores <- function() {
+  mc <- getOption("mc.cores")
+  key <- list(mc, Sys.getenv("_R_CHECK_LIMIT_CORES_", ""))
+  if (!is.null(.gk_state$cores) && identical(.gk_state$cores_key, key))
+    return(.gk_state$cores)
+  n <- if (requireNamespace("parallelly", quietly = TRUE)) {
+    suppressWarnings(as.numeric(parallelly::availableCores()))
+  } else cores_without_parallelly(mc, key[[2L]])
+  if (length(n) != 1L || is.na(n) || n < 1) n <- 1
+  n <- as.integer(min(n, .Machine$integer.max))
+  .gk_state$cores <- n
+  .gk_state$cores_key <- key
+  n
+}
+
+# What parallelly::availableCores() would say, roughly: detectCores(), at
+# most getOption("mc.cores"), at most 2 under R CMD check.
+cores_without_parallelly <- function(mc = getOption("mc.cores"),
+                                     check_limit = Sys.getenv("_R_CHECK_LIMIT_CORES_", "")) {
+  n <- suppressWarnings(as.numeric(parallel::detectCores()))
+  if (length(n) != 1L || is.na(n)) n <- 1
+  if (is.numeric(mc) && length(mc) == 1L && !is.na(mc) && mc >= 1) n <- min(n, floor(mc))
+  if (nzchar(check_limit) && !identical(toupper(check_limit), "FALSE")) n <- min(n, 2)
+  n
+}
+
+# Multiply-adds of one iteration per thread below which a thread is not
+# worth starting: options(gpukmeans.work_per_thread =), 0 for "always all".
+work_per_thread <- function() {
+  g <- getOption("gpukmeans.work_per_thread", 2^17)
+  if (!is.numeric(g) || length(g) != 1L || is.na(g) || g < 0)
+    stop(sprintf("options(gpukmeans.work_per_thread =) must be a single number >= 0, not %s",
+                 describe_value(g)), call. = FALSE)
+  g
 }

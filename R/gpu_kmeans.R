@@ -6,22 +6,57 @@
 #' [stats::kmeans()] fits accepts (`print`, `fitted`, broom's `tidy`/`glance`/
 #' `augment`, factoextra, clue).
 #'
-#' @section Compatibility with stats::kmeans:
-#' In double precision the result is that of
-#' `stats::kmeans(x, centers, iter.max, nstart, algorithm = "Lloyd")`: the same
-#' cluster labels, the same `iter`, `size` and `ifault`, the same warnings
-#' ("did not converge in N iterations", "empty cluster: try a better set of
-#' initial centers") and centers equal up to rounding (the CPU engine with one
-#' thread is bitwise identical).  The rules are those of stats' C code: each
-#' point goes to the nearest center (squared Euclidean distance, ties to the
-#' lowest index), the loop stops when no point changes cluster, and an empty
-#' cluster keeps a `NaN` center.  As in stats, `k = 1` reports `iter = 1`.
+#' @section Drop-in rules (what is identical to kmeans(), what differs):
+#' \strong{Identical.}  `gpu_kmeans(x, centers, iter.max, nstart)` returns
+#' what `stats::kmeans(x, centers, iter.max, nstart, algorithm = "Lloyd")`
+#' returns: the same components, cluster labels, `iter`, `size` and `ifault`,
+#' the same warnings ("did not converge in N iterations", "empty cluster: try
+#' a better set of initial centers"), and it uses the random number generator
+#' in the same order and leaves it in the same state, also when it stops with
+#' an error (the checks that stats makes after drawing its first start, of
+#' `iter.max` and of the data, come after the same draws).  The rules are
+#' those of stats' C code: each point goes to the nearest center (squared
+#' Euclidean distance, ties to the lowest index), the loop stops when no point
+#' changes cluster, an empty cluster keeps a `NaN` center, and `k = 1`
+#' reports `iter = 1`.  Arguments are read as stats reads them: `centers =
+#' 2.5` is 2 clusters (so `sqrt(nrow(x) / 2)` works), `nstart = 2.5` is 2
+#' starts, `iter.max = 2.7` is 2, `algorithm = "Hart"` is `"Hartigan-Wong"`;
+#' the first six arguments are stats' in stats' order, and an argument that
+#' matches none is an error ("unused argument"), as in stats.
+#' `algorithm = "Hartigan-Wong"` (stats' default) and `"MacQueen"` run
+#' [stats::kmeans()] itself, on the CPU, so that `gpu_kmeans` can replace
+#' `kmeans` in any code: the fit's `backend` attribute is `"stats"`, and a
+#' message of class `gpukmeans_stats` says so once per session.
 #'
-#' Random starts use R's random number generator exactly as stats does
-#' (`sample.int()` on the rows, on the distinct rows when `nstart >= 2` or
-#' when the drawn centers are not distinct), so `set.seed(s)` before
-#' `gpu_kmeans(x, k)` and before `kmeans(x, k, algorithm = "Lloyd")` gives the
-#' same fit and leaves the generator in the same state.
+#' \strong{How identical.}  The CPU engine in double precision gives the
+#' labels, `iter`, `size` and warnings of stats on all data, R's own
+#' regression data for PR#15364 included (points 1 and 2 units in the last
+#' place apart): its centers are bitwise stats' with one thread, and equal up
+#' to the last bits with more (partial sums are added in a fixed order, so a
+#' given number of threads always gives the same result).  The CUDA engine in
+#' double precision gives the same labels except on data whose points lie
+#' within a few units in the last place of each other, where centers that
+#' differ in the last bits can send such a point to the other side; its
+#' centers equal stats' up to rounding.  `precision = "single"` equals stats
+#' only up to single-precision rounding.
+#'
+#' \strong{Differences, and why.}  The default `iter.max` is 1000, not 10,
+#' so that a fit converges by default: with 10, Lloyd's algorithm from one
+#' random start stopped unfinished in 89\% of seeds on [boxes] (k = 12), and
+#' iterations cost microseconds.  Measured over 5 910 single random starts
+#' without a cap (boxes with k = 12 to 96; [simulate_blobs()] with n = 1e3 to
+#' 1e5, d = 2 and 10, k = 5 to 100; CPU engine, 2026-11-23), the hardest case
+#' (n = 1e5, d = 2, k = 100) needed at most 660 iterations (99th percentile
+#' 533) and none needed more than 1000.  Pass `iter.max = 10` for stats'
+#' default and its result, warning included.  An `iter.max` of
+#' `.Machine$integer.max` or more (`Inf`) means no limit (stats fails).  Some
+#' values stats accepts with a wrong or surprising result are errors here,
+#' with a message naming the problem: character or complex data (stats turns
+#' them into `NA` or drops the imaginary part), `centers = TRUE`, `iter.max`
+#' given as a string, `1 < nstart < 2` (an error in stats too) and more than
+#' a million starts.  The fit has class `c("gpu_kmeans", "kmeans")` and the
+#' attributes `backend`, `device` and `timing`, which [all.equal()] ignores
+#' (see [all.equal.gpu_kmeans()]); it has a [predict()] method.
 #'
 #' @section Initialisation:
 #' When `centers` is a number, `init` chooses how each start's initial centers
@@ -67,10 +102,31 @@
 #' is an error when no GPU can be used, with the reason.  [gpukmeans_info()]
 #' shows what was built and which devices are visible.
 #'
-#' The CPU engine uses all cores unless `options(gpukmeans.threads = n)` says
-#' otherwise (at most 2 under `R CMD check`).  With more than one thread the
-#' partial sums are combined in a fixed order, so results are reproducible for
-#' a given number of threads and differ from stats only by rounding.
+#' With `backend = "auto"`, a problem with fewer than 5e4 multiply-adds per
+#' iteration (`n * k * d`, e.g. `iris` with 3 clusters: 1 800) runs on the
+#' CPU engine without looking for a GPU, as the GPU's fixed costs (upload,
+#' launches, synchronisation: about 0.1 ms a start, against 0.5 ns a
+#' multiply-add for the CPU engine) exceed what it saves there (`iris` with
+#' `nstart = 100` took 15 ms on an H100 and 6 ms on the CPU engine);
+#' `options(gpukmeans.gpu_min_work =)` changes the threshold and
+#' `attr(fit, "backend")` says what ran.
+#'
+#' The CPU engine's threads: at most `options(gpukmeans.threads =)` when set
+#' (a whole number >= 1; larger than OpenMP allows, `Inf` included, is
+#' clamped to OpenMP's thread limit and processor count), else the cores
+#' this R process may use: [parallelly::availableCores()] when parallelly is
+#' installed (it honours `mc.cores`, the one core of a future worker,
+#' cgroups, job schedulers and `R CMD check`), else
+#' [parallel::detectCores()] and `getOption("mc.cores")`; never more than
+#' `OMP_NUM_THREADS` and `OMP_THREAD_LIMIT`.  Of these, a fit takes one
+#' thread per 2^17 (131 072) multiply-adds of an iteration (`n * k * d`), at
+#' least one: below that, starting and synchronising threads costs more than
+#' they save, and far more on a machine whose cores are busy (a 4 096
+#' multiply-add fit on two threads took 13 ms against 0.14 ms on one beside
+#' another busy process).  `options(gpukmeans.work_per_thread =)` sets this
+#' grain (0: always all threads).  With more than one thread the partial
+#' sums are combined in a fixed order, so results are reproducible for a
+#' given number of threads and differ from stats only by rounding.
 #'
 #' @section Precision:
 #' `precision = "double"` (default) is exact as described above.
@@ -96,11 +152,19 @@
 #'
 #' @section Progress and interrupts:
 #' `trace = TRUE` prints one line per iteration: the iteration, the number of
-#' points that changed cluster and tot.withinss.  A fit that runs for more
-#' than two seconds shows a progress bar (`options(gpukmeans.progress =
-#' FALSE)` never shows one, `TRUE` always; `options(gpukmeans.progress_after =
-#' s)` changes the delay).  Ctrl-C stops a fit between iterations; device
-#' memory is released.
+#' points that changed cluster and tot.withinss.  A fit that runs longer than
+#' `getOption("cli.progress_show_after")` seconds (cli's own setting, 2 by
+#' default; `options(gpukmeans.progress_after =)` overrides it) shows its
+#' progress: the start, the iteration and the points that changed cluster.
+#' `options(gpukmeans.progress = FALSE)` never shows it, `TRUE` always.  The
+#' progress goes to progressr when the user listens to it (global handlers,
+#' [progressr::with_progress()], or a future running the fit: that is how
+#' progress reaches the user from future workers; in this version global
+#' handlers see it while the fit runs, with_progress() and futures when a
+#' long fit ends), and otherwise to a cli
+#' progress bar; where the console cannot redraw a line (Rscript writing to
+#' a log), at most one line every 5 seconds.  Ctrl-C stops a fit between
+#' iterations; device memory is released.
 #'
 #' @param x numeric matrix of data, or an object that can be coerced to one
 #'   (a data frame of numeric columns, a numeric vector for 1-D data, an
@@ -108,18 +172,25 @@
 #' @param centers either the number of clusters k, or a matrix (or data frame)
 #'   of k distinct initial centers with as many columns as `x`.  As in stats, a
 #'   single number is always k.
-#' @param iter.max the maximum number of iterations.
+#' @param iter.max the maximum number of iterations (default 1000; see
+#'   Compatibility).  A value of `.Machine$integer.max` or more, `Inf`
+#'   included, means no limit (it is taken as `.Machine$integer.max - 1`).
 #' @param nstart if `centers` is a number, how many random sets of centers to
-#'   try; the fit with the smallest `tot.withinss` is returned.
-#' @param algorithm `"Lloyd"` or its synonym `"Forgy"`.
+#'   try (at most 1e6); the fit with the smallest `tot.withinss` is returned.
+#' @param algorithm `"Lloyd"` (default) or its synonym `"Forgy"` run on the
+#'   GPU or CPU engine; `"Hartigan-Wong"` and `"MacQueen"` run
+#'   [stats::kmeans()] itself (see Compatibility).
 #' @param precision `"double"` (exact) or `"single"` (faster, see Precision).
 #' @param backend `"auto"`, `"cuda"` or `"cpu"`; see Backends.
-#' @param trace logical: print one line per iteration.
+#' @param ... must be empty: as in [stats::kmeans()], an argument that
+#'   matches none is an error ("unused argument").  The arguments after it
+#'   must be named in full.
+#' @param trace logical: print one line per iteration (for Hartigan-Wong,
+#'   passed to [stats::kmeans()], where a number is a level of detail).
 #' @param device the CUDA device to use (an ordinal as listed by
 #'   [gpukmeans_info()]); default `getOption("gpukmeans.device", 0)`.
 #' @param init how to choose the initial centers when `centers` is a number:
 #'   `"random"` (as stats), `"kmeans++"` or `"kmeans||"`; see Initialisation.
-#' @param ... reserved; unknown arguments are an error.
 #'
 #' @references
 #' Arthur, D. and Vassilvitskii, S. (2007) k-means++: the advantages of
@@ -153,48 +224,86 @@
 #' set.seed(2); par <- gpu_kmeans(iris[, 1:4], 3, init = "kmeans||")
 #' c(pp$tot.withinss, par$tot.withinss)
 #' @export
-gpu_kmeans <- function(x, centers, iter.max = 10L, nstart = 1L,
-                       algorithm = c("Lloyd", "Forgy"),
+gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
+                       algorithm = c("Lloyd", "Forgy", "Hartigan-Wong", "MacQueen"),
+                       trace = FALSE, ...,
                        precision = c("double", "single"),
                        backend = getOption("gpukmeans.backend", "auto"),
-                       trace = FALSE,
                        device = getOption("gpukmeans.device", 0L),
-                       init = c("random", "kmeans++", "kmeans||"), ...) {
+                       init = c("random", "kmeans++", "kmeans||")) {
   t_begin <- Sys.time()
-  extra <- names(substitute(list(...)))[-1L]
-  if (length(extra)) {
-    shown <- ifelse(is.null(extra) | extra == "", "(unnamed)", extra)
-    stop(sprintf("unknown argument%s: %s", if (length(shown) > 1L) "s" else "",
-                 paste(shown, collapse = ", ")), call. = FALSE)
-  }
+  # stats::kmeans() has no `...`: what lands here is an error there too.
+  # (The arguments after `trace` must be named in full.)
+  if (...length())
+    stop(sprintf("unused argument%s (%s)", if (...length() > 1L) "s" else "",
+                 paste(deparse_dots(...), collapse = ", ")), call. = FALSE)
+  # Checks that stats::kmeans() makes before it draws random numbers (or
+  # that it does not make at all) come first and draw nothing.
   if (missing(centers)) stop("'centers' must be a number or a matrix", call. = FALSE)
-  algorithm <- match.arg(algorithm)
-  init <- match.arg(init)
-  precision <- match.arg(precision)
-  x <- as_data_matrix(x)
-  nstart <- check_count(nstart, "nstart")
-  if (!is.numeric(iter.max) || length(iter.max) != 1L || is.na(iter.max) || iter.max < 1)
-    stop("'iter.max' must be positive", call. = FALSE)
-  iter.max <- as.integer(iter.max)
-  trace <- isTRUE(trace) || (is.numeric(trace) && length(trace) == 1L && isTRUE(trace > 0))
+  algorithm <- choose_one(algorithm, c("Lloyd", "Forgy", "Hartigan-Wong", "MacQueen"), "algorithm")
+  precision <- choose_one(precision, c("double", "single"), "precision")
+  init <- choose_one(init, c("random", "kmeans++", "kmeans||"), "init")
+  trace <- check_trace(trace)
   device <- check_device(device)
-  engine <- resolve_backend(backend, device)
+  check_backend(backend)
+  nstart <- check_nstart(nstart)
+  lloyd <- algorithm %in% c("Lloyd", "Forgy")
+  if (!lloyd) {
+    other <- if (init != "random") sprintf("init = \"%s\"", init) else
+      if (precision == "single") "precision = \"single\"" else
+      if (!missing(backend) && identical(backend, "cuda")) "backend = \"cuda\""
+    if (!is.null(other))
+      stop(sprintf("%s is for algorithm = \"Lloyd\" only: algorithm = \"%s\" runs stats::kmeans() on the CPU",
+                   other, algorithm), call. = FALSE)
+  }
+  data <- data_matrix(x)
+  iter <- check_iter_max(iter.max)
+  centers <- as_centers(centers)
+  if (length(centers) == 1L)
+    check_k(as.vector(centers), if (is.null(data$x)) NROW(x) else nrow(data$x))
 
-  init <- initial_centers(x, centers, nstart, init)
-  k <- init$k
+  # stats raises these only after drawing its first start: draw as it does,
+  # then stop, so that the generator ends where stats leaves it.
+  problem <- iter$problem %||% data$problem
+  if (!is.null(problem)) {
+    if (length(centers) == 1L && init == "random") {
+      # (With data stats cannot use, its own error may come from these
+      # draws, "more cluster centers than distinct data points": the
+      # generator is the same, and the message here names the real problem.)
+      if (is.null(data$problem)) initial_centers(data$x, centers, nstart, n_draw = 1L)
+      else stats_draws_before_error(x, as.vector(centers), nstart)
+    } else if (length(centers) != 1L && !is.null(data$x)) {
+      initial_centers(data$x, centers, nstart)  # its errors (no draws) first, as in stats
+    }
+    stop(problem, call. = FALSE)
+  }
+  x <- data$x
+  iter.max <- iter$value
+
+  if (!lloyd) {
+    if (length(centers) != 1L) initial_centers(x, centers, nstart)  # checks only: no draws
+    return(stats_kmeans(x, centers, iter.max, nstart, algorithm, trace, t_begin))
+  }
+
+  st <- initial_centers(x, centers, nstart, init)
+  k <- st$k
+  work <- as.numeric(nrow(x)) * k * ncol(x)
+  engine <- resolve_backend(backend, device, work)
   # stats runs MacQueen's algorithm for k = 1: one assignment and one update,
   # reported as iteration 1 and never "not converged".
   engine_iter <- if (k == 1L) 2L else iter.max
 
-  progress <- new_progress(iter.max, length(init$starts))
+  progress <- new_progress(iter.max, length(st$starts), t_begin, choosing = !st$given && init != "random")
   on.exit(progress$done(), add = TRUE)
-  z <- gk_fit_cpp(x, init$starts, engine_iter, precision == "single", engine,
-                  cpu_threads(), device, trace, progress$update, progress$after, cuda_tuning())
+  z <- withCallingHandlers(
+    gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
+               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_tuning()),
+    gpukmeans_probe = progress$probe)
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
 
   # The warnings of stats' do_one(), start by start.
   ifault <- NULL
-  for (s in seq_along(init$starts)) {
+  for (s in seq_along(st$starts)) {
     if (z$start_empty[s]) warning("empty cluster: try a better set of initial centers", call. = FALSE)
     if (z$start_iter[s] > iter.max) {
       warning(sprintf(ngettext(iter.max, "did not converge in %d iteration",
@@ -205,4 +314,28 @@ gpu_kmeans <- function(x, centers, iter.max = 10L, nstart = 1L,
     if (z$start_empty[s]) warning("empty cluster: try a better set of initial centers", call. = FALSE)
   }
   new_gpu_kmeans(x, z, k, ifault, engine, nstart, t_begin)
+}
+
+# algorithm = "Hartigan-Wong" or "MacQueen": stats::kmeans() itself, on the
+# checked arguments (so the same random numbers, warnings and result), as a
+# gpu_kmeans object whose backend is "stats".
+stats_kmeans <- function(x, centers, iter.max, nstart, algorithm, trace, t_begin) {
+  if (!isTRUE(.gk_state$stats_told)) {
+    .gk_state$stats_told <- TRUE
+    msg <- sprintf("gpukmeans: algorithm = \"%s\" runs stats::kmeans() itself, on the CPU (the GPU and CPU engines of gpukmeans run Lloyd's algorithm).\n(This message is shown once per session.)",
+                   algorithm)
+    message(structure(class = c("gpukmeans_stats", "message", "condition"),
+                      list(message = paste0(msg, "\n"), call = NULL)))
+  }
+  t0 <- Sys.time()
+  fit <- stats::kmeans(x, if (length(centers) == 1L) as.vector(centers) else centers,
+                       iter.max = iter.max, nstart = nstart, algorithm = algorithm,
+                       trace = trace)
+  compute <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
+  class(fit) <- c("gpu_kmeans", "kmeans")
+  attr(fit, "backend") <- "stats"
+  attr(fit, "device") <- sprintf("CPU, 1 thread (stats::kmeans, %s)", algorithm)
+  attr(fit, "timing") <- c(compute = compute,
+                           total = as.numeric(difftime(Sys.time(), t_begin, units = "secs")))
+  fit
 }

@@ -5,12 +5,23 @@
 #' object identical to what [stats::kmeans()] returns for the same start.
 #'
 #' @section Options:
+#' Every option is checked when it is used: a value that makes no sense is
+#' an error naming the option.
 #' \describe{
 #'   \item{`gpukmeans.backend`}{default backend: `"auto"`, `"cuda"` or `"cpu"`.}
 #'   \item{`gpukmeans.device`}{default CUDA device ordinal (0).}
-#'   \item{`gpukmeans.threads`}{threads of the CPU engine (default: all cores).}
-#'   \item{`gpukmeans.progress`}{`NA` (default: a bar for fits longer than
-#'     `gpukmeans.progress_after` seconds, 2 by default), `TRUE` or `FALSE`.}
+#'   \item{`gpukmeans.threads`}{the most threads of the CPU engine, a whole
+#'     number >= 1 (clamped to what OpenMP allows); default: the cores R may
+#'     use (see the Backends section of [gpu_kmeans()]).}
+#'   \item{`gpukmeans.work_per_thread`}{multiply-adds per iteration
+#'     (`n * k * d`) per thread of the CPU engine: smaller fits use fewer
+#'     threads (default 2^17; 0 for all threads always).}
+#'   \item{`gpukmeans.gpu_min_work`}{with `backend = "auto"`, problems with
+#'     fewer multiply-adds per iteration run on the CPU engine (default 5e4).}
+#'   \item{`gpukmeans.progress`}{`NA` (default: progress for fits longer
+#'     than `gpukmeans.progress_after` seconds), `TRUE` or `FALSE`.}
+#'   \item{`gpukmeans.progress_after`}{seconds before progress shows; by
+#'     default cli's `cli.progress_show_after` (2).}
 #' }
 #'
 #' @section Installation with CUDA:

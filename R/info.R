@@ -13,7 +13,8 @@
 #'   `memory_free_gb`, `multiprocessors`, `usable` (whether this build's
 #'   kernels run on the device: compute capability 8.0 or later, and code
 #'   built for it) and `why` (the reason when not)) and `cpu_threads` (the
-#'   threads the CPU engine would use).
+#'   most threads the CPU engine uses: see the Backends section of
+#'   [gpu_kmeans()]).
 #' @examples
 #' gpukmeans_info()
 #' @export
@@ -29,12 +30,11 @@ gpukmeans_info <- function() {
                         multiprocessors = dev$multiprocessors,
                         usable = dev$usable, why = dev$why,
                         stringsAsFactors = FALSE)
-  threads <- cpu_threads()
   structure(list(cuda_built = isTRUE(p$built),
                  runtime_version = ver(p$runtime_version),
                  driver_version = ver(p$driver_version),
                  message = p$message, devices = devices,
-                 cpu_threads = if (threads == 0L) gk_cpu_threads_cpp() else threads),
+                 cpu_threads = cpu_threads()),
             class = "gpukmeans_info")
 }
 

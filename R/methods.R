@@ -33,11 +33,19 @@ format_seconds <- function(s) {
 #' Each row of `newdata` goes to the nearest center of `object` (squared
 #' Euclidean distance, ties to the lowest index, empty clusters never), with
 #' the engine that made the fit: on the GPU for a CUDA fit when a device is
-#' still available, else on the CPU.
+#' still available (and the work is not too small to gain from it), else on
+#' the CPU.
+#'
+#' Columns are matched by name, as predict methods do, when both `newdata`
+#' and the fit's centers have column names: `newdata` may have its columns
+#' in any order, and columns the fit does not use are ignored (so
+#' `predict(fit, iris)` works for a fit on `iris[, 1:4]`); a column of the
+#' fit that `newdata` lacks is an error.  When either has no column names,
+#' columns are taken in order and their number must match.
 #'
 #' @param object a `gpu_kmeans` fit.
-#' @param newdata data with the same columns as the fit's centers (matrix,
-#'   data frame or, for 1-D fits, a vector).
+#' @param newdata data with the columns of the fit's centers (matrix, data
+#'   frame or, for 1-D fits, a vector).
 #' @param backend `"auto"` (the fit's engine), `"cuda"` or `"cpu"`.
 #' @param ... not used.
 #' @return An integer vector of cluster indices, named by the row names of
@@ -45,21 +53,100 @@ format_seconds <- function(s) {
 #' @examples
 #' fit <- gpu_kmeans(faithful, 2)
 #' predict(fit, data.frame(eruptions = c(2, 4.5), waiting = c(55, 80)))
+#' # the same, columns matched by name
+#' predict(fit, data.frame(waiting = c(55, 80), eruptions = c(2, 4.5)))
 #' @export
 predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
   if (missing(newdata)) stop("'newdata' is required", call. = FALSE)
-  newdata <- as_data_matrix(newdata, "newdata")
+  if (...length()) stop(sprintf("unused argument%s in predict(): %s",
+                                if (...length() > 1L) "s" else "",
+                                paste(deparse_dots(...), collapse = ", ")), call. = FALSE)
   centers <- object$centers
+  if (!is.matrix(centers) || !is.numeric(centers))
+    stop("'object' must be a k-means fit with a matrix of centers", call. = FALSE)
+  newdata <- match_columns(newdata, colnames(centers))
+  newdata <- as_data_matrix(newdata, "newdata")
   if (ncol(newdata) != ncol(centers))
     stop(sprintf("'newdata' has %d columns but the centers have %d",
                  ncol(newdata), ncol(centers)), call. = FALSE)
   storage.mode(centers) <- "double"
   device <- check_device(getOption("gpukmeans.device", 0L))
+  work <- as.numeric(nrow(newdata)) * nrow(centers) * ncol(centers)
+  check_backend(backend)
   engine <- if (identical(backend, "auto")) {
-    if (identical(attr(object, "backend"), "cuda") && is.null(cuda_unavailable_reason(device)))
-      "cuda" else "cpu"
-  } else resolve_backend(backend, device)
-  cl <- gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(), device)
+    if (identical(attr(object, "backend"), "cuda") && work >= gpu_min_work() &&
+        is.null(cuda_unavailable_reason(device))) "cuda" else "cpu"
+  } else resolve_backend(backend, device, work)
+  cl <- gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(work), device)
   if (!is.null(rn <- rownames(newdata))) names(cl) <- rn
   cl
+}
+
+# newdata's columns in the order of the fit's (named) columns, when both
+# have names; newdata as given otherwise.
+match_columns <- function(newdata, wanted) {
+  have <- if (is.data.frame(newdata) || is.matrix(newdata)) colnames(newdata)
+  if (is.null(wanted) || is.null(have) || all(!nzchar(wanted))) return(newdata)
+  if (identical(have, wanted)) return(newdata)
+  pos <- match(wanted, have)
+  if (anyNA(pos))
+    stop(sprintf("'newdata' has no column%s %s: the fit's columns are %s, those of 'newdata' %s",
+                 if (sum(is.na(pos)) > 1L) "s" else "",
+                 paste(sQuote(wanted[is.na(pos)], FALSE), collapse = ", "),
+                 paste(sQuote(wanted, FALSE), collapse = ", "),
+                 paste(sQuote(have, FALSE), collapse = ", ")), call. = FALSE)
+  dup <- wanted[have[pos] %in% have[duplicated(have)]]
+  if (length(dup))
+    stop(sprintf("'newdata' has more than one column named %s", paste(sQuote(unique(dup), FALSE), collapse = ", ")),
+         call. = FALSE)
+  newdata[, pos, drop = FALSE]
+}
+
+deparse_dots <- function(...) {
+  dots <- match.call(expand.dots = FALSE)$...
+  nm <- names(dots) %||% rep("", length(dots))
+  vapply(seq_along(dots), function(i) {
+    v <- paste(deparse(dots[[i]], nlines = 1L), collapse = "")
+    if (nzchar(nm[i])) paste(nm[i], "=", v) else v
+  }, character(1))
+}
+
+#' Compare two k-means fits
+#'
+#' `all.equal()` for `gpu_kmeans` fits compares what a [stats::kmeans()]
+#' fit has: the nine components and their attributes (names, dimnames).
+#' What says how a fit was run, and differs between two runs of the same fit
+#' (the attributes `timing`, `backend`, `device` and `start_tot_withinss`,
+#' and the class `"gpu_kmeans"` itself), is ignored unless `check.run =
+#' TRUE`, so two identical fits are equal, and a `gpu_kmeans` fit equals the
+#' [stats::kmeans()] fit it reproduces (to `tolerance`).
+#'
+#' @param target,current fits (`gpu_kmeans` or `kmeans` objects).
+#' @param ... passed to [all.equal()] (`tolerance`, `check.attributes`, ...).
+#' @param check.run logical: compare the run's metadata too.
+#' @return `TRUE`, or a character vector describing the differences, as
+#'   [all.equal()].
+#' @examples
+#' set.seed(1); a <- gpu_kmeans(iris[, 1:4], 3)
+#' set.seed(1); b <- gpu_kmeans(iris[, 1:4], 3)
+#' all.equal(a, b)                    # TRUE: only the timings differ
+#' isTRUE(all.equal(a, b, check.run = TRUE))
+#' set.seed(1); s <- kmeans(iris[, 1:4], 3, algorithm = "Lloyd")
+#' all.equal(a, s)
+#' @export
+all.equal.gpu_kmeans <- function(target, current, ..., check.run = FALSE) {
+  if (!is.logical(check.run) || length(check.run) != 1L || is.na(check.run))
+    stop("'check.run' must be TRUE or FALSE", call. = FALSE)
+  # all.equal.list() compares components and every attribute, class included.
+  if (check.run) return(all.equal.list(target, current, ...))
+  all.equal(strip_run_info(target), strip_run_info(current), ...)
+}
+
+run_attributes <- c("backend", "device", "timing", "start_tot_withinss")
+
+strip_run_info <- function(fit) {
+  if (!inherits(fit, "gpu_kmeans")) return(fit)
+  for (a in run_attributes) attr(fit, a) <- NULL
+  class(fit) <- setdiff(class(fit), "gpu_kmeans")
+  fit
 }

@@ -25,7 +25,8 @@
 #'   non-negative; the default `10 * sd` keeps small numbers of clusters well
 #'   apart.
 #' @param seed `NULL` (use the session's generator) or a single number passed
-#'   to [set.seed()] for this call only.
+#'   to [set.seed()] for this call only (a whole number of at most
+#'   `.Machine$integer.max` in absolute value, as set.seed() takes).
 #' @return A numeric `n` x `d` matrix with columns named `x1`, `x2`, ..., and
 #'   attributes `centers` (the `k` x `d` matrix of true centers) and `labels`
 #'   (an integer vector of length `n`: the true cluster of each row).
@@ -49,8 +50,10 @@ simulate_blobs <- function(n, d, k, sd = 1, spread = 10 * sd, seed = NULL) {
   blob_nonneg(sd, "sd")
   blob_nonneg(spread, "spread")
   if (!is.null(seed)) {
-    if (!is.numeric(seed) || length(seed) != 1L || !is.finite(seed))
-      stop("'seed' must be NULL or a single finite number", call. = FALSE)
+    if (!is.numeric(seed) || length(seed) != 1L || !is.finite(seed) ||
+        abs(seed) > .Machine$integer.max)
+      stop(sprintf("'seed' must be NULL or a single number between -%d and %d (as set.seed() takes it), not %s",
+                   .Machine$integer.max, .Machine$integer.max, describe_value(seed)), call. = FALSE)
     genv <- globalenv()
     old <- if (exists(".Random.seed", envir = genv, inherits = FALSE))
       get(".Random.seed", envir = genv, inherits = FALSE)
@@ -73,7 +76,8 @@ simulate_blobs <- function(n, d, k, sd = 1, spread = 10 * sd, seed = NULL) {
 blob_count <- function(value, arg) {
   if (!is.numeric(value) || length(value) != 1L || !is.finite(value) ||
       value < 1 || value != round(value))
-    stop(sprintf("'%s' must be a single positive whole number", arg), call. = FALSE)
+    stop(sprintf("'%s' must be a single positive whole number, not %s", arg, describe_value(value)),
+         call. = FALSE)
   if (value > .Machine$integer.max)
     stop(sprintf("'%s' must be at most %d", arg, .Machine$integer.max), call. = FALSE)
   as.integer(value)
@@ -81,6 +85,7 @@ blob_count <- function(value, arg) {
 
 blob_nonneg <- function(value, arg) {
   if (!is.numeric(value) || length(value) != 1L || !is.finite(value) || value < 0)
-    stop(sprintf("'%s' must be a single non-negative finite number", arg), call. = FALSE)
+    stop(sprintf("'%s' must be a single non-negative finite number, not %s", arg, describe_value(value)),
+         call. = FALSE)
   invisible(value)
 }

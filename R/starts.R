@@ -3,61 +3,128 @@
 #
 # stats draws start i + 1 only after fitting start i, but fitting uses no
 # random numbers, so drawing all starts up front consumes the same stream.
+# The checks come in stats' order relative to the draws: those stats makes
+# before drawing (k, more centers than points) before, those it makes after
+# (more centers than distinct points) after, so that an error leaves the
+# generator where stats leaves it.
 
 # Returns list(k = , starts = list of k x d matrices, given = TRUE/FALSE).
 # With init = "kmeans++" or "kmeans||" (and centers a number) the starts are
 # init specs instead, which the engine turns into centers (see
-# init_specs()); a matrix of centers always wins.
-initial_centers <- function(x, centers, nstart, init = "random") {
+# init_specs()); a matrix of centers always wins.  n_draw (default nstart)
+# is how many starts to draw: 1 where gpu_kmeans() only replays the draws
+# stats makes before an error it raises after its first start.
+initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart) {
   m <- nrow(x)
+  centers <- as_centers(centers)
   if (length(centers) == 1L) {
-    k <- centers
-    if (!is.numeric(k) && !is.logical(k))
-      stop("'centers' must be a number or a numeric matrix of initial centers", call. = FALSE)
-    if (is.na(k) || !is.finite(k) || k != round(k))
-      stop("'centers' must be a whole number (the number of clusters) or a matrix of initial centers",
-           call. = FALSE)
-    if (k < 1) stop("'centers' must be at least 1", call. = FALSE)
-    k <- as.integer(k)
-    if (k > m) stop(sprintf("more cluster centers than data points (%d > %d)", k, m),
-                    call. = FALSE)
+    # As in stats, sample.int() gets centers itself (2.5 draws 2 rows, and
+    # picks its algorithm from the value as given), k is as.integer(centers).
+    size <- as.vector(centers)
+    k <- check_k(size, m)
     if (init != "random")
-      return(list(k = k, starts = init_specs(init, k, nstart), given = FALSE))
+      return(list(k = k, starts = init_specs(init, k, n_draw), given = FALSE))
     first <- NULL
     if (nstart == 1L) {
-      first <- x[sample.int(m, k), , drop = FALSE]
+      first <- x[sample.int(m, size), , drop = FALSE]
     }
     if (nstart >= 2L || anyDuplicated(first) > 0L) {
       # Distinct rows in order of first occurrence, as unique(x) gives them.
       keep <- gk_unique_rows(x)
       mm <- length(keep)
-      if (mm < k) stop("more cluster centers than distinct data points.", call. = FALSE)
-      draw <- function() x[keep[sample.int(mm, k)], , drop = FALSE]
-      starts <- lapply(seq_len(nstart), function(i) draw())
+      if (mm < size) stop("more cluster centers than distinct data points.", call. = FALSE)
+      draw <- function() x[keep[sample.int(mm, size)], , drop = FALSE]
+      starts <- lapply(seq_len(n_draw), function(i) draw())
     } else {
       starts <- list(first)
     }
     return(list(k = k, starts = starts, given = FALSE))
   }
-  # As in stats, a numeric vector of length > 1 is a one-column matrix.
-  if (!(is.data.frame(centers) || (is.atomic(centers) && (is.numeric(centers) || is.logical(centers)))))
-    stop("'centers' must be a number or a numeric matrix of initial centers", call. = FALSE)
+  centers <- check_centers_matrix(centers, m)
+  k <- nrow(centers)
+  if (ncol(x) != ncol(centers))
+    stop("must have same number of columns in 'x' and 'centers'", call. = FALSE)
+  list(k = k, starts = list(unname(centers)), given = TRUE)
+}
+
+# centers as given, or a data frame of numeric columns as a matrix; anything
+# that is neither a number nor a numeric matrix is an error.  As in stats, a
+# numeric vector of length > 1 is a one-column matrix of centers, and a
+# single number (or 1 x 1 matrix) is the number of clusters.
+as_centers <- function(centers) {
   if (is.data.frame(centers)) {
-    ok <- vapply(centers, is.numeric, logical(1))
-    if (!all(ok)) stop("'centers' must be a number or a numeric matrix of initial centers",
-                       call. = FALSE)
+    ok <- vapply(centers, function(col) (is.numeric(col) || is.logical(col)) && !is.factor(col),
+                 logical(1))
+    if (!all(ok) || !length(ok))
+      stop("'centers' must be a number or a numeric matrix of initial centers, not ",
+           "a data frame with non-numeric columns", call. = FALSE)
+    return(as.matrix(centers))
   }
+  if (length(centers) == 1L) {
+    if (!is.numeric(centers) || is.factor(centers))
+      stop("'centers' must be a number (of clusters) or a numeric matrix of initial centers, not ",
+           describe_value(centers), call. = FALSE)
+    return(centers)
+  }
+  if (!is.atomic(centers) || !(is.numeric(centers) || is.logical(centers)) || is.factor(centers))
+    stop("'centers' must be a number or a numeric matrix of initial centers, not ",
+         describe_type(centers), call. = FALSE)
+  if (length(centers) == 0L) stop("'centers' must be at least 1", call. = FALSE)
+  centers
+}
+
+# The number of clusters from a single number, checked as stats' own
+# sample.int(nrow(x), centers) would check it before drawing (but with
+# clear messages): a finite number >= 1 and at most the number of rows.
+# Fractional values are as.integer()'d, as stats does (2.5 is 2).
+check_k <- function(size, m) {
+  if (is.na(size))
+    stop("'centers' must be a number of clusters or a matrix of initial centers, not ",
+         describe_value(size), call. = FALSE)
+  if (!is.finite(size))
+    stop("'centers' (the number of clusters) must be finite, not ", describe_value(size),
+         call. = FALSE)
+  if (size < 1) stop("'centers' must be at least 1, not ", describe_value(size), call. = FALSE)
+  if (size > m)
+    stop(sprintf("more cluster centers than data points (%s > %d)",
+                 format(floor(size), big.mark = ",", scientific = FALSE), m), call. = FALSE)
+  as.integer(size)
+}
+
+# A matrix of initial centers: double, distinct, finite, no more rows than x.
+check_centers_matrix <- function(centers, m) {
   centers <- as.matrix(centers)
   storage.mode(centers) <- "double"
   if (anyDuplicated(centers) > 0L) stop("initial centers are not distinct", call. = FALSE)
   k <- nrow(centers)
   if (k == 0L) stop("'centers' must be at least 1", call. = FALSE)
   if (m < k) stop("more cluster centers than data points", call. = FALSE)
-  if (ncol(x) != ncol(centers))
-    stop("must have same number of columns in 'x' and 'centers'", call. = FALSE)
   if (any(!is.finite(centers)))
     stop("'centers' must not contain NA, NaN or infinite values", call. = FALSE)
-  list(k = k, starts = list(unname(centers)), given = TRUE)
+  centers
+}
+
+# For an error that stats::kmeans() raises only after drawing its first
+# random start (data that are not numeric or not finite; an invalid
+# iter.max), make the draws stats makes before it, with stats' own code, so
+# that the generator is left where stats leaves it.  Returns stats' error
+# when those draws fail as stats' do (more centers than distinct points),
+# else NULL; any other failure means stats fails before drawing.
+stats_draws_before_error <- function(x, centers, nstart) {
+  tryCatch(suppressWarnings({
+    x <- as.matrix(x)
+    m <- as.integer(nrow(x))
+    storage.mode(x) <- "double"
+    k <- centers
+    if (nstart == 1L) centers <- x[sample.int(m, k), , drop = FALSE]
+    if (nstart >= 2L || any(duplicated(centers))) {
+      cn <- unique(x)
+      mm <- nrow(cn)
+      if (mm < k) return("more cluster centers than distinct data points.")
+      cn[sample.int(mm, k), , drop = FALSE]
+    }
+    NULL
+  }), error = function(e) NULL)
 }
 
 # The random numbers of k-means++ / k-means|| starts, drawn from R's RNG start
@@ -87,12 +154,13 @@ init_specs <- function(init, k, nstart) {
 gk_init_rows <- function(x, k, init = c("kmeans++", "kmeans||"), nstart = 1L,
                          backend = "cpu", precision = c("double", "single"),
                          device = getOption("gpukmeans.device", 0L), tuning = integer(0)) {
-  init <- match.arg(init)
-  precision <- match.arg(precision)
+  init <- choose_one(init, c("kmeans++", "kmeans||"), "init")
+  precision <- choose_one(precision, c("double", "single"), "precision")
   x <- as_data_matrix(x)
   engine <- resolve_backend(backend, check_device(device))
   starts <- initial_centers(x, k, nstart, init)$starts
-  z <- gk_fit_cpp(x, starts, 1L, precision == "single", engine, cpu_threads(), device,
+  z <- gk_fit_cpp(x, starts, 1L, precision == "single", engine,
+                  cpu_threads(as.numeric(nrow(x)) * k * ncol(x)), device,
                   FALSE, NULL, Inf, as.integer(tuning))
   z$start_init_rows
 }

@@ -119,6 +119,15 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_openmp_limits_cpp
+Rcpp::IntegerVector gk_openmp_limits_cpp();
+RcppExport SEXP _gpukmeans_gk_openmp_limits_cpp() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(gk_openmp_limits_cpp());
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
@@ -130,6 +139,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 11},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 5},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
+    {"_gpukmeans_gk_openmp_limits_cpp", (DL_FUNC) &_gpukmeans_gk_openmp_limits_cpp, 0},
     {NULL, NULL, 0}
 };
 

@@ -1,6 +1,9 @@
 # Shared helpers for the gpukmeans test suite.
 # Keep R CMD check friendly: at most 2 OpenMP threads, and the CPU engine
 # unless a test asks for another backend explicitly.
+# Small fits take one thread, as they do by default (more would only make
+# them slower, much slower on a busy machine); the tests of the threads
+# themselves set gpukmeans.work_per_thread = 0 to use both on small data.
 options(gpukmeans.threads = 2L, gpukmeans.backend = "cpu")
 
 # Attributes that a gpu_kmeans fit may carry on top of a stats "kmeans" fit.
@@ -35,14 +38,18 @@ get_seed <- function() {
 # from the same RNG state (if seed is given); record fits, warnings and the
 # RNG state each call leaves behind.
 # backend (if given) is passed to gpu_kmeans only.
+# gpu_kmeans' default iter.max (1000) is not stats' (10): unless the test
+# gives iter.max, both get stats' default explicitly, which is what parity
+# is promised for.
 run_pair <- function(x, centers, ..., seed = NULL, backend = NULL) {
+  args <- list(...)
+  if (is.null(args$iter.max)) args$iter.max <- 10L
   if (!is.null(seed)) set.seed(seed)
-  s <- with_warnings(stats::kmeans(x, centers, ..., algorithm = "Lloyd"))
+  s <- with_warnings(do.call(stats::kmeans, c(list(x, centers), args, algorithm = "Lloyd")))
   s_seed <- get_seed()
   if (!is.null(seed)) set.seed(seed)
-  g <- with_warnings(
-    if (is.null(backend)) gpukmeans::gpu_kmeans(x, centers, ...)
-    else gpukmeans::gpu_kmeans(x, centers, ..., backend = backend))
+  if (!is.null(backend)) args$backend <- backend
+  g <- with_warnings(do.call(gpukmeans::gpu_kmeans, c(list(x, centers), args)))
   g_seed <- get_seed()
   list(s = s$value, g = g$value, s_warn = s$warnings, g_warn = g$warnings,
        s_seed = s_seed, g_seed = g_seed)

@@ -41,11 +41,15 @@ test_that("k < 1", {
   expect_error(gpu_kmeans(x, 0L), "'centers' must be at least 1")
 })
 
-test_that("non-whole or NA k", {
-  expect_error(gpu_kmeans(x, 2.5), "'centers' must be a whole number")
-  expect_error(gpu_kmeans(x, NA), "'centers' must be a whole number")
-  expect_error(gpu_kmeans(x, NA_real_), "'centers' must be a whole number")
-  expect_error(gpu_kmeans(x, NA_integer_), "'centers' must be a whole number")
+test_that("NA, NaN, Inf or logical k", {
+  expect_error(gpu_kmeans(x, NA), "'centers' must be a number")
+  expect_error(gpu_kmeans(x, NA_real_), "'centers' must be a number of clusters or a matrix of initial centers, not NA")
+  expect_error(gpu_kmeans(x, NA_integer_), "'centers' must be a number of clusters")
+  expect_error(gpu_kmeans(x, NaN), "'centers' must be a number of clusters or a matrix of initial centers, not NaN")
+  expect_error(gpu_kmeans(x, Inf), "'centers' \\(the number of clusters\\) must be finite, not Inf")
+  # stats fails on TRUE too ("invalid 'size' argument")
+  expect_error(gpu_kmeans(x, TRUE), "'centers' must be a number \\(of clusters\\) or a numeric matrix of initial centers, not TRUE")
+  expect_error(stats::kmeans(x, TRUE, algorithm = "Lloyd"))
 })
 
 test_that("centers a list or character", {
@@ -56,7 +60,7 @@ test_that("centers a list or character", {
 })
 
 test_that("centers a length-1 character", {
-  expect_error(gpu_kmeans(x, "3"), "'centers' must be a number or a numeric matrix")
+  expect_error(gpu_kmeans(x, "3"), "'centers' must be a number \\(of clusters\\) or a numeric matrix of initial centers, not \"3\" \\(a character string\\)")
 })
 
 test_that("more cluster centers than data points", {
@@ -124,15 +128,25 @@ test_that("NA in a centers matrix", {
   expect_error(gpu_kmeans(x, ctr), "'centers' must not contain NA, NaN or infinite values")
 })
 
-test_that("unknown arguments are rejected", {
-  expect_error(gpu_kmeans(x, 3, foo = 1), "unknown argument")
+test_that("unknown arguments are rejected, named or not, as stats does", {
+  expect_error(gpu_kmeans(x, 3, foo = 1), "unused argument (foo = 1)", fixed = TRUE)
+  expect_error(stats::kmeans(x, 3, foo = 1), "unused argument (foo = 1)", fixed = TRUE)
   # a misspelt argument is not silently swallowed by ...
-  expect_error(gpu_kmeans(x, 3, iter.maxx = 5), "unknown argument")
+  expect_error(gpu_kmeans(x, 3, iter.maxx = 5), "unused argument (iter.maxx = 5)", fixed = TRUE)
+  # an extra positional argument after stats' six
+  expect_error(gpu_kmeans(x, 3, 10, 1, "Lloyd", FALSE, 5), "unused argument (5)", fixed = TRUE)
+  expect_error(stats::kmeans(x, 3, 10, 1, "Lloyd", FALSE, 5), "unused argument (5)", fixed = TRUE)
+  expect_error(gpu_kmeans(x, 3, 10, 1, "Lloyd", FALSE, "single", foo = 2),
+               "unused arguments (\"single\", foo = 2)", fixed = TRUE)
+  # stats' six arguments by position work as in stats
+  set.seed(1); g <- gpu_kmeans(x, 3, 10, 1, "Lloyd", FALSE)
+  set.seed(1); s <- stats::kmeans(x, 3, 10, 1, "Lloyd", FALSE)
+  expect_same_fit(g, s)
 })
 
 test_that("invalid algorithm / precision values", {
-  expect_error(gpu_kmeans(x, 3, algorithm = "Hartigan-Wong"), "should be one of")
-  expect_error(gpu_kmeans(x, 3, algorithm = "MacQueen"), "should be one of")
+  expect_error(gpu_kmeans(x, 3, algorithm = "Elkan"), "should be one of")
+  expect_error(stats::kmeans(x, 3, algorithm = "Elkan"), "should be one of")
   expect_error(gpu_kmeans(x, 3, precision = "half"), "should be one of")
 })
 

@@ -79,7 +79,7 @@ test_that("the chosen rows do not depend on the number of CPU threads", {
   x <- matrix(rnorm(3000 * 3), ncol = 3)
   for (init in c("kmeans++", "kmeans||")) {
     rows <- lapply(c(1L, 2L), function(th) {
-      withr::with_options(list(gpukmeans.threads = th), {
+      withr::with_options(list(gpukmeans.threads = th, gpukmeans.work_per_thread = 0), {
         set.seed(21); gpukmeans:::gk_init_rows(x, 12, init, nstart = 2)
       })
     })

@@ -105,8 +105,14 @@ test_that("predict() on a named-rows fit, and column mismatch errors", {
   set.seed(2)
   g <- gpu_kmeans(USArrests, 4)
   expect_identical(unname(predict(g, USArrests)), unname(g$cluster))
-  expect_error(predict(g, USArrests[, 1:3]), "columns")
-  expect_error(predict(g, as.matrix(cbind(USArrests, z = 1))), "columns")
+  expect_error(predict(g, USArrests[, 1:3]), "'newdata' has no column 'Rape'")
+  # an extra named column is not used (columns are matched by name)
+  expect_identical(predict(g, as.matrix(cbind(USArrests, z = 1))), predict(g, USArrests))
+  # without names, the number of columns must match
+  expect_error(predict(g, unname(as.matrix(cbind(USArrests, z = 1)))),
+               "'newdata' has 5 columns but the centers have 4")
+  expect_error(predict(g, unname(as.matrix(USArrests[, 1:3]))),
+               "'newdata' has 3 columns but the centers have 4")
 })
 
 test_that("trace = TRUE prints one line per iteration", {
