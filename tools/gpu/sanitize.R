@@ -1,0 +1,29 @@
+# A small run of every CUDA path, for compute-sanitizer on the GPU machine
+# (tools/gpu/sanitize.sh): plain, bounded and step-by-step Lloyd in both
+# precisions, k-means++ and k-means||, predict, and the error paths.
+suppressPackageStartupMessages(library(gpukmeans))
+options(gpukmeans.progress = FALSE)
+fit <- function(x, c0, iter, single, bounds) {
+  gpukmeans:::gk_fit_cpp(x, list(c0), iter, single, "cuda", 0L, 0L, FALSE, NULL, Inf, c(0L, 0L, 0L, bounds))
+}
+set.seed(1)
+x2 <- simulate_blobs(20011, 2, 8, seed = 1)
+x16 <- simulate_blobs(6007, 16, 20, seed = 2)
+x130 <- simulate_blobs(1003, 130, 5, seed = 3)
+for (x in list(x2, x16, x130)) {
+  for (single in c(FALSE, TRUE)) {
+    a <- fit(x, x[1:12, ], 40L, single, 1L)
+    b <- fit(x, x[1:12, ], 40L, single, 2L)
+    if (!single) stopifnot(identical(a$cluster, b$cluster), identical(a$centers, b$centers))
+  }
+  p <- gpukmeans:::gk_fit_parts_cpp(x, x[1:12, ], 20L, 3L, FALSE, "cuda", 1L, 0L)
+  for (init in c("kmeans++", "kmeans||")) {
+    set.seed(4); f <- gpu_kmeans(x, 10, init = init, iter.max = 20, backend = "cuda")
+    set.seed(4); f <- gpu_kmeans(x, 10, init = init, iter.max = 20, backend = "cuda", precision = "single")
+  }
+  invisible(predict(f, x[1:100, ]))
+}
+out <- capture.output(gpu_kmeans(x2, x2[1:4, ], iter.max = 5, backend = "cuda", trace = TRUE))
+e <- tryCatch(gpu_kmeans(x2 * 1e200, 3, backend = "cuda"), error = identity)
+stopifnot(inherits(e, "gpukmeans_data_error"))
+cat("sanitize.R: done\n")
