@@ -14,7 +14,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/inf
 $R -e 'print(gpukmeans::gpukmeans_info())' >> "$out/info.txt" 2>&1
 case " $what " in *" tests "*)
   $R -e '
-    library(testthat); library(gpukmeans)
+    library(testthat); library(gpukmeans); testthat::set_max_fails(Inf)
     res <- as.data.frame(test_dir("tests/testthat", package = "gpukmeans", load_package = "installed",
                                   stop_on_failure = FALSE, reporter = ProgressReporter$new(show_praise = FALSE)))
     cat(sprintf("\nGPU test run: %d expectations passed, %d failed, %d skipped (%s)\n",

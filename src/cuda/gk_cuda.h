@@ -95,9 +95,11 @@ typedef struct {
   int sample_room;    /* k-means|| rounds: rows a round's sample holds before
                          it is drawn again into a larger buffer (0: 2l + 1024,
                          which a round exceeds almost never; tests set 1) */
-  int bounds;         /* Lloyd: 0 distance bounds where they pay (default),
-                         1 never (plain Lloyd), 2 from the second iteration on
-                         (tests); the results are the same bits */
+  int bounds;         /* Lloyd's distance bounds: 0 the default (for now:
+                         never, until the GPU suite has validated them on a
+                         device), 1 never (plain Lloyd), 2 from the second
+                         iteration on (tests), 3 where they pay; the results
+                         are the same bits */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

@@ -3,7 +3,7 @@
 local_edition(3)
 
 # A fit through the glue with the CUDA engine's bounds mode:
-# 1 = never (plain Lloyd), 2 = from the second iteration, 0 = where they pay.
+# 1 = never (plain Lloyd), 2 = from the second iteration, 3 = where they pay.
 fit_bounds <- function(x, centers, iter.max, bounds, single = FALSE) {
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), single, "cuda", 0L, 0L,
                          FALSE, NULL, Inf, c(0L, 0L, 0L, as.integer(bounds)))
@@ -11,7 +11,7 @@ fit_bounds <- function(x, centers, iter.max, bounds, single = FALSE) {
 
 expect_bounded_equals_plain <- function(x, centers, iter.max = 100L, label = "") {
   plain <- fit_bounds(x, centers, iter.max, 1L)
-  for (b in c(2L, 0L)) {
+  for (b in c(2L, 3L)) {
     bounded <- fit_bounds(x, centers, iter.max, b)
     for (comp in c("cluster", "centers", "withinss", "size", "iter", "totss"))
       expect_identical(bounded[[comp]], plain[[comp]], label = paste(label, "bounds", b, comp))
@@ -66,16 +66,17 @@ test_that("cuda: bounded iterations in single precision stay as close to double 
   x <- make_blobs(100000, 16, 30, sd = 1, spread = 30)
   c0 <- x[1:30, ]
   d <- fit_bounds(x, c0, 300L, 1L)
-  for (b in c(1L, 2L, 0L)) {
+  for (b in c(1L, 2L, 3L)) {
     s <- fit_bounds(x, c0, 300L, b, single = TRUE)
     expect_gte(mean(s$cluster == d$cluster), 0.999)
     expect_equal(sum(s$withinss), sum(d$withinss), tolerance = 1e-5)
   }
 })
 
-test_that("cuda: gpu_kmeans to convergence equals stats on a large problem (bounds on by default)", {
+test_that("cuda: gpu_kmeans to convergence with bounds where they pay equals stats", {
   skip_if_no_gpu()
   x <- simulate_blobs(100000, 4, 20, seed = 4)
+  withr::local_options(gpukmeans.cuda_tuning = c(0L, 0L, 0L, 3L))
   p <- expect_kmeans_parity(x, 20, iter.max = 500, seed = 5, backend = "cuda", tolerance = 1e-12)
   expect_null(p$g$ifault)
 })

@@ -44,9 +44,10 @@ struct BoundsMargin {
   double eta, eta2;       // eta, 2 eta
 };
 
-// The label is proven when u^2 (1 + gamma) + 2 eta < l^2 (1 - gamma).
+// The label is proven when u^2 (1 + gamma) + 2 eta < l^2 (1 - gamma) with
+// l > 0 (a lower bound that went negative proves nothing; squaring it would).
 __device__ __forceinline__ bool proven(double u, double l, const BoundsMargin &m) {
-  return __dadd_ru(__dmul_ru(__dmul_ru(u, u), m.g_up), m.eta2) < __dmul_rd(__dmul_rd(l, l), m.g_dn);
+  return l > 0.0 && __dadd_ru(__dmul_ru(__dmul_ru(u, u), m.g_up), m.eta2) < __dmul_rd(__dmul_rd(l, l), m.g_dn);
 }
 
 // Exact-rule squared distance of point i to center c (centers k x d,
