@@ -130,7 +130,13 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
     std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, tuning);
-    const gk::FitOutcome fit = gk::fit_starts(*e, data, source, iter_max, &observer);
+    gk::FitOutcome fit;
+    try {
+      fit = gk::fit_starts(*e, data, source, iter_max, &observer);
+    } catch (const gk::Interrupted&) {
+      observer.resume_pending_jump();  // an R jump out of the progress code, if that stopped the fit
+      throw;
+    }
     return as_list(fit, *e);
   });
 }

@@ -1,6 +1,7 @@
 #include "r_observer.h"
 #include "wall_clock.h"
 
+#include <csetjmp>
 #include <cmath>
 #include <iomanip>
 #include <R_ext/Utils.h>
@@ -10,6 +11,14 @@ namespace gk {
 namespace {
 
 void check_interrupt_fn(void*) { R_CheckUserInterrupt(); }
+
+SEXP eval_in_global(void* call) { return Rf_eval(static_cast<SEXP>(call), R_GlobalEnv); }
+
+// R_UnwindProtect's cleanup: a jump out of the R code comes back to
+// call_r()'s setjmp instead of unwinding through the engine's frames.
+void back_to_observer(void* jb, Rboolean jump) {
+  if (jump) std::longjmp(*static_cast<std::jmp_buf*>(jb), 1);
+}
 
 constexpr double kPollEvery = 0.05;  // seconds between interrupt checks
 constexpr double kDrawEvery = 0.2;   // seconds between progress redraws
@@ -45,19 +54,45 @@ void RObserver::draw_progress(double now, int iter, std::int64_t changed) {
   if (last_draw_ >= 0.0 && now - last_draw_ < kDrawEvery) return;
   last_draw_ = now;
   // progress_step(update, iter, changed, start) (R/progress_step.R) draws the
-  // bar and returns TRUE when a Ctrl-C arrived while R code ran: drawing must
-  // not swallow the interrupt.
+  // bar and returns TRUE when a Ctrl-C arrived while R code ran (drawing must
+  // not swallow the interrupt); it swallows the bar's own errors.
   SEXP a1 = PROTECT(Rf_ScalarInteger(iter));
   SEXP a2 = PROTECT(Rf_ScalarReal(static_cast<double>(changed)));
   SEXP a3 = PROTECT(Rf_ScalarInteger(start_));
   SEXP call = PROTECT(Rf_lang5(progress_step_, progress_, a1, a2, a3));
-  int failed = 0;
-  SEXP res = R_tryEvalSilent(call, R_GlobalEnv, &failed);
-  const bool stop = !failed && Rf_asLogical(res) == TRUE;
+  SEXP res = R_NilValue;
+  const bool returned = call_r(call, &res);
+  const int status = returned ? Rf_asLogical(res) : TRUE;
   UNPROTECT(4);
-  if (stop) interrupted_ = true;
-  // A bar that fails must not stop the fit: drop the bar.
-  if (failed) progress_ = R_NilValue;
+  if (status == TRUE) interrupted_ = true;
+  if (status == NA_LOGICAL) progress_ = R_NilValue;  // the display failed: drop it
+}
+
+// Evaluates call in R's current context, so that the calling handlers around
+// the fit (progressr's with_progress(), a future's relay) see what it
+// signals.  A jump out of it (an exiting handler, an error the R code did not
+// catch) is held, the fit stops, and resume_pending_jump() continues it once
+// the engine has cleaned up.  False when that happened.
+bool RObserver::call_r(SEXP call, SEXP* result) {
+  SEXP token = PROTECT(R_MakeUnwindCont());
+  std::jmp_buf jb;
+  if (setjmp(jb)) {
+    R_PreserveObject(token);
+    pending_jump_ = token;
+    UNPROTECT(1);
+    return false;
+  }
+  *result = R_UnwindProtect(eval_in_global, call, back_to_observer, &jb, token);
+  UNPROTECT(1);
+  return true;
+}
+
+void RObserver::resume_pending_jump() {
+  if (pending_jump_ == R_NilValue) return;
+  SEXP token = pending_jump_;
+  pending_jump_ = R_NilValue;
+  R_ReleaseObject(token);  // no R allocation happens before the jump resumes
+  throw Rcpp::LongjumpException(token);
 }
 
 bool RObserver::iteration(int iter, std::int64_t changed, double tot_withinss) {

@@ -1,10 +1,12 @@
 // r_observer.h: trace lines, the progress bar and Ctrl-C for a running fit.
 //
-// Engines call it between iterations.  Everything that touches R runs under
-// R_ToplevelExec / R_tryEvalSilent, so an interrupt or an error in R code can
-// never unwind through engine (or CUDA) frames; it is reported back as
-// "stop", the engine throws gk::Interrupted once it has cleaned up, and
-// guarded() (r_boundary.h) raises the interrupt in R.
+// Engines call it between iterations.  R code runs under R_ToplevelExec (the
+// interrupt poll) or R_UnwindProtect (the progress bar, in the current
+// context so that handlers around the fit see its conditions), so an
+// interrupt or a jump out of R code can never unwind through engine (or
+// CUDA) frames: it is reported back as "stop", the engine throws
+// gk::Interrupted once it has cleaned up, and the glue resumes the held jump
+// (resume_pending_jump) or guarded() (r_boundary.h) raises the interrupt.
 #ifndef GPUKMEANS_R_OBSERVER_H
 #define GPUKMEANS_R_OBSERVER_H
 
@@ -25,14 +27,19 @@ class RObserver : public IterationObserver {
     start_ = start;
     nstart_ = nstart;
   }
+  // After the engine has stopped: continues an R jump (error, exiting
+  // handler) that left the progress code while the fit ran (see call_r).
+  void resume_pending_jump();
 
  private:
   bool poll_interrupt(double now);
   void draw_progress(double now, int iter, std::int64_t changed);
+  bool call_r(SEXP call, SEXP* result);
 
   bool trace_;
   SEXP progress_;
   SEXP progress_step_ = R_NilValue;  // R/progress_step.R
+  SEXP pending_jump_ = R_NilValue;   // a held R jump (call_r)
   double progress_after_;
   int start_ = 1, nstart_ = 1;
   double t0_, last_poll_, last_draw_;

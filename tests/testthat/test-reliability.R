@@ -143,3 +143,44 @@ test_that("a CUDA kernel fault is an R error, not an abort", {
   expect_true(any(grepl("^message: CUDA engine: fault test failed", r$output)))
   expect_true(any(r$output == "alive"))
 })
+
+test_that("the progress code runs in R's context: handlers around the fit see it, jumps are held safely", {
+  x <- simulate_blobs(20000, 2, 5, seed = 3)
+  fit_with <- function(bar) {
+    gpukmeans:::gk_fit_cpp(x, list(x[1:5, ]), 200L, FALSE, "cpu", 1L, 0L, FALSE, bar, 0, integer(0))
+  }
+  # a calling handler around the fit sees what the bar signals, while it runs
+  seen <- 0L
+  withCallingHandlers(fit_with(function(iter, changed, start) {
+    signalCondition(structure(class = c("gk_test_tick", "condition"), list(message = "", call = NULL)))
+  }), gk_test_tick = function(cnd) seen <<- seen + 1L)
+  expect_gt(seen, 0L)
+  # an exiting handler around the fit: the jump leaves the engine cleanly
+  res <- tryCatch(fit_with(function(iter, changed, start) {
+    signalCondition(structure(class = c("gk_test_exit", "condition"), list(message = "", call = NULL)))
+  }), gk_test_exit = function(cnd) "left")
+  expect_identical(res, "left")
+  # a bar that fails is dropped; the fit goes on and equals the quiet fit
+  calls <- 0L
+  broken <- fit_with(function(iter, changed, start) {
+    calls <<- calls + 1L
+    stop("broken bar")
+  })
+  quiet <- fit_with(NULL)
+  expect_identical(calls, 1L)
+  expect_identical(broken$cluster, quiet$cluster)
+  expect_identical(broken$centers, quiet$centers)
+})
+
+test_that("progressr's with_progress() gets live updates from a long fit", {
+  skip_if_not_installed("progressr")
+  x <- simulate_blobs(20000, 2, 5, seed = 3)
+  withr::local_options(gpukmeans.progress = TRUE, gpukmeans.backend = "cpu", progressr.enable = TRUE)
+  msgs <- character()
+  progressr::with_progress(
+    withCallingHandlers(gpu_kmeans(x, 5, nstart = 2, iter.max = 50),
+                        progression = function(p) msgs <<- c(msgs, paste(p$message, collapse = ""))),
+    handlers = progressr::handler_void())
+  # messages of iterations come only from the updates while the fit runs
+  expect_true(any(grepl("gpu_kmeans: start [12]/2, iter [0-9]+/50", msgs)))
+})
