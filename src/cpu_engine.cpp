@@ -81,6 +81,11 @@ class CpuEngine final : public Engine {
   std::vector<double> par_weights(std::int64_t m) override { return rounds().weights(m); }
   void par_end() override { par_.reset(); }
 
+  QualityPoints quality(const QualityRequest& request, IterationObserver* observer) override {
+    if (single()) return cpu_quality<float>(xf_.data(), n_, d_, request, threads_, observer);
+    return cpu_quality<double>(x_, n_, d_, request, threads_, observer);
+  }
+
  private:
   bool single() const { return precision_ == Precision::kSingle; }
   CpuParRounds& rounds() {
