@@ -1,5 +1,6 @@
-# gpu_silhouette(): exact widths equal to cluster::silhouette(cl, dist(x)),
-# the sampled and simplified variants, and the errors.
+# gpu_silhouette(): exact widths equal to cluster::silhouette(cl, dist(x))
+# (sil_ref, helper-quality.R), the sampled and simplified variants, and the
+# errors.
 
 # Simplified silhouette in plain R: distances to the centers (k x d, rows for
 # the codes 1..k of cl).
@@ -25,23 +26,37 @@ expect_same_silhouette <- function(sil, ref, tolerance = 1e-12) {
   expect_equal(unname(sil[, "sil_width"]), unname(ref[, "sil_width"]), tolerance = tolerance)
 }
 
+test_that("the plain-R reference of the tests is cluster::silhouette", {
+  skip_if_not_installed("cluster")
+  set.seed(9)
+  x <- make_blobs(90, 3, 4, sd = 4, spread = 5)
+  cl <- c(rep(c(4L, 8L, 1L), 29), 2L, 2L, 7L)
+  a <- sil_ref(cl, x)
+  b <- sil_ref(cl, x, use_cluster = FALSE)
+  expect_identical(unname(a[, 1:2]), unname(b[, 1:2]))
+  expect_equal(unname(a[, 3]), unname(b[, 3]), tolerance = 1e-13)
+})
+
 test_backends("exact silhouette equals cluster::silhouette (USArrests, iris, blobs of many widths)",
               function(backend) {
-  skip_if_not_installed("cluster")
   x <- scale(USArrests)
   set.seed(1)
   fit <- gpukmeans::gpu_kmeans(x, 4, nstart = 5)
   sil <- gpukmeans::gpu_silhouette(fit, x)
-  expect_same_silhouette(sil, cluster::silhouette(fit$cluster, dist(x)))
+  expect_same_silhouette(sil, sil_ref(fit$cluster, x))
   expect_identical(rownames(sil), rownames(USArrests))
   expect_identical(attr(sil, "method"), "exact")
   expect_identical(attr(sil, "backend"), backend)
-  expect_equal(summary(sil)$avg.width, summary(cluster::silhouette(fit$cluster, dist(x)))$avg.width,
-               tolerance = 1e-12)
+  if (requireNamespace("cluster", quietly = TRUE)) {
+    # cluster's methods take it
+    sm <- summary(sil)
+    expect_equal(sm$avg.width, mean(sil_ref(fit$cluster, x)[, "sil_width"]), tolerance = 1e-12)
+    expect_length(sm$clus.avg.widths, 4L)
+  }
 
   ir <- as.matrix(iris[, 1:4])
   fit <- gpukmeans::gpu_kmeans(ir, 3, nstart = 3)
-  expect_same_silhouette(gpukmeans::gpu_silhouette(fit, ir), cluster::silhouette(fit$cluster, dist(ir)))
+  expect_same_silhouette(gpukmeans::gpu_silhouette(fit, ir), sil_ref(fit$cluster, ir))
 
   # widths 1 to 40 cover every kernel (registers: 2..32 padded; wide: > 32)
   for (d in c(1, 2, 3, 7, 13, 17, 24, 31, 33, 40)) {
@@ -49,33 +64,31 @@ test_backends("exact silhouette equals cluster::silhouette (USArrests, iris, blo
     x <- make_blobs(157, d, 5, sd = 3, spread = 5)
     cl <- sample(rep_len(1:5, 157))
     sil <- gpukmeans::gpu_silhouette(cl, x)
-    expect_same_silhouette(sil, cluster::silhouette(cl, dist(x)))
+    expect_same_silhouette(sil, sil_ref(cl, x))
   }
 })
 
 test_backends("exact silhouette: singletons, ties, duplicate rows, labels that are not 1..k",
               function(backend) {
-  skip_if_not_installed("cluster")
   set.seed(3)
   x <- make_blobs(60, 3, 4)
   # singletons (width 0 as in cluster), labels with gaps and negative codes
   cl <- c(rep(c(-2L, 5L, 9L), 19), 11L, 11L, 40L)
   sil <- gpukmeans::gpu_silhouette(cl, x)
-  ref <- cluster::silhouette(cl, dist(x))
+  ref <- sil_ref(cl, x)
   expect_same_silhouette(sil, ref)
   expect_identical(unname(sil[60, "sil_width"]), 0)
   # ties: a point at the same mean distance from two clusters (first wins)
   x <- matrix(c(0, -1, -1.2, 1, 1.2), ncol = 1)
   cl <- c(1L, 2L, 2L, 3L, 3L)
-  expect_same_silhouette(gpukmeans::gpu_silhouette(cl, x), cluster::silhouette(cl, dist(x)))
+  expect_same_silhouette(gpukmeans::gpu_silhouette(cl, x), sil_ref(cl, x))
   # duplicate rows: a == b == 0 gives 0
   x <- matrix(c(1, 1, 1, 1, 5, 6), ncol = 1)
   cl <- c(1L, 1L, 2L, 2L, 3L, 3L)
-  expect_same_silhouette(gpukmeans::gpu_silhouette(cl, x), cluster::silhouette(cl, dist(x)))
+  expect_same_silhouette(gpukmeans::gpu_silhouette(cl, x), sil_ref(cl, x))
 })
 
 test_backends("a fit with an empty cluster: the empty cluster is never a neighbor", function(backend) {
-  skip_if_not_installed("cluster")
   set.seed(4)
   x <- make_blobs(40, 2, 3)
   km <- stats::kmeans(x, 3, nstart = 3)
@@ -83,7 +96,7 @@ test_backends("a fit with an empty cluster: the empty cluster is never a neighbo
   fake$cluster <- c(1L, 3L, 4L)[km$cluster]  # cluster 2 empty
   fake$centers <- rbind(km$centers[1, ], NaN, km$centers[2:3, ])
   sil <- gpukmeans::gpu_silhouette(fake, x)
-  expect_same_silhouette(sil, cluster::silhouette(fake$cluster, dist(x)))
+  expect_same_silhouette(sil, sil_ref(fake$cluster, x))
   expect_false(any(sil[, "neighbor"] == 2))
   s <- gpukmeans::gpu_silhouette(fake, x, method = "simplified")
   ref <- ref_simplified(x, km$cluster, km$centers)
@@ -92,11 +105,10 @@ test_backends("a fit with an empty cluster: the empty cluster is never a neighbo
 })
 
 test_backends("sampled silhouette: exact widths of the drawn rows, drawn with R's RNG", function(backend) {
-  skip_if_not_installed("cluster")
   set.seed(5)
   x <- make_blobs(300, 4, 6)
   fit <- gpukmeans::gpu_kmeans(x, 6, init = "kmeans++", iter.max = 50)
-  ref <- cluster::silhouette(fit$cluster, dist(x))
+  ref <- sil_ref(fit$cluster, x)
   set.seed(11)
   s <- gpukmeans::gpu_silhouette(fit, x, method = "sampled", sample_size = 40)
   set.seed(11)
@@ -118,7 +130,7 @@ test_backends("sampled silhouette: exact widths of the drawn rows, drawn with R'
 test_backends("simplified silhouette: distances to the centers (fit's or the means)", function(backend) {
   set.seed(6)
   x <- make_blobs(250, 5, 4)
-  fit <- gpukmeans::gpu_kmeans(x, 4, nstart = 3)
+  fit <- gpukmeans::gpu_kmeans(x, 4, nstart = 3, iter.max = 50)
   s <- gpukmeans::gpu_silhouette(fit, x, method = "simplified")
   ref <- ref_simplified(x, fit$cluster, fit$centers)
   expect_identical(attr(s, "method"), "simplified")
