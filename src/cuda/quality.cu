@@ -49,8 +49,14 @@ void launch_exact(const SilArgs &A, int dp, int grid, cudaStream_t s) {
   }
 }
 
+// Blocks for a grid-stride kernel over `work` items.
 int grid_of(long long work, int per_block) {
   return (int)std::max<long long>(1, std::min<long long>((work + per_block - 1) / per_block, 1 << 20));
+}
+
+// Blocks for one thread per item (n < 2^31 rows: at most 2^23 blocks).
+int grid_all(long long work, int per_block) {
+  return (int)std::max<long long>(1, (work + per_block - 1) / per_block);
 }
 
 }  // namespace
@@ -127,7 +133,7 @@ extern "C" int gk_cuda_quality(gk_cuda_data *D, int k, const int32_t *order, con
       GK_CHECK(d_width.alloc(n), "allocating the silhouette widths");
       GK_CHECK(d_nb.alloc(n), "allocating the neighbors");
     }
-    k_quality_centers<<<grid_of(n, 256), 256, 0, s>>>(d_xs.p, n, d, dp, d_order.p, d_start.p, k, d_cen.p,
+    k_quality_centers<<<grid_all(n, 256), 256, 0, s>>>(d_xs.p, n, d, dp, d_order.p, d_start.p, k, d_cen.p,
                                                       silhouette == 2 ? 1 : 0, d_cdist.p, d_width.p, d_nb.p);
     GK_CHECK(cudaGetLastError(), "distances to the centers");
   }
