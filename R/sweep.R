@@ -43,8 +43,8 @@
 #'     centrotypes = "centroids", p = 2, q = 1)`, scikit-learn's
 #'     `davies_bouldin_score`; smaller is better).}
 #' }
-#' All three need 2 <= k' (the silhouette and Calinski-Harabasz also k' < n)
-#' and are `NA` otherwise (k = 1).  They are computed by the engine that made
+#' All three need 2 <= k' < n (as [cluster::silhouette()]) and are `NA`
+#' otherwise (k = 1, or every row a cluster of its own).  They are computed by the engine that made
 #' the fits, in double precision, from the data as the engine holds it (in
 #' single precision: the float copy).  In double precision the CPU and CUDA
 #' engines give the same bits.
@@ -226,7 +226,7 @@ quality_row <- function(fit, q, n, method) {
   sil <- if (isTRUE(q$silhouette)) sum(q$width) / sum(q$width_count) else NA_real_
   ch <- if (kk >= 2L && kk < n) (B / (kk - 1)) / (W / (n - kk)) else NA_real_
   db <- NA_real_
-  if (kk >= 2L && length(q$center_dist) == length(size)) {
+  if (kk >= 2L && kk < n && length(q$center_dist) == length(size)) {
     s <- q$center_dist[ne] / size[ne]
     m <- as.matrix(stats::dist(fit$centers[ne, , drop = FALSE]))
     r <- outer(s, s, "+") / m

@@ -72,6 +72,13 @@ test_backends("indices equal cluster::silhouette, fpc::calinhara and Davies-Boul
   }
 })
 
+test_backends("k = 1 and k = n: the indices are NA", function(backend) {
+  x <- matrix(c(1, 2, 4, 8, 16), ncol = 1)
+  tab <- gpukmeans::gpu_kmeans_sweep(x, k = c(1, 2, 5))$table
+  expect_true(all(is.na(unlist(tab[tab$k != 2, c("silhouette", "calinski_harabasz", "davies_bouldin")]))))
+  expect_false(anyNA(unlist(tab[tab$k == 2, c("silhouette", "calinski_harabasz", "davies_bouldin")])))
+})
+
 test_backends("the silhouette methods: sampled, simplified, none, auto", function(backend) {
   set.seed(23)
   x <- make_blobs(500, 4, 4)
