@@ -14,10 +14,12 @@
 #'   another cluster (that cluster is the `neighbor`), and the width is
 #'   `(b(i) - a(i)) / max(a(i), b(i))`; a row alone in its cluster has width
 #'   0, as in [cluster::silhouette()].  The n^2 distances are streamed in
-#'   O(n^2 d) time with O(n d) memory: on an H100 or H200 GPU 100,000 rows of
-#'   16 columns take a fraction of a second; on the CPU engine the cost is
-#'   about n^2 d / 1e10 seconds on two cores (AVX2).  The distances and sums are taken
-#'   in double precision in the order R's [dist()] and cluster's C code take
+#'   O(n^2 d) time with O(n d) memory (the design goal on an H200: 100,000
+#'   rows of 16 columns in under a second, see `inst/bench/bench_sweep.R`);
+#'   on the CPU engine it takes about n^2 (d + 8) / 2e10 seconds on two cores
+#'   with AVX2 (20,000 rows of 16 columns: half a second).  The distances and
+#'   sums are taken in double precision in the order R's [dist()] and
+#'   cluster's C code take
 #'   them (no fused multiply-add), so the widths equal those of
 #'   `cluster::silhouette(cl, dist(x))` to the last bit on x86-64 and agree
 #'   between the CPU and CUDA engines bit for bit.

@@ -51,10 +51,12 @@
 #'
 #' @section Which silhouette:
 #' `silhouette = "auto"` takes the exact one when it costs at most about a
-#' second per k (n^2 d <= 2e12 on a GPU, 1e10 on the CPU engine: about
-#' n = 350,000 or n = 25,000 rows of 16 columns), else the sampled one when
-#' `silhouette_sample` rows cost that much (`silhouette_sample * n * d`
-#' within the same budget), else the simplified one.  See [gpu_silhouette()]
+#' second per k, counting n^2 (d + 8) operations (a pair of rows costs its d
+#' coordinates and a square root): at most 3e12 on a GPU, 2e10 on the CPU
+#' engine, about n = 350,000 or n = 29,000 rows of 16 columns; else the
+#' sampled one when `silhouette_sample` rows cost that much
+#' (`silhouette_sample * n * (d + 8)` within the same budget), else the
+#' simplified one.  See [gpu_silhouette()]
 #' for the three methods; `"none"` computes no silhouette.
 #'
 #' @inheritParams gpu_kmeans
@@ -187,15 +189,18 @@ check_sweep_k <- function(k, n) {
   sort(as.integer(k))
 }
 
-# Cost budgets (pair-coordinates, n^2 d) of the exact silhouette for "auto":
-# about a second per k on each engine (inst/bench/bench_sweep.R).
-silhouette_budget <- function(engine) if (engine == "cuda") 2e12 else 1e10
+# The cost of the exact silhouette of m rows against n: m n (d + 8) (a pair
+# costs its d coordinates and a square root and an addition worth about 8),
+# and the budgets of "auto": about a second per k on each engine (CPU: 2e10
+# a second on two cores, inst/bench/results/sweep-cpu-*.txt).
+silhouette_cost <- function(m, n, d) as.numeric(m) * as.numeric(n) * (d + 8)
+silhouette_budget <- function(engine) if (engine == "cuda") 3e12 else 2e10
 
 sweep_silhouette_method <- function(silhouette, n, d, m, engine) {
   if (silhouette != "auto") return(silhouette)
   budget <- silhouette_budget(engine)
-  if (as.numeric(n)^2 * d <= budget) return("exact")
-  if (m < n && as.numeric(m) * n * d <= budget) return("sampled")
+  if (silhouette_cost(n, n, d) <= budget) return("exact")
+  if (m < n && silhouette_cost(m, n, d) <= budget) return("sampled")
   "simplified"
 }
 

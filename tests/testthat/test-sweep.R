@@ -118,6 +118,9 @@ test_that("auto chooses exact, then sampled, then simplified by cost", {
   expect_identical(m("auto", 1e7, 16, 10000, "cuda"), "sampled")
   expect_identical(m("auto", 1e8, 16, 10000, "cuda"), "simplified")
   expect_identical(m("simplified", 10, 2, 10000, "cuda"), "simplified")
+  # a pair costs more than its coordinates: at d = 1, 60,000 rows are too many
+  expect_identical(m("auto", 40000, 1, 10000, "cpu"), "exact")
+  expect_identical(m("auto", 60000, 1, 10000, "cpu"), "sampled")
 })
 
 test_backends("single precision: indices close to double precision", function(backend) {
