@@ -37,6 +37,14 @@ gk_fit_parts_cpp <- function(x, centers, iter_max, parts, single, engine, thread
     .Call(`_gpukmeans_gk_fit_parts_cpp`, x, centers, iter_max, parts, single, engine, threads, device)
 }
 
+gk_sweep_cpp <- function(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist) {
+    .Call(`_gpukmeans_gk_sweep_cpp`, x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist)
+}
+
+gk_silhouette_cpp <- function(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after) {
+    .Call(`_gpukmeans_gk_silhouette_cpp`, x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after)
+}
+
 gk_openmp_limits_cpp <- function() {
     .Call(`_gpukmeans_gk_openmp_limits_cpp`)
 }

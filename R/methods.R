@@ -133,6 +133,7 @@ deparse_dots <- function(...) {
 #' isTRUE(all.equal(a, b, check.run = TRUE))
 #' set.seed(1); s <- kmeans(iris[, 1:4], 3, algorithm = "Lloyd")
 #' all.equal(a, s)
+#' @method all.equal gpu_kmeans
 #' @export
 all.equal.gpu_kmeans <- function(target, current, ..., check.run = FALSE) {
   if (!is.logical(check.run) || length(check.run) != 1L || is.na(check.run))

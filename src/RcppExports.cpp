@@ -119,6 +119,47 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_sweep_cpp
+Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single, std::string engine, int threads, int device, SEXP progress, double progress_after, int silhouette, Rcpp::IntegerVector rows, bool center_dist);
+RcppExport SEXP _gpukmeans_gk_sweep_cpp(SEXP xSEXP, SEXP starts_by_kSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP silhouetteSEXP, SEXP rowsSEXP, SEXP center_distSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type starts_by_k(starts_by_kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type iter_max(iter_maxSEXP);
+    Rcpp::traits::input_parameter< bool >::type single(singleSEXP);
+    Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
+    Rcpp::traits::input_parameter< int >::type silhouette(silhouetteSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< bool >::type center_dist(center_distSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_sweep_cpp(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_silhouette_cpp
+Rcpp::List gk_silhouette_cpp(Rcpp::NumericMatrix x, Rcpp::IntegerVector cluster, int k, SEXP centers, int method, Rcpp::IntegerVector rows, std::string engine, int threads, int device, SEXP progress, double progress_after);
+RcppExport SEXP _gpukmeans_gk_silhouette_cpp(SEXP xSEXP, SEXP clusterSEXP, SEXP kSEXP, SEXP centersSEXP, SEXP methodSEXP, SEXP rowsSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type cluster(clusterSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type centers(centersSEXP);
+    Rcpp::traits::input_parameter< int >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_silhouette_cpp(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gk_openmp_limits_cpp
 Rcpp::IntegerVector gk_openmp_limits_cpp();
 RcppExport SEXP _gpukmeans_gk_openmp_limits_cpp() {
@@ -139,6 +180,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 11},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 5},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
+    {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 12},
+    {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 11},
     {"_gpukmeans_gk_openmp_limits_cpp", (DL_FUNC) &_gpukmeans_gk_openmp_limits_cpp, 0},
     {NULL, NULL, 0}
 };

@@ -87,6 +87,19 @@ class CpuEngine final : public Engine {
   std::vector<double> par_weights(std::int64_t m) override { return rounds().weights(m); }
   void par_end() override { par_.reset(); }
 
+  QualityPoints quality(const QualityRequest& request, IterationObserver* observer) override {
+    if (!single()) return cpu_quality<double>(x_, n_, d_, request, threads_, observer);
+    // single precision holds x - shift: the centers in those coordinates too
+    QualityRequest shifted = request;
+    std::vector<double> c;
+    if (request.centers) {
+      c.assign(request.centers, request.centers + static_cast<std::size_t>(request.k) * d_);
+      shift_centers(c.data(), request.k, -1.0);
+      shifted.centers = c.data();
+    }
+    return cpu_quality<float>(xf_.data(), n_, d_, shifted, threads_, observer);
+  }
+
  private:
   bool single() const { return precision_ == Precision::kSingle; }
 

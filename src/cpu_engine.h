@@ -9,6 +9,7 @@
 //   cpu_engine.cpp  the engine object (data, precision, threads, step state)
 //   cpu_lloyd.cpp   Lloyd's algorithm, the assignment, totss and the step
 //   cpu_init.cpp    greedy k-means++ and the k-means|| rounds
+//   cpu_quality.cpp the quality pass (silhouette, distances to the centers)
 #ifndef GPUKMEANS_CPU_ENGINE_H
 #define GPUKMEANS_CPU_ENGINE_H
 
@@ -55,6 +56,13 @@ template <typename T>
 std::vector<Fixed128> cpu_withinss_sums(const T* x, std::int64_t n, int d, int k, const double* centers,
                                         const int* labels, const std::vector<std::uint32_t>& maxterm,
                                         int threads);
+
+// ---- cpu_quality.cpp (the reference for src/cuda/quality.cu) ---------------
+
+// Engine::quality on x (n x d column-major in T).
+template <typename T>
+QualityPoints cpu_quality(const T* x, std::int64_t n, int d, const QualityRequest& request, int threads,
+                          IterationObserver* observer);
 
 // ---- cpu_init.cpp (the reference for src/cuda/init_pp.cu, init_par.cu) -------
 

@@ -187,6 +187,29 @@ class CudaEngine final : public Engine {
   }
   void par_end() override { gk_cuda_par_end(D_); }
 
+  QualityPoints quality(const QualityRequest& req, IterationObserver* observer) override {
+    QualityPoints out;
+    const ClusterOrder& o = *req.order;
+    if (static_cast<std::int64_t>(o.order.size()) != n_ || static_cast<int>(o.start.size()) != req.k + 1)
+      throw EngineError(EngineError::Kind::kInvalid, "quality: the cluster order does not match the data");
+    const int sil = req.silhouette == QualityRequest::Silhouette::kExact        ? 1
+                    : req.silhouette == QualityRequest::Silhouette::kSimplified ? 2
+                                                                                : 0;
+    const std::int64_t m = sil == 1 && req.rows ? req.m : n_;
+    if (req.center_dist) out.center_dist.resize(n_);
+    if (sil != 0) {
+      out.width.resize(m);
+      out.neighbor.resize(m);
+    }
+    const gk_cuda_callbacks cb = callbacks(observer, false);
+    check(gk_cuda_quality(D_, req.k, o.order.data(), reinterpret_cast<const int64_t*>(o.start.data()), req.centers,
+                          sil, sil == 1 ? reinterpret_cast<const int64_t*>(req.rows) : nullptr,
+                          sil == 1 && req.rows ? req.m : 0, &cb, req.center_dist ? out.center_dist.data() : nullptr,
+                          sil ? out.width.data() : nullptr, sil ? out.neighbor.data() : nullptr, err_, kErrLen),
+          "quality pass", err_);
+    return out;
+  }
+
  private:
   int device_;
   std::string name_;

@@ -85,6 +85,47 @@ struct StepSums {
   std::int64_t changed = 0;          // points whose label changed
 };
 
+// ---- quality of a partition (choosing k; src/quality_driver.h) -----------
+// The rows of each cluster in row order: order[start[c] .. start[c + 1]) are
+// the rows of cluster c (0-based), increasing (a stable counting sort).
+struct ClusterOrder {
+  std::vector<std::int32_t> order;  // n rows
+  std::vector<std::int64_t> start;  // k + 1 offsets
+};
+
+// What Engine::quality computes for a partition of the rows into k clusters.
+// Distances are Euclidean, sqrt(s) with s = 0; s = s + (u_a - v_a)^2 in
+// coordinate order, each operation rounded on its own (no FMA), so the
+// engines agree bit for bit in double precision.
+struct QualityRequest {
+  enum class Silhouette { kNone, kExact, kSimplified };
+  const ClusterOrder* order = nullptr;
+  int k = 0;
+  const double* centers = nullptr;  // k x d, column-major (original coordinates); may be NULL
+                                    // when neither center_dist nor the simplified silhouette is asked
+  bool center_dist = false;         // each row's distance to its own cluster's center
+  Silhouette silhouette = Silhouette::kNone;
+  // Exact silhouette of these rows only (0-based, m of them; the sampled
+  // silhouette); nullptr: of every row.
+  const std::int64_t* rows = nullptr;
+  std::int64_t m = 0;
+};
+
+// Per row (or per rows[q] for a sampled exact silhouette):
+//  exact silhouette: a = mean distance to the other rows of its cluster,
+//    b = least mean distance to the rows of another non-empty cluster (the
+//    first of equals), width = (b - a) / max(a, b), 0 for a row alone in its
+//    cluster or when a == b (cluster::silhouette's rules);
+//  simplified: the same with a = distance to its own center and b = least
+//    distance to another non-empty cluster's center;
+//  neighbor: the cluster of b, 1-based.
+// Every engine needs at least two non-empty clusters for a silhouette.
+struct QualityPoints {
+  std::vector<double> center_dist;  // n (when asked)
+  std::vector<double> width;        // n, or m when rows are given
+  std::vector<int> neighbor;        // as width
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -143,6 +184,12 @@ class Engine {
                                               IterationObserver* observer) = 0;
   virtual std::vector<double> par_weights(std::int64_t m) = 0;
   virtual void par_end() = 0;
+
+  // ---- quality of a partition (src/quality_driver.h) ----------------------
+  // The per-row pieces of the silhouette and Davies-Bouldin indices (see
+  // QualityRequest); the exact silhouette is O(n^2 d) without an n x n
+  // matrix.  Polls the observer (may be NULL) between pieces of work.
+  virtual QualityPoints quality(const QualityRequest& request, IterationObserver* observer) = 0;
 
  protected:
   Engine(const HostData& data, Precision precision)

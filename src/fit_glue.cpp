@@ -10,6 +10,7 @@
 
 #include "engine.h"
 #include "fit_driver.h"
+#include "quality_driver.h"
 #include "r_boundary.h"
 #include "r_observer.h"
 
@@ -184,5 +185,46 @@ Rcpp::List gk_fit_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, 
                               Rcpp::_["centers"] = as_matrix(fit.centers, k, d),
                               Rcpp::_["withinss"] = Rcpp::wrap(fit.withinss), Rcpp::_["size"] = Rcpp::wrap(fit.size),
                               Rcpp::_["iter"] = fit.iter);
+  });
+}
+
+// The sweep over k (gpu_kmeans_sweep): one engine (the data taken once), for
+// each k the starts R drew (starts_by_k[[i]], as in gk_fit_cpp) fitted with
+// iter_max[i] iterations, then the quality pass of the best fit
+// (gk::fit_sweep).  silhouette: 0 none, 1 exact, 2 simplified; rows: the
+// sampled rows (1-based) of an exact silhouette, empty for every row.
+// [[Rcpp::export(rng = false)]]
+Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single,
+                        std::string engine, int threads, int device, SEXP progress, double progress_after,
+                        int silhouette, Rcpp::IntegerVector rows, bool center_dist) {
+  return gk::guarded([&] {
+    const gk::HostData data = host_data(x);
+    gk::RObserver observer(false, progress, progress_after);
+    std::vector<RStarts> sources;
+    for (R_xlen_t i = 0; i < starts_by_k.size(); ++i) sources.emplace_back(Rcpp::List(starts_by_k[i]));
+    std::vector<gk::StartSource*> src;
+    for (RStarts& r : sources) src.push_back(&r);
+    gk::QualityOptions opt;
+    opt.silhouette = silhouette == 1   ? gk::QualityRequest::Silhouette::kExact
+                     : silhouette == 2 ? gk::QualityRequest::Silhouette::kSimplified
+                                       : gk::QualityRequest::Silhouette::kNone;
+    for (int r : rows) opt.rows.push_back(static_cast<std::int64_t>(r) - 1);
+    opt.center_dist = center_dist;
+    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device);
+    const std::vector<int> its(iter_max.begin(), iter_max.end());
+    const std::vector<gk::SweepStep> steps = gk::fit_sweep(*e, data, src, its, opt, &observer);
+    Rcpp::List fits(steps.size()), quality(steps.size());
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      fits[i] = as_list(steps[i].fit, *e);
+      const gk::QualitySums& q = steps[i].quality;
+      quality[i] = Rcpp::List::create(
+          Rcpp::_["size"] = Rcpp::NumericVector(q.size.begin(), q.size.end()),
+          Rcpp::_["center_dist"] = Rcpp::wrap(q.center_dist), Rcpp::_["silhouette"] = q.silhouette,
+          Rcpp::_["width"] = Rcpp::wrap(q.width),
+          Rcpp::_["width_count"] = Rcpp::NumericVector(q.width_count.begin(), q.width_count.end()),
+          Rcpp::_["seconds"] = q.seconds);
+    }
+    return Rcpp::List::create(Rcpp::_["fits"] = fits, Rcpp::_["quality"] = quality,
+                              Rcpp::_["seconds_upload"] = e->seconds_upload(), Rcpp::_["device"] = e->device());
   });
 }

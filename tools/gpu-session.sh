@@ -1,12 +1,12 @@
 #!/bin/sh
 # On the GPU machine (no R there: the R that tools/gpu/pack.sh carried), from
 # the repository root, after `sh tools/gpu/pack.sh` here filled .gpu/:
-#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init]
+#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init] [sweep]
 # Writes OUTDIR/info.txt, tests.txt (the testthat suite with the GPU present),
-# peer.txt (the PyTorch peer, inst/bench/peer_torch.py), bench.txt and
-# init.txt plus the benchmark CSVs.
+# peer.txt (the PyTorch peer, inst/bench/peer_torch.py), bench.txt,
+# init.txt and sweep.txt (inst/bench/bench_sweep.R) plus the benchmark CSVs.
 set -u
-out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init]}; shift
+out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init] [sweep]}; shift
 what=${*:-tests bench}
 mkdir -p "$out"
 R="sh tools/gpu/run-r.sh"
@@ -32,4 +32,8 @@ esac
 case " $what " in *" init "*)
   $R inst/bench/bench_init.R "$out" > "$out/init.txt" 2>&1
   tail -n 20 "$out/init.txt" ;;
+esac
+case " $what " in *" sweep "*)
+  $R inst/bench/bench_sweep.R "$out" > "$out/sweep.txt" 2>&1
+  tail -n 40 "$out/sweep.txt" ;;
 esac

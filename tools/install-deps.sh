@@ -8,7 +8,7 @@ PKGS="r-base-dev r-cran-rcpp r-cran-rcpparmadillo
       r-cran-testthat r-cran-withr r-cran-knitr r-cran-rmarkdown pandoc
       r-cran-broom r-cran-ggplot2 r-cran-cli r-cran-roxygen2
       r-cran-clue r-cran-factoextra r-cran-tibble r-cran-parallelly r-cran-progressr
-      qpdf tidy devscripts"
+      r-cran-cluster r-cran-fpc r-bioc-bluster qpdf tidy devscripts"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086

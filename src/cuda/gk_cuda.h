@@ -225,6 +225,28 @@ int gk_cuda_par_added(gk_cuda_data *data, int64_t *rows, char *err, size_t errle
 int gk_cuda_par_weights(gk_cuda_data *data, int64_t m, double *weight, char *err, size_t errlen);
 void gk_cuda_par_end(gk_cuda_data *data);
 
+/* ---- quality of a partition (src/cuda/quality.cu) --------------------------
+ * The per-row pieces of the silhouette and Davies-Bouldin indices of a
+ * partition of the uploaded rows (src/engine.h, QualityRequest), computed as
+ * the CPU engine does (src/cpu_quality.cpp; the same bits in double
+ * precision).  The partition: order (n row indices, 0-based) lists the rows
+ * cluster by cluster, in increasing order within a cluster, cluster c being
+ * order[start[c] .. start[c+1]) (start: k + 1 offsets, start[0] = 0,
+ * start[k] = n).  centers: k x d, column-major, original coordinates (NULL
+ * unless center_dist or the simplified silhouette is wanted).
+ * silhouette: 0 none; 1 exact (O(n^2 d), streamed, no n x n matrix), of the
+ *   rows `rows` only when rows is not NULL (m of them, 0-based; the sampled
+ *   silhouette); 2 simplified (distances to the centers, O(n k d)).
+ * Outputs, NULL when not wanted: center_dist (n, each row's distance to its
+ * own center), width and neighbor (n, in row order, or m with rows; the
+ * neighbor 1-based).  Needs at least two non-empty clusters for a
+ * silhouette.  cb may be NULL; cb->interrupt is polled between launches of
+ * the exact silhouette. */
+int gk_cuda_quality(gk_cuda_data *data, int k, const int32_t *order, const int64_t *start,
+                    const double *centers, int silhouette, const int64_t *rows, int64_t m,
+                    const gk_cuda_callbacks *cb, double *center_dist, double *width, int *neighbor,
+                    char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
