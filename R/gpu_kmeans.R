@@ -293,7 +293,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   # reported as iteration 1 and never "not converged".
   engine_iter <- if (k == 1L) 2L else iter.max
 
-  progress <- new_progress(iter.max, length(st$starts), t_begin, choosing = !st$given && init != "random")
+  nst <- start_count(st$starts)
+  progress <- new_progress(iter.max, nst, t_begin, choosing = !st$given && init != "random")
   on.exit(progress$done(), add = TRUE)
   z <- withCallingHandlers(
     gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
@@ -303,7 +304,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
 
   # The warnings of stats' do_one(), start by start.
   ifault <- NULL
-  for (s in seq_along(st$starts)) {
+  for (s in seq_len(nst)) {
     if (z$start_empty[s]) warning("empty cluster: try a better set of initial centers", call. = FALSE)
     if (z$start_iter[s] > iter.max) {
       warning(sprintf(ngettext(iter.max, "did not converge in %d iteration",

@@ -1,8 +1,10 @@
 # Initial centers, drawn from R's RNG exactly as stats::kmeans draws them, so
 # that set.seed(s) gives the same fit with gpu_kmeans() and stats::kmeans().
 #
-# stats draws start i + 1 only after fitting start i, but fitting uses no
-# random numbers, so drawing all starts up front consumes the same stream.
+# stats draws start i + 1 only after fitting start i; so do the engines,
+# through a start source (start_source()): the first start is drawn at once,
+# each later one when the engine asks for it (memory for one start, not
+# nstart).
 # The checks come in stats' order relative to the draws: those stats makes
 # before drawing (k, more centers than points) before, those it makes after
 # (more centers than distinct points) after, so that an error leaves the
@@ -11,7 +13,7 @@
 # Returns list(k = , starts = list of k x d matrices, given = TRUE/FALSE).
 # With init = "kmeans++" or "kmeans||" (and centers a number) the starts are
 # init specs instead, which the engine turns into centers (see
-# init_specs()); a matrix of centers always wins.  n_draw (default nstart)
+# init_spec()); a matrix of centers always wins.  n_draw (default nstart)
 # is how many starts to draw: 1 where gpu_kmeans() only replays the draws
 # stats makes before an error it raises after its first start.
 initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart) {
@@ -23,7 +25,7 @@ initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart
     size <- as.vector(centers)
     k <- check_k(size, m)
     if (init != "random")
-      return(list(k = k, starts = init_specs(init, k, n_draw), given = FALSE))
+      return(list(k = k, starts = start_source(n_draw, function() init_spec(init, k)), given = FALSE))
     first <- NULL
     if (nstart == 1L) {
       first <- x[sample.int(m, size), , drop = FALSE]
@@ -34,7 +36,7 @@ initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart
       mm <- length(keep)
       if (mm < size) stop("more cluster centers than distinct data points.", call. = FALSE)
       draw <- function() x[keep[sample.int(mm, size)], , drop = FALSE]
-      starts <- lapply(seq_len(n_draw), function(i) draw())
+      starts <- start_source(n_draw, draw)
     } else {
       starts <- list(first)
     }
@@ -45,6 +47,24 @@ initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart
   if (ncol(x) != ncol(centers))
     stop("must have same number of columns in 'x' and 'centers'", call. = FALSE)
   list(k = k, starts = list(unname(centers)), given = TRUE)
+}
+
+# nstart starts: the first drawn now, the others by draw() when the engine
+# asks for them, in order (src/fit_glue.cpp, RStarts).
+start_source <- function(nstart, draw) {
+  structure(list(count = as.integer(nstart), first = draw(), draw = draw), class = "gk_start_source")
+}
+
+# Every start of a start source drawn now, as a list (a sweep over k draws
+# each k's starts before the next k's, as consecutive gpu_kmeans() calls do).
+start_list <- function(starts) {
+  if (!inherits(starts, "gk_start_source")) return(starts)
+  c(list(starts$first), lapply(seq_len(starts$count - 1L), function(i) starts$draw()))
+}
+
+# How many starts a list of starts or a start source holds.
+start_count <- function(starts) {
+  if (inherits(starts, "gk_start_source")) starts$count else length(starts)
 }
 
 # centers as given, or a data frame of numeric columns as a matrix; anything
@@ -135,15 +155,13 @@ stats_draws_before_error <- function(x, centers, nstart) {
 # - "kmeans||": two uniforms, each turned into 32 bits, seeding the
 #   counter-based generator of src/parity.h (one Bernoulli draw per point
 #   and round is too many to draw in R).
-init_specs <- function(init, k, nstart) {
-  lapply(seq_len(nstart), function(i) {
-    if (init == "kmeans++") {
-      L <- gk_greedy_candidates(k)  # 2 + floor(log(k)), defined in src/parity.h
-      list(method = "kmeans++", k = k, unif = stats::runif(1L + (k - 1L) * L), L = L)
-    } else {
-      list(method = "kmeans||", k = k, seed = floor(stats::runif(2L) * 4294967296))
-    }
-  })
+init_spec <- function(init, k) {
+  if (init == "kmeans++") {
+    L <- gk_greedy_candidates(k)  # 2 + floor(log(k)), defined in src/parity.h
+    list(method = "kmeans++", k = k, unif = stats::runif(1L + (k - 1L) * L), L = L)
+  } else {
+    list(method = "kmeans||", k = k, seed = floor(stats::runif(2L) * 4294967296))
+  }
 }
 
 # The rows of x that init chooses for each of nstart starts (a list of

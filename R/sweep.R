@@ -138,7 +138,7 @@ gpu_kmeans_sweep <- function(x, k = 2:10, nstart = 1L, iter.max = 100L,
   method <- sweep_silhouette_method(silhouette, n, d, silhouette_sample, engine)
 
   # The starts, k by k, as gpu_kmeans() draws them; then the sampled rows.
-  starts <- lapply(k, function(kk) initial_centers(x, kk, nstart, init)$starts)
+  starts <- lapply(k, function(kk) start_list(initial_centers(x, kk, nstart, init)$starts))
   rows <- if (method == "sampled") sort(sample.int(n, silhouette_sample)) else integer(0)
   sil_code <- switch(method, exact = 1L, sampled = 1L, simplified = 2L, none = 0L)
   # stats runs k = 1 as one assignment and one update (see gpu_kmeans()).

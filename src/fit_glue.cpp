@@ -41,17 +41,32 @@ gk::HostData host_data(const Rcpp::NumericMatrix& x) {
   return data;
 }
 
-// The starts R drew (R/starts.R): k x d matrices of centers, or the random
-// numbers of a seeded initialisation:
+// The starts R drew (R/starts.R): a list of starts, or a start source that
+// draws them one at a time as they are fitted (as stats draws them):
+//   structure(list(count, first, draw = function()), class = "gk_start_source").
+// A start is a k x d matrix of centers, or the random numbers of a seeded
+// initialisation:
 //   list(method = "kmeans++", k, unif = 1 + (k - 1) * L uniforms, L)
 //   list(method = "kmeans||", k, seed = two numbers in [0, 2^32))
 class RStarts : public gk::StartSource {
  public:
-  explicit RStarts(Rcpp::List starts) : starts_(starts) {}
-  int count() const override { return starts_.size(); }
+  explicit RStarts(Rcpp::List starts) : starts_(starts) {
+    if (Rf_inherits(starts, "gk_start_source")) {
+      lazy_ = true;
+      count_ = Rcpp::as<int>(starts["count"]);
+    } else {
+      count_ = starts.size();
+    }
+  }
+  int count() const override { return count_; }
   gk::StartSpec next(int s) override {
     gk::StartSpec spec;
-    SEXP start = starts_[s];
+    // (an R error in draw() unwinds as Rcpp's LongjumpException: the driver
+    // and the engine release what they hold on the way)
+    Rcpp::RObject drawn;
+    if (lazy_ && s == 0) drawn = starts_["first"];
+    if (lazy_ && s > 0) drawn = Rcpp::Function(starts_["draw"])();
+    SEXP start = lazy_ ? SEXP(drawn) : SEXP(starts_[s]);
     if (TYPEOF(start) != VECSXP) {
       Rcpp::NumericMatrix m(start);
       spec.k = m.nrow();
@@ -75,6 +90,8 @@ class RStarts : public gk::StartSource {
 
  private:
   Rcpp::List starts_;
+  bool lazy_ = false;
+  int count_ = 0;
 };
 
 Rcpp::NumericMatrix as_matrix(const std::vector<double>& v, int nrow, int ncol) {

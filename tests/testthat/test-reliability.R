@@ -184,3 +184,22 @@ test_that("progressr's with_progress() gets live updates from a long fit", {
   # messages of iterations come only from the updates while the fit runs
   expect_true(any(grepl("gpu_kmeans: start [12]/2, iter [0-9]+/50", msgs)))
 })
+
+test_that("starts are drawn as they are fitted: nstart = 1e5 holds one start, not 1e5", {
+  x <- as.matrix(iris[, 1:4])
+  set.seed(3)
+  st <- gpukmeans:::initial_centers(x, 3, 100000L)$starts
+  expect_s3_class(st, "gk_start_source")
+  expect_identical(gpukmeans:::start_count(st), 100000L)
+  expect_lt(as.numeric(object.size(st)), 1e5)
+  # the draws are stats' draws, in stats' order
+  set.seed(3); g <- gpu_kmeans(x, 3, nstart = 200, iter.max = 10)
+  a <- .Random.seed
+  set.seed(3); s <- stats::kmeans(x, 3, nstart = 200, iter.max = 10, algorithm = "Lloyd")
+  expect_identical(.Random.seed, a)
+  expect_true(isTRUE(all.equal(g, s)))
+  # an error drawing a start (here from a seeded init) leaves no engine behind
+  xd <- x[rep(1:3, 50), ]
+  expect_error(gpu_kmeans(xd, 4, nstart = 5, init = "kmeans++"), "more cluster centers than distinct")
+  expect_s3_class(gpu_kmeans(x, 3, nstart = 5), "gpu_kmeans")
+})
