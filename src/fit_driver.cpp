@@ -53,7 +53,9 @@ bool has_duplicate_rows(const std::vector<double>& c, int k, int d) {
 }
 
 // Squared distances must not overflow the working precision: (2 max|x|)^2 d
-// below its largest number (single precision: of the stored x - shift).
+// below its largest number (single precision: of the stored x - shift); in
+// single precision they must not underflow either (data within 1e-18 of
+// their column means would all be at distance 0).
 void check_range(Engine& e) {
   const std::vector<double> m = e.column_maxabs();
   double top = 0.0;
@@ -61,8 +63,14 @@ void check_range(Engine& e) {
     if (!(v <= top)) top = v;  // NaN and Inf win
   const bool single = e.precision() == Precision::kSingle;
   const double limit = std::sqrt((single ? static_cast<double>(FLT_MAX) : DBL_MAX) / (4.0 * e.d()));
-  if (top <= limit) return;
   char msg[400];
+  if (single && top > 0.0 && top < 1e-18) {
+    std::snprintf(msg, sizeof msg,
+                  "'x' varies by at most %.3g around its column means, too little for precision = \"single\" "
+                  "(squared distances would underflow): rescale x or use precision = \"double\"", top);
+    throw EngineError(EngineError::Kind::kData, msg);
+  }
+  if (top <= limit) return;
   if (single && !std::isfinite(top))
     std::snprintf(msg, sizeof msg,
                   "'x' has values beyond the range of precision = \"single\" (%.3g) from its column means: "
