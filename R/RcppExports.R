@@ -25,24 +25,24 @@ gk_cuda_fault_test_cpp <- function(device) {
     invisible(.Call(`_gpukmeans_gk_cuda_fault_test_cpp`, device))
 }
 
-gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, tuning) {
-    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, tuning)
+gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda) {
+    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda)
 }
 
-gk_predict_cpp <- function(x, centers, engine, threads, device) {
-    .Call(`_gpukmeans_gk_predict_cpp`, x, centers, engine, threads, device)
+gk_predict_cpp <- function(x, centers, engine, threads, device, cuda) {
+    .Call(`_gpukmeans_gk_predict_cpp`, x, centers, engine, threads, device, cuda)
 }
 
 gk_fit_parts_cpp <- function(x, centers, iter_max, parts, single, engine, threads, device) {
     .Call(`_gpukmeans_gk_fit_parts_cpp`, x, centers, iter_max, parts, single, engine, threads, device)
 }
 
-gk_sweep_cpp <- function(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist) {
-    .Call(`_gpukmeans_gk_sweep_cpp`, x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist)
+gk_sweep_cpp <- function(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda) {
+    .Call(`_gpukmeans_gk_sweep_cpp`, x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda)
 }
 
-gk_silhouette_cpp <- function(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after) {
-    .Call(`_gpukmeans_gk_silhouette_cpp`, x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after)
+gk_silhouette_cpp <- function(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after, cuda) {
+    .Call(`_gpukmeans_gk_silhouette_cpp`, x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after, cuda)
 }
 
 gk_openmp_limits_cpp <- function() {

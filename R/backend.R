@@ -54,16 +54,23 @@ resolve_backend <- function(backend, device, work = Inf) {
   "cpu"
 }
 
-# The CUDA engine's kernel choices for benchmarks and tests (internal:
-# options(gpukmeans.cuda_tuning = c(assign_kernel, init_filter, sample_room,
-# bounds)) as src/engine.h's CudaTuning; unset for the defaults, which
-# choose by shape).  Every choice gives the same fit in double precision.
-cuda_tuning <- function() {
-  t <- getOption("gpukmeans.cuda_tuning")
-  if (is.null(t)) return(integer(0))
-  if (!is.numeric(t) || length(t) != 4L || anyNA(t))
+# The CUDA engine's options (src/fit_glue.cpp, make_engine()):
+# - device_memory: options(gpukmeans.device_memory = bytes), the device
+#   memory a fit may take (NULL: all that is free); a fit that needs more is
+#   an error of class gpukmeans_out_of_memory naming both;
+# - tuning: its kernel choices for benchmarks and tests (internal:
+#   options(gpukmeans.cuda_tuning = c(assign_kernel, init_filter,
+#   sample_room, bounds)) as src/engine.h's CudaTuning; unset for the
+#   defaults, which choose by shape).  Every choice gives the same fit in
+#   double precision.
+cuda_options <- function(tuning = getOption("gpukmeans.cuda_tuning")) {
+  if (!is.null(tuning) && (!is.numeric(tuning) || length(tuning) != 4L || anyNA(tuning)))
     stop("'gpukmeans.cuda_tuning' must be 4 whole numbers (or NULL)", call. = FALSE)
-  as.integer(t)
+  mem <- getOption("gpukmeans.device_memory")
+  if (!is.null(mem) && (!is.numeric(mem) || length(mem) != 1L || is.na(mem) || mem <= 0))
+    stop("options(gpukmeans.device_memory =) must be a number of bytes > 0 (or NULL for all free memory), not ",
+         describe_value(mem), call. = FALSE)
+  list(tuning = as.integer(tuning %||% integer(0)), device_memory = as.numeric(mem %||% Inf))
 }
 
 check_backend <- function(backend) {

@@ -298,7 +298,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   on.exit(progress$done(), add = TRUE)
   z <- withCallingHandlers(
     gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
-               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_tuning()),
+               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options()),
     gpukmeans_probe = progress$probe)
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
 

@@ -77,7 +77,7 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
     if (identical(attr(object, "backend"), "cuda") && work >= gpu_min_work() &&
         is.null(cuda_unavailable_reason(device))) "cuda" else "cpu"
   } else resolve_backend(backend, device, work)
-  cl <- gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(work), device)
+  cl <- gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(work), device, cuda_options())
   if (!is.null(rn <- rownames(newdata))) names(cl) <- rn
   cl
 }

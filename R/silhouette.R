@@ -108,7 +108,7 @@ gpu_silhouette <- function(fit, x, method = c("exact", "sampled", "simplified"),
     if (sample_size < n) rows <- sort(sample.int(n, sample_size)) else method <- "exact"
   }
   z <- gk_silhouette_cpp(x, part$cluster, part$k, part$centers, if (method == "simplified") 2L else 1L,
-                         rows, engine, cpu_threads(), device, NULL, Inf)
+                         rows, engine, cpu_threads(), device, NULL, Inf, cuda_options())
   idx <- if (length(rows)) rows else seq_len(n)
   out <- cbind(cluster = part$labels[idx], neighbor = part$codes[z$neighbor], sil_width = z$width)
   if (!is.null(rn <- rownames(x))) rownames(out) <- rn[idx]

@@ -179,6 +179,6 @@ gk_init_rows <- function(x, k, init = c("kmeans++", "kmeans||"), nstart = 1L,
   starts <- initial_centers(x, k, nstart, init)$starts
   z <- gk_fit_cpp(x, starts, 1L, precision == "single", engine,
                   cpu_threads(as.numeric(nrow(x)) * k * ncol(x)), device,
-                  FALSE, NULL, Inf, as.integer(tuning))
+                  FALSE, NULL, Inf, cuda_options(if (length(tuning)) tuning))
   z$start_init_rows
 }

@@ -148,7 +148,7 @@ gpu_kmeans_sweep <- function(x, k = 2:10, nstart = 1L, iter.max = 100L,
   on.exit(progress$done(), add = TRUE)
   # one engine for every k (and the silhouettes): all the threads allowed
   z <- gk_sweep_cpp(x, starts, iters, precision == "single", engine, cpu_threads(Inf), device,
-                    progress$update, progress$after, sil_code, rows, TRUE)
+                    progress$update, progress$after, sil_code, rows, TRUE, cuda_options())
 
   fits <- vector("list", length(k))
   rows_tab <- vector("list", length(k))

@@ -69,8 +69,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_fit_cpp
-Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::IntegerVector tuning);
-RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP tuningSEXP) {
+Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda);
+RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
@@ -83,14 +83,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type trace(traceSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type tuning(tuningSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, tuning));
+    Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda));
     return rcpp_result_gen;
 END_RCPP
 }
 // gk_predict_cpp
-Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, int device);
-RcppExport SEXP _gpukmeans_gk_predict_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP) {
+Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, int device, Rcpp::List cuda);
+RcppExport SEXP _gpukmeans_gk_predict_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP cudaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
@@ -98,7 +98,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_predict_cpp(x, centers, engine, threads, device));
+    Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_predict_cpp(x, centers, engine, threads, device, cuda));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -120,8 +121,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_sweep_cpp
-Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single, std::string engine, int threads, int device, SEXP progress, double progress_after, int silhouette, Rcpp::IntegerVector rows, bool center_dist);
-RcppExport SEXP _gpukmeans_gk_sweep_cpp(SEXP xSEXP, SEXP starts_by_kSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP silhouetteSEXP, SEXP rowsSEXP, SEXP center_distSEXP) {
+Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single, std::string engine, int threads, int device, SEXP progress, double progress_after, int silhouette, Rcpp::IntegerVector rows, bool center_dist, Rcpp::List cuda);
+RcppExport SEXP _gpukmeans_gk_sweep_cpp(SEXP xSEXP, SEXP starts_by_kSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP silhouetteSEXP, SEXP rowsSEXP, SEXP center_distSEXP, SEXP cudaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
@@ -136,13 +137,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type silhouette(silhouetteSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
     Rcpp::traits::input_parameter< bool >::type center_dist(center_distSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_sweep_cpp(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist));
+    Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_sweep_cpp(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda));
     return rcpp_result_gen;
 END_RCPP
 }
 // gk_silhouette_cpp
-Rcpp::List gk_silhouette_cpp(Rcpp::NumericMatrix x, Rcpp::IntegerVector cluster, int k, SEXP centers, int method, Rcpp::IntegerVector rows, std::string engine, int threads, int device, SEXP progress, double progress_after);
-RcppExport SEXP _gpukmeans_gk_silhouette_cpp(SEXP xSEXP, SEXP clusterSEXP, SEXP kSEXP, SEXP centersSEXP, SEXP methodSEXP, SEXP rowsSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP) {
+Rcpp::List gk_silhouette_cpp(Rcpp::NumericMatrix x, Rcpp::IntegerVector cluster, int k, SEXP centers, int method, Rcpp::IntegerVector rows, std::string engine, int threads, int device, SEXP progress, double progress_after, Rcpp::List cuda);
+RcppExport SEXP _gpukmeans_gk_silhouette_cpp(SEXP xSEXP, SEXP clusterSEXP, SEXP kSEXP, SEXP centersSEXP, SEXP methodSEXP, SEXP rowsSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
@@ -156,7 +158,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_silhouette_cpp(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after));
+    Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_silhouette_cpp(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after, cuda));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -178,10 +181,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
     {"_gpukmeans_gk_cuda_fault_test_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_fault_test_cpp, 1},
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 11},
-    {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 5},
+    {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 6},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
-    {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 12},
-    {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 11},
+    {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
+    {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 12},
     {"_gpukmeans_gk_openmp_limits_cpp", (DL_FUNC) &_gpukmeans_gk_openmp_limits_cpp, 0},
     {NULL, NULL, 0}
 };

@@ -77,6 +77,7 @@ class CudaEngine final : public Engine {
     opts.init_filter = tuning.init_filter;
     opts.sample_room = tuning.sample_room;
     opts.bounds = tuning.bounds;
+    opts.memory_cap = tuning.memory_cap;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
   }

@@ -211,6 +211,7 @@ struct CudaTuning {
   int sample_room = 0;    // rows a k-means|| round's sample holds before it is redrawn larger (0: 2l + 1024)
   int bounds = 0;         // Lloyd's distance bounds: 0 default (plain for now), 1 never, 2 from the second
                           // iteration, 3 where they pay
+  double memory_cap = 0;  // bytes of device memory the engine may take (0 or Inf: all that is free)
 };
 
 // The CUDA engine on device `device`; shift (d values or nullptr) fixes the

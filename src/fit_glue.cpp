@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "engine_glue.h"
 #include "fit_driver.h"
 #include "quality_driver.h"
 #include "r_boundary.h"
@@ -16,30 +17,8 @@
 
 namespace {
 
-// tuning: the CUDA engine's kernel choices (gk::CudaTuning), as an integer
-// vector c(assign_kernel, init_filter, sample_room, bounds); empty for the
-// defaults (internal: the tests and benchmarks compare the variants).
-std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const std::string& backend, bool single,
-                                        int threads, int device, Rcpp::IntegerVector tuning = Rcpp::IntegerVector()) {
-  const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;
-  if (backend != "cuda") return gk::make_cpu_engine(data, p, threads);
-  gk::CudaTuning t;
-  if (tuning.size() >= 4) {
-    t.assign_kernel = tuning[0];
-    t.init_filter = tuning[1];
-    t.sample_room = tuning[2];
-    t.bounds = tuning[3];
-  }
-  return gk::make_cuda_engine(data, p, device, nullptr, t);
-}
-
-gk::HostData host_data(const Rcpp::NumericMatrix& x) {
-  gk::HostData data;
-  data.x = x.begin();
-  data.n = x.nrow();
-  data.d = x.ncol();
-  return data;
-}
+using gk::host_data;
+using gk::make_engine;
 
 // The starts R drew (R/starts.R): a list of starts, or a start source that
 // draws them one at a time as they are fitted (as stats draws them):
@@ -142,19 +121,13 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e) {
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine,
                       int threads, int device, bool trace, SEXP progress, double progress_after,
-                      Rcpp::IntegerVector tuning) {
+                      Rcpp::List cuda) {
   return gk::guarded([&] {
     const gk::HostData data = host_data(x);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
-    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, tuning);
-    gk::FitOutcome fit;
-    try {
-      fit = gk::fit_starts(*e, data, source, iter_max, &observer);
-    } catch (const gk::Interrupted&) {
-      observer.resume_pending_jump();  // an R jump out of the progress code, if that stopped the fit
-      throw;
-    }
+    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, cuda);
+    const gk::FitOutcome fit = gk::observed(observer, [&] { return gk::fit_starts(*e, data, source, iter_max, &observer); });
     return as_list(fit, *e);
   });
 }
@@ -162,9 +135,9 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
 // Nearest center (1-based) for each row of x.
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine,
-                                   int threads, int device) {
+                                   int threads, int device, Rcpp::List cuda) {
   return gk::guarded([&] {
-    std::unique_ptr<gk::Engine> e = make_engine(host_data(x), engine, false, threads, device);
+    std::unique_ptr<gk::Engine> e = make_engine(host_data(x), engine, false, threads, device, cuda);
     Rcpp::IntegerVector cluster(x.nrow());
     e->assign(centers.begin(), centers.nrow(), cluster.begin());
     return cluster;
@@ -213,7 +186,7 @@ Rcpp::List gk_fit_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, 
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single,
                         std::string engine, int threads, int device, SEXP progress, double progress_after,
-                        int silhouette, Rcpp::IntegerVector rows, bool center_dist) {
+                        int silhouette, Rcpp::IntegerVector rows, bool center_dist, Rcpp::List cuda) {
   return gk::guarded([&] {
     const gk::HostData data = host_data(x);
     gk::RObserver observer(false, progress, progress_after);
@@ -227,9 +200,10 @@ Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::Int
                                        : gk::QualityRequest::Silhouette::kNone;
     for (int r : rows) opt.rows.push_back(static_cast<std::int64_t>(r) - 1);
     opt.center_dist = center_dist;
-    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device);
+    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, cuda);
     const std::vector<int> its(iter_max.begin(), iter_max.end());
-    const std::vector<gk::SweepStep> steps = gk::fit_sweep(*e, data, src, its, opt, &observer);
+    const std::vector<gk::SweepStep> steps =
+        gk::observed(observer, [&] { return gk::fit_sweep(*e, data, src, its, opt, &observer); });
     Rcpp::List fits(steps.size()), quality(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {
       fits[i] = as_list(steps[i].fit, *e);

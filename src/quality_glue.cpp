@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "engine_glue.h"
 #include "quality_driver.h"
 #include "r_boundary.h"
 #include "r_observer.h"
@@ -22,16 +23,11 @@
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_silhouette_cpp(Rcpp::NumericMatrix x, Rcpp::IntegerVector cluster, int k, SEXP centers, int method,
                              Rcpp::IntegerVector rows, std::string engine, int threads, int device, SEXP progress,
-                             double progress_after) {
+                             double progress_after, Rcpp::List cuda) {
   return gk::guarded([&] {
-    gk::HostData data;
-    data.x = x.begin();
-    data.n = x.nrow();
-    data.d = x.ncol();
+    const gk::HostData data = gk::host_data(x);
     gk::RObserver observer(false, progress, progress_after);
-    std::unique_ptr<gk::Engine> e = engine == "cuda"
-                                        ? gk::make_cuda_engine(data, gk::Precision::kDouble, device)
-                                        : gk::make_cpu_engine(data, gk::Precision::kDouble, threads);
+    std::unique_ptr<gk::Engine> e = gk::make_engine(data, engine, false, threads, device, cuda);
     const double t0 = gk::wall_seconds();
     const gk::ClusterOrder order = gk::cluster_order(cluster.begin(), data.n, k);
     if (gk::nonempty_clusters(order) < 2)
@@ -52,7 +48,7 @@ Rcpp::List gk_silhouette_cpp(Rcpp::NumericMatrix x, Rcpp::IntegerVector cluster,
       req.rows = r0.data();
       req.m = static_cast<std::int64_t>(r0.size());
     }
-    const gk::QualityPoints q = e->quality(req, &observer);
+    const gk::QualityPoints q = gk::observed(observer, [&] { return e->quality(req, &observer); });
     return Rcpp::List::create(Rcpp::_["width"] = Rcpp::wrap(q.width), Rcpp::_["neighbor"] = Rcpp::wrap(q.neighbor),
                               Rcpp::_["seconds"] = gk::wall_seconds() - t0, Rcpp::_["device"] = e->device());
   });

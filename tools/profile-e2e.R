@@ -9,7 +9,7 @@ c0 <- x[sample.int(n, k), ]
 med <- function(f, reps = 15) { f(); median(vapply(seq_len(reps), function(i) { t <- Sys.time(); f(); as.numeric(Sys.time() - t, units = "secs") }, 1)) * 1000 }
 cat(sprintf("as_data_matrix        %7.3f ms\n", med(function() gpukmeans:::as_data_matrix(x))))
 cat(sprintf("initial_centers       %7.3f ms\n", med(function() gpukmeans:::initial_centers(x, c0, 1L))))
-cat(sprintf("gk_fit_cpp (cuda)     %7.3f ms\n", med(function() gpukmeans:::gk_fit_cpp(x, list(c0), 10L, FALSE, "cuda", 0L, 0L, FALSE, NULL, Inf, integer(0)))))
+cat(sprintf("gk_fit_cpp (cuda)     %7.3f ms\n", med(function() gpukmeans:::gk_fit_cpp(x, list(c0), 10L, FALSE, "cuda", 0L, 0L, FALSE, NULL, Inf, list()))))
 cat(sprintf("gpu_kmeans total      %7.3f ms\n", med(function() suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, backend = "cuda")))))
 fit <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, backend = "cuda"))
 print(attr(fit, "timing") * 1000)

@@ -21,7 +21,7 @@ cat("gpukmeans time-to-convergence benchmark |", card, "|", today, "\n")
 fit <- function(x, start, prec, bounds, iter.max = 2000L) {
   t0 <- Sys.time()
   z <- gpukmeans:::gk_fit_cpp(x, list(start), iter.max, prec == "single", "cuda", 0L, 0L, FALSE, NULL, Inf,
-                              c(0L, 0L, 0L, as.integer(bounds)))
+                              list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
   z$wall <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
   z
 }

@@ -90,8 +90,15 @@ struct BlockLayout {
 int out_of_memory(const gk_cuda_data *D, double need, char *err, size_t errlen) {
   size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
-  set_msg(err, errlen, "x needs %.2f GiB in %s on device %d (with labels and staging) but only %.2f GiB is free",
-          gib(need), D->single ? "single" : "double", D->device, gib((double)free_b));
+  const double cap = D->opts.memory_cap;
+  if (cap > 0 && cap < (double)free_b)
+    set_msg(err, errlen,
+            "x needs %.2f GiB in %s on device %d (with labels and staging) but options(gpukmeans.device_memory) "
+            "allows %.2f GiB (%.2f GiB is free)", gib(need), D->single ? "single" : "double", D->device, gib(cap),
+            gib((double)free_b));
+  else
+    set_msg(err, errlen, "x needs %.2f GiB in %s on device %d (with labels and staging) but only %.2f GiB is free",
+            gib(need), D->single ? "single" : "double", D->device, gib((double)free_b));
   return GK_CUDA_OUT_OF_MEMORY;
 }
 
@@ -100,6 +107,8 @@ int out_of_memory(const gk_cuda_data *D, double need, char *err, size_t errlen) 
 int alloc_block(gk_cuda_data *D, size_t staging_bytes, char *err, size_t errlen) {
   const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
   const double need = (double)L.total + (double)staging_bytes;
+  const double cap = D->opts.memory_cap;
+  if (cap > 0 && need > cap) return out_of_memory(D, need, err, errlen);
   if (need >= 1073741824.0) {
     size_t free_b = 0, total_b = 0;
     GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");

@@ -95,6 +95,8 @@ typedef struct {
   int sample_room;    /* k-means|| rounds: rows a round's sample holds before
                          it is drawn again into a larger buffer (0: 2l + 1024,
                          which a round exceeds almost never; tests set 1) */
+  double memory_cap;  /* bytes of device memory the handle may take (0 or
+                         Inf: all that is free; options(gpukmeans.device_memory)) */
   int bounds;         /* Lloyd's distance bounds: 0 the default (for now:
                          never, until the GPU suite has validated them on a
                          device), 1 never (plain Lloyd), 2 from the second

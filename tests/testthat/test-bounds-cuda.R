@@ -6,7 +6,7 @@ local_edition(3)
 # 1 = never (plain Lloyd), 2 = from the second iteration, 3 = where they pay.
 fit_bounds <- function(x, centers, iter.max, bounds, single = FALSE) {
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), single, "cuda", 0L, 0L,
-                         FALSE, NULL, Inf, c(0L, 0L, 0L, as.integer(bounds)))
+                         FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
 }
 
 expect_bounded_equals_plain <- function(x, centers, iter.max = 100L, label = "") {

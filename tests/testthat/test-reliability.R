@@ -56,7 +56,7 @@ test_that("a forked child of a process that touched CUDA is told it cannot use i
 
 test_that("a huge thread count is clamped, not a crash", {
   x <- as.matrix(faithful)
-  z <- gpukmeans:::gk_fit_cpp(x, list(x[1:2, ]), 10L, FALSE, "cpu", 1000000L, 0L, FALSE, NULL, Inf, integer(0))
+  z <- gpukmeans:::gk_fit_cpp(x, list(x[1:2, ]), 10L, FALSE, "cpu", 1000000L, 0L, FALSE, NULL, Inf, list())
   n <- as.integer(sub("CPU, ([0-9]+) threads?", "\\1", z$device))
   expect_true(n >= 1L && n <= 4L * parallel::detectCores())
   s <- stats::kmeans(x, x[1:2, ], algorithm = "Lloyd")
@@ -103,7 +103,7 @@ test_that("a Ctrl-C while the progress bar draws stops the fit (it is not swallo
     signalCondition(structure(class = c("interrupt", "condition"), list()))
   }
   res <- tryCatch(
-    gpukmeans:::gk_fit_cpp(x, list(x[1:5, ]), 1000L, FALSE, "cpu", 1L, 0L, FALSE, interrupted_bar, 0, integer(0)),
+    gpukmeans:::gk_fit_cpp(x, list(x[1:5, ]), 1000L, FALSE, "cpu", 1L, 0L, FALSE, interrupted_bar, 0, list()),
     interrupt = function(cnd) "interrupted")
   expect_identical(res, "interrupted")
   expect_identical(seen, 1L)  # stopped at the first draw
@@ -124,7 +124,7 @@ test_that("a real SIGINT during a fit with a progress bar interrupts it at once"
     "  Sys.sleep(0.05)",
     "}",
     "res <- tryCatch(gpukmeans:::gk_fit_cpp(x, list(x[1:50, ]), 100000L, FALSE, 'cpu', 1L, 0L, FALSE, bar, 0,",
-    "                                         integer(0)), interrupt = function(e) 'interrupted')",
+    "                                         list()), interrupt = function(e) 'interrupted')",
     "cat('result:', if (is.character(res)) res else 'finished', 'draws:', draws, '\\n')",
     "fit <- gpu_kmeans(x, 5, iter.max = 20)",  # the next fit works
     "cat('next fit:', sum(fit$size), '\\n')"))
@@ -150,7 +150,7 @@ test_that("a CUDA kernel fault is an R error, not an abort", {
 test_that("the progress code runs in R's context: handlers around the fit see it, jumps are held safely", {
   x <- simulate_blobs(20000, 2, 5, seed = 3)
   fit_with <- function(bar) {
-    gpukmeans:::gk_fit_cpp(x, list(x[1:5, ]), 200L, FALSE, "cpu", 1L, 0L, FALSE, bar, 0, integer(0))
+    gpukmeans:::gk_fit_cpp(x, list(x[1:5, ]), 200L, FALSE, "cpu", 1L, 0L, FALSE, bar, 0, list())
   }
   # a calling handler around the fit sees what the bar signals, while it runs
   seen <- 0L
@@ -205,4 +205,62 @@ test_that("starts are drawn as they are fitted: nstart = 1e5 holds one start, no
   xd <- x[rep(1:3, 50), ]
   expect_error(gpu_kmeans(xd, 4, nstart = 5, init = "kmeans++"), "more cluster centers than distinct")
   expect_s3_class(gpu_kmeans(x, 3, nstart = 5), "gpu_kmeans")
+})
+
+test_that("options(gpukmeans.device_memory) is checked", {
+  for (bad in list(-1, 0, NA, "1e9", c(1, 2))) {
+    withr::local_options(gpukmeans.device_memory = bad)
+    expect_error(gpu_kmeans(faithful, 2, iter.max = 10), "options\\(gpukmeans.device_memory =\\) must be")
+    expect_error(gpukmeans:::cuda_options(), "gpukmeans.device_memory")
+  }
+  withr::local_options(gpukmeans.device_memory = 2^30)
+  expect_identical(gpukmeans:::cuda_options()$device_memory, 2^30)
+})
+
+test_that("cuda: data beyond the device memory allowed is a clear error, and the next fit works", {
+  skip_if_no_gpu()
+  x <- simulate_blobs(200000, 8, 10, seed = 5)  # 12.8 MB in double
+  withr::with_options(list(gpukmeans.device_memory = 4e6), {
+    e <- tryCatch(gpu_kmeans(x, 10, backend = "cuda"), error = identity)
+  })
+  expect_s3_class(e, "gpukmeans_out_of_memory")
+  expect_match(conditionMessage(e), "x needs 0\\.0[0-9] GiB in double .* options\\(gpukmeans.device_memory\\) allows")
+  set.seed(1); g <- gpu_kmeans(x, 10, backend = "cuda", iter.max = 50)
+  set.seed(1); s <- gpu_kmeans(x, 10, backend = "cpu", iter.max = 50)
+  expect_identical(g$cluster, s$cluster)
+})
+
+test_that("cuda: two R processes fitting on one GPU at the same time both get correct results", {
+  skip_if_no_gpu()
+  skip_if(!nzchar(Sys.which("timeout")), "no timeout command")
+  rscript <- file.path(R.home("bin"), "Rscript")
+  code <- c("library(gpukmeans)",
+            "x <- simulate_blobs(2e6, 8, 50, seed = 9)",
+            "set.seed(1); g <- gpu_kmeans(x, 50, iter.max = 100, backend = 'cuda')",
+            "set.seed(1); s <- gpu_kmeans(x, 50, iter.max = 100, backend = 'cpu')",
+            "cat('same:', identical(g$cluster, s$cluster), attr(g, 'backend'), '\\n')")
+  script <- tempfile(fileext = ".R")
+  writeLines(code, script)
+  outs <- c(tempfile(), tempfile())
+  env <- paste0("R_LIBS=", paste(.libPaths(), collapse = ":"))
+  for (o in outs) system2("timeout", c(300, shQuote(rscript), shQuote(script)), stdout = o, stderr = o,
+                          wait = FALSE, env = env)
+  for (i in 1:300) if (all(vapply(outs, function(o) any(grepl("^same:", readLines(o, warn = FALSE))), TRUE))) break else Sys.sleep(1)
+  for (o in outs) expect_true(any(readLines(o, warn = FALSE) == "same: TRUE cuda "))
+})
+
+test_that("a process that sees no GPU (CUDA_VISIBLE_DEVICES='') falls back to the CPU or says why", {
+  skip_on_os("windows")
+  skip_if(!nzchar(Sys.which("timeout")), "no timeout command")
+  rscript <- file.path(R.home("bin"), "Rscript")
+  out <- suppressWarnings(system2("timeout", c(120, shQuote(rscript), "-e", shQuote(paste(
+    "library(gpukmeans);",
+    "cat('devices:', nrow(gpukmeans_info()$devices), '\\n');",
+    "cat('auto:', suppressMessages(attr(gpu_kmeans(simulate_blobs(1e5, 4, 5, seed = 1), 5, iter.max = 20), 'backend')), '\\n');",
+    "e <- tryCatch(gpu_kmeans(faithful, 2, backend = 'cuda'), error = conditionMessage);",
+    "cat('cuda:', e, '\\n')"))), stdout = TRUE, stderr = TRUE,
+    env = c("CUDA_VISIBLE_DEVICES=", paste0("R_LIBS=", paste(.libPaths(), collapse = ":")))))
+  expect_true(any(out == "devices: 0 "))
+  expect_true(any(out == "auto: cpu "))
+  expect_true(any(grepl("^cuda: backend = \"cuda\" is not available: ", out)))
 })

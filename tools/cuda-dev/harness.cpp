@@ -128,7 +128,7 @@ struct Fitter {
   int d, single;
   Fitter(const std::vector<double> &x, long long n_, int d_, int single_) : n(n_), d(d_), single(single_) {
     char err[512] = "";
-    gk_cuda_options o = {0, single, 0, 0, 0, 0};
+    gk_cuda_options o = {0, single, 0, 0, 0, 0.0, 0};
     int st = gk_cuda_upload(x.data(), n, d, &o, nullptr, &data, nullptr, err, sizeof err);
     if (st) { printf("  upload failed (%d): %s\n", st, err); data = nullptr; }
   }
@@ -338,7 +338,7 @@ static void run_tests() {
   {  // out of memory message
     gk_cuda_data *dd = nullptr;
     char err[512] = "";
-    gk_cuda_options o = {0, 0, 0, 0, 0, 0};
+    gk_cuda_options o = {0, 0, 0, 0, 0, 0.0, 0};
     std::vector<double> tiny(16);
     // ask for an absurd n with a tiny buffer: the memory check fails before any copy
     int st = gk_cuda_upload(tiny.data(), (int64_t)1 << 40, 16, &o, nullptr, &dd, nullptr, err, sizeof err);
@@ -403,7 +403,7 @@ static void run_seq() {
     std::vector<std::vector<double>> t(9);
     for (int rep = 0; rep < 7; ++rep) {
       char err[512] = "";
-      gk_cuda_options o = {0, p.single, 0, 0, 0, 0};
+      gk_cuda_options o = {0, p.single, 0, 0, 0, 0.0, 0};
       gk_cuda_device dev;
       double ut = 0;
       gk_cuda_fit_info fi;
@@ -451,7 +451,7 @@ int main(int argc, char **argv) {
   if (info.device_count == 0) {
     gk_cuda_data *dd = nullptr;
     char err[512] = "";
-    gk_cuda_options o = {0, 0, 0, 0, 0, 0};
+    gk_cuda_options o = {0, 0, 0, 0, 0, 0.0, 0};
     std::vector<double> x(10, 1.0);
     int st = gk_cuda_upload(x.data(), 5, 2, &o, nullptr, &dd, nullptr, err, sizeof err);
     printf("no device: upload status %d (expect %d): %s\n", st, GK_CUDA_NO_DEVICE, err);

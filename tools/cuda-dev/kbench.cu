@@ -18,7 +18,7 @@ int main(int argc, char **argv) {
   std::vector<double> x((size_t)n * d);
   unsigned long long r = 88172645463325252ULL;
   for (auto &v : x) { r ^= r << 13; r ^= r >> 7; r ^= r << 17; v = (r >> 11) * (1.0 / 9007199254740992.0); }
-  gk_cuda_options o = {0, single, 0, 0, 0, 0};
+  gk_cuda_options o = {0, single, 0, 0, 0, 0.0, 0};
   gk_cuda_data *D;
   char err[256];
   if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &D, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }

@@ -4,7 +4,7 @@
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 fit <- function(x, c0, iter, single, bounds) {
-  gpukmeans:::gk_fit_cpp(x, list(c0), iter, single, "cuda", 0L, 0L, FALSE, NULL, Inf, c(0L, 0L, 0L, bounds))
+  gpukmeans:::gk_fit_cpp(x, list(c0), iter, single, "cuda", 0L, 0L, FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, bounds)))
 }
 set.seed(1)
 x2 <- simulate_blobs(20011, 2, 8, seed = 1)

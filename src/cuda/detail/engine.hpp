@@ -32,7 +32,7 @@ struct gk_cuda_data {
   long long n = 0;
   int d = 0;
   int single = 0;
-  gk_cuda_options opts = {0, 0, 0, 0, 0, 0};  // as given at upload (kernel choices)
+  gk_cuda_options opts = {0, 0, 0, 0, 0, 0.0, 0};  // as given at upload (kernel choices)
   void *x = nullptr;            // n x d column-major, double or float (inside block)
   int sms = 1;                  // multiprocessors of the device
   // One device allocation made at upload: x | labels (n ints, the fits'
