@@ -37,8 +37,14 @@
 #' double precision gives the same labels except on data whose points lie
 #' within a few units in the last place of each other, where centers that
 #' differ in the last bits can send such a point to the other side; its
-#' centers equal stats' up to rounding.  `precision = "single"` equals stats
-#' only up to single-precision rounding.
+#' centers equal stats' up to rounding.  (Why: stats adds a cluster's points
+#' one after another in double precision, so its mean carries the rounding of
+#' that order; the GPU adds them as exact fixed-point integers, in any order,
+#' which gives the mean rounded once.  Following stats' order would make each
+#' cluster's sum a sequential loop, and only data with points a few units in
+#' the last place apart can tell the two apart.  For stats' bits on such data
+#' use `backend = "cpu"` with `options(gpukmeans.threads = 1)`.)
+#' `precision = "single"` equals stats only up to single-precision rounding.
 #'
 #' \strong{Differences, and why.}  The default `iter.max` is 1000, not 10,
 #' so that a fit converges by default: with 10, Lloyd's algorithm from one
