@@ -140,6 +140,40 @@
 #' distances in single precision (sums are still accumulated in double): about
 #' twice as fast on the GPU and half the memory, with labels that can differ
 #' from double precision for points almost equidistant from two centers.
+#' Single precision stores `x` minus its column means (of up to 4096 evenly
+#' spaced rows), on both engines, so data far from the origin (`iris + 1e8`)
+#' keeps its resolution.  Data that single precision cannot represent (values
+#' beyond about 3.4e38 from the column means, squared distances that would
+#' overflow or underflow) are an error of class `gpukmeans_data_error` that
+#' says to use `precision = "double"`; in double precision, data whose squared
+#' distances would overflow (values beyond about 1e153) are such an error too,
+#' rather than a meaningless fit.
+#'
+#' @section Limits:
+#' `n` (rows) up to 2^31 - 1 (R's limit for the rows of a matrix, and the
+#' labels are R integers); `k` up to `n`; `d` and `n * d` as memory allows
+#' (indices are 64-bit: `n * d` may exceed 2^31).  Memory: the CPU engine
+#' reads a double `x` in place (single precision: a float copy, 4 bytes per
+#' value) plus O(k d); the CUDA engine holds `x` on the device (8 or 4 bytes
+#' per value), 4 bytes per row for the labels and O(k d) for centers and
+#' sums, checked against the free device memory (or
+#' `options(gpukmeans.device_memory = bytes)`) before anything is copied: a
+#' fit that does not fit is an error of class `gpukmeans_out_of_memory`
+#' naming the bytes needed and available.  Threads: at most OpenMP's thread
+#' limit (`OMP_THREAD_LIMIT`) and the cores R may use.
+#'
+#' @section Processes and forks:
+#' Fits can run inside other parallel code.  A process forked after the
+#' package was loaded (`parallel::mclapply()`, BiocParallel's
+#' `MulticoreParam`, future's multicore plan) runs the CPU engine on one
+#' thread, since OpenMP's threads do not survive `fork()`; and if the parent
+#' used CUDA, the child cannot (a CUDA context does not survive `fork()`
+#' either): `backend = "auto"` then takes the CPU engine, and
+#' `backend = "cuda"` is an error saying why.  Socket clusters
+#' (`parallel::makePSOCKcluster()`, future's multisession plan) start fresh
+#' processes, which can use the GPU.  A GPU whose compute capability is below
+#' 8.0, or that this build has no code for, is reported by
+#' [gpukmeans_info()] and not used.
 #'
 #' @section Determinism:
 #' Both engines give bitwise-identical results when a fit is repeated on the
@@ -165,12 +199,12 @@
 #' `options(gpukmeans.progress = FALSE)` never shows it, `TRUE` always.  The
 #' progress goes to progressr when the user listens to it (global handlers,
 #' [progressr::with_progress()], or a future running the fit: that is how
-#' progress reaches the user from future workers; in this version global
-#' handlers see it while the fit runs, with_progress() and futures when a
-#' long fit ends), and otherwise to a cli
-#' progress bar; where the console cannot redraw a line (Rscript writing to
-#' a log), at most one line every 5 seconds.  Ctrl-C stops a fit between
-#' iterations; device memory is released.
+#' progress reaches the user from future workers; they see it while the fit
+#' runs), and otherwise to a cli progress bar; where the console cannot
+#' redraw a line (Rscript writing to a log), at most one line every 5
+#' seconds.  Ctrl-C stops a fit, also while the progress is drawn, between
+#' iterations and inside long initialisations; memory (device memory too) is
+#' released, and the next fit works.
 #'
 #' @param x numeric matrix of data, or an object that can be coerced to one
 #'   (a data frame of numeric columns, a numeric vector for 1-D data, an
