@@ -477,18 +477,23 @@ Plan choose_plan(std::int64_t n, int d, int k, double unit_roundoff) {
     }
     // unknown: as auto
   }
-  // Auto.  Bounds cost a few operations per point and iteration whatever
-  // k: they pay once an exact assignment costs clearly more (k d large
-  // enough) and the problem is not tiny.
-  if (k < 2 || static_cast<double>(n) * k < 20000.0 || static_cast<double>(k) * d < 16.0) return p;
-  if (k < 20) {
+  // Auto (measured on blobs and uniform data, 2e4 to 2e5 points, k = 2 to
+  // 1000, d = 2 to 64, inst/bench/bench_convergence_cpu.R): bounds cost a
+  // few operations and ~40 bytes of memory traffic per point and iteration
+  // whatever k, so they pay once an exact assignment costs clearly more
+  // (k >= 6, k d >= 12) on a problem that is not tiny.  Hamerly (with the
+  // second nearest center) up to k = 150, Yinyang beyond, with k / 40
+  // groups (fewer than Ding et al.'s k / 10: with distances SIMD across the
+  // centers of a group, the per-group work dominates sooner).
+  if (k < 6 || static_cast<double>(k) * d < 12.0 || static_cast<double>(n) * k < 20000.0) return p;
+  if (k <= 150) {
     p.variant = Variant::kHamerly;
     return p;
   }
   p.variant = Variant::kYinyang;
-  // t ~ k / 10 groups (Ding et al.), at most what 4 bytes per group and
-  // point allow within the size of the data itself or 64 MiB.
-  int G = (k + 5) / 10;
+  // At most what 4 bytes per group and point allow within the size of the
+  // data itself or 64 MiB.
+  int G = (k + 20) / 40;
   const double budget = std::max(8.0 * d * static_cast<double>(n), 64.0 * 1024 * 1024);
   const double cap = budget / (4.0 * static_cast<double>(n));
   if (G > cap) G = static_cast<int>(cap);
@@ -714,7 +719,6 @@ template <typename T>
 std::int64_t Bounds<T>::full_pass(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt,
                                   std::int64_t* evals) {
   const T inf = std::numeric_limits<T>::infinity();
-  std::fill(cnt, cnt + k_, 0);
   std::int64_t changed = 0;
   *evals += (hi - lo) * static_cast<std::int64_t>(k_);
   if (variant_ == Variant::kHamerly) {

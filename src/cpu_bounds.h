@@ -78,8 +78,9 @@ class Bounds {
   // coordinate overflowed): the iteration must then be full.
   bool begin_bounded(const T* cen_rm);
 
-  // Points [lo, hi): labels (0-based, -1 = none yet) updated, cnt (k, this
-  // range's points per cluster) recounted (full) or updated (bounded),
+  // Points [lo, hi): labels (0-based, -1 = none yet) updated, cnt (k, the
+  // points per cluster) counted (full: from zero set by the caller) or
+  // updated (bounded),
   // dirty[j] set for the clusters that gained or lost a point (bounded);
   // returns the points whose label changed, *evals the point-center
   // distances computed.

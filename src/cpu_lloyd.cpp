@@ -204,15 +204,69 @@ struct LloydState {
     return changed;
   }
 
-  // The assignment with bounds (full: every distance, bounds set anew), then
-  // the sums of the clusters whose members changed in each thread's range
-  // (all of them after a full pass), in point order: the same additions as
-  // assign_and_sum().  With want_tot, *tot is the tot.withinss of the
-  // assignment exactly as assign_and_sum() adds it; otherwise NaN.
-  std::int64_t bounded_and_sum(bounds::Bounds<T>& bd, bool full, bool want_tot, double* tot,
-                               std::int64_t* evals) {
+  // Adds the points of [b0, b1) of the clusters marked in `dirty` (every
+  // point when all) to the thread's sums, in point order (the additions of
+  // assign_and_sum()); with want_tot, adds every point's distance to its
+  // center to *dist in point order, as assign_and_sum() adds best[].
+  void sum_range(std::int64_t b0, std::int64_t b1, bool all, const unsigned char* dirty, bool want_tot,
+                 double* sum, double* dist) {
+    const int* cl = res.cluster.data();
+    constexpr int kSB = 256;
+    T xb[kSB * 8];
+    std::vector<T> xbig(d > 8 ? static_cast<std::size_t>(kSB) * d : 0);
+    T* xbuf = d > 8 ? xbig.data() : xb;
+    int idx[kSB];
+    for (std::int64_t i0 = b0; i0 < b1; i0 += kSB) {
+      const int nb = static_cast<int>(std::min<std::int64_t>(kSB, b1 - i0));
+      int m = 0;
+      for (int p = 0; p < nb; ++p) {
+        idx[m] = p;
+        m += all || want_tot || dirty[cl[i0 + p]];
+      }
+      if (m == 0) continue;
+      // the rows needed, gathered column by column
+      for (int c = 0; c < d; ++c) {
+        const T* col = x + static_cast<std::int64_t>(c) * n + i0;
+        for (int q = 0; q < m; ++q) xbuf[static_cast<std::size_t>(q) * d + c] = col[idx[q]];
+      }
+      for (int q = 0; q < m; ++q) {
+        const int j = cl[i0 + idx[q]];
+        const T* xp = xbuf + static_cast<std::size_t>(q) * d;
+        if (want_tot) {
+          // best[] of assign_block(): the label's distance, Inf when none
+          // is below Inf (the label is then 0, whatever its distance).
+          const T* c = cen_rm.data() + static_cast<std::size_t>(j) * d;
+          T tt = xp[0] - c[0];
+          T sq = tt * tt;
+          for (int cc = 1; cc < d; ++cc) {
+            tt = xp[cc] - c[cc];
+            sq += tt * tt;
+          }
+          if (!(sq < std::numeric_limits<T>::infinity())) sq = std::numeric_limits<T>::infinity();
+          *dist += static_cast<double>(sq);
+        }
+        if (all || dirty[j]) {
+          double* sj = sum + static_cast<std::size_t>(j) * d;
+          for (int c = 0; c < d; ++c) sj[c] += static_cast<double>(xp[c]);
+        }
+      }
+    }
+  }
+
+  // The assignment with bounds (full: every distance, bounds set anew) and
+  // the cluster sums, as assign_and_sum() would give them: fused (every
+  // cluster summed again, chunk by chunk while the chunk's rows are in
+  // cache) or, after the pass, only the clusters whose members changed in
+  // each thread's range (the others' sums are the same additions in the
+  // same order).  With want_tot, *tot is the tot.withinss of the assignment
+  // exactly as assign_and_sum() adds it; otherwise NaN.  *dirty_share: the
+  // share of (thread, cluster) sums that changed members.
+  std::int64_t bounded_and_sum(bounds::Bounds<T>& bd, bool full, bool fused, bool want_tot, double* tot,
+                               std::int64_t* evals, double* dirty_share) {
     int* cl = res.cluster.data();
-    part_dirty.resize(static_cast<std::size_t>(k) * nt);
+    part_dirty.assign(static_cast<std::size_t>(k) * nt, 0);
+    const std::int64_t chunk =
+        std::max<std::int64_t>(256, std::min<std::int64_t>(8192, (262144 / (static_cast<std::int64_t>(d) * sizeof(T))) / 256 * 256));
 #pragma omp parallel num_threads(nt)
     {
       const int t = thread_id();
@@ -221,64 +275,34 @@ struct LloydState {
       double* sum = part_sum.data() + kd * t;
       std::int64_t* cnt = part_count.data() + static_cast<std::size_t>(k) * t;
       unsigned char* dirty = part_dirty.data() + static_cast<std::size_t>(k) * t;
-      std::int64_t ev = 0;
-      if (full) {
-        part_changed[t] = bd.full_pass(lo, hi, cl, cnt, &ev);
-        std::fill(dirty, dirty + k, 1);
-      } else {
-        std::fill(dirty, dirty + k, 0);
-        part_changed[t] = bd.bounded_pass(lo, hi, cl, cnt, dirty, &ev);
-      }
-      part_evals[t] = ev;
-      bool any = false;
-      for (int j = 0; j < k; ++j)
-        if (dirty[j]) {
-          any = true;
-          std::fill(sum + static_cast<std::size_t>(j) * d, sum + static_cast<std::size_t>(j + 1) * d, 0.0);
-        }
+      std::int64_t ev = 0, ch = 0;
       double dist = 0.0;
-      if (any || want_tot) {
-        // Blocks of points: the rows needed gathered column by column, then
-        // added in point order.
-        constexpr int kSB = 256;
-        std::vector<T> xb(static_cast<std::size_t>(kSB) * d);
-        int idx[kSB];
-        for (std::int64_t i0 = lo; i0 < hi; i0 += kSB) {
-          const int nb = static_cast<int>(std::min<std::int64_t>(kSB, hi - i0));
-          int m = 0;
-          for (int p = 0; p < nb; ++p)
-            if (want_tot || dirty[cl[i0 + p]]) idx[m++] = p;
-          if (m == 0) continue;
-          for (int c = 0; c < d; ++c) {
-            const T* col = x + static_cast<std::int64_t>(c) * n + i0;
-            for (int q = 0; q < m; ++q) xb[static_cast<std::size_t>(q) * d + c] = col[idx[q]];
-          }
-          for (int q = 0; q < m; ++q) {
-            const int j = cl[i0 + idx[q]];
-            const T* xp = xb.data() + static_cast<std::size_t>(q) * d;
-            if (want_tot) {
-              // best[] of assign_block(): the label's distance, Inf when none
-              // is below Inf (the label is then 0, whatever its distance).
-              const T* c = cen_rm.data() + static_cast<std::size_t>(j) * d;
-              T tt = xp[0] - c[0];
-              T sq = tt * tt;
-              for (int cc = 1; cc < d; ++cc) {
-                tt = xp[cc] - c[cc];
-                sq += tt * tt;
-              }
-              if (!(sq < std::numeric_limits<T>::infinity())) sq = std::numeric_limits<T>::infinity();
-              dist += static_cast<double>(sq);
-            }
-            if (dirty[j]) {
-              double* sj = sum + static_cast<std::size_t>(j) * d;
-              for (int c = 0; c < d; ++c) sj[c] += static_cast<double>(xp[c]);
-            }
-          }
-        }
+      if (full) {
+        std::fill(cnt, cnt + k, 0);
+        std::fill(dirty, dirty + k, 1);
       }
+      if (fused) {
+        std::fill(sum, sum + kd, 0.0);
+        for (std::int64_t c0 = lo; c0 < hi; c0 += chunk) {
+          const std::int64_t c1 = std::min(hi, c0 + chunk);
+          ch += full ? bd.full_pass(c0, c1, cl, cnt, &ev) : bd.bounded_pass(c0, c1, cl, cnt, dirty, &ev);
+          sum_range(c0, c1, true, dirty, want_tot, sum, &dist);
+        }
+      } else {
+        ch = full ? bd.full_pass(lo, hi, cl, cnt, &ev) : bd.bounded_pass(lo, hi, cl, cnt, dirty, &ev);
+        bool any = false;
+        for (int j = 0; j < k; ++j)
+          if (dirty[j]) {
+            any = true;
+            std::fill(sum + static_cast<std::size_t>(j) * d, sum + static_cast<std::size_t>(j + 1) * d, 0.0);
+          }
+        if (any || want_tot) sum_range(lo, hi, false, dirty, want_tot, sum, &dist);
+      }
+      part_changed[t] = ch;
+      part_evals[t] = ev;
       part_dist[t] = dist;
     }
-    std::int64_t changed = 0;
+    std::int64_t changed = 0, ndirty = 0;
     *evals = 0;
     *tot = 0.0;
     for (int t = 0; t < nt; ++t) {
@@ -286,6 +310,8 @@ struct LloydState {
       *evals += part_evals[t];
       *tot += part_dist[t];
     }
+    for (unsigned char v : part_dirty) ndirty += v;
+    *dirty_share = static_cast<double>(ndirty) / static_cast<double>(part_dirty.size());
     if (!want_tot) *tot = std::numeric_limits<double>::quiet_NaN();
     return changed;
   }
@@ -348,14 +374,16 @@ void log_iteration(std::FILE* f, int iter, char kind, std::int64_t changed, std:
 // Lloyd's loop: kinds of iteration P (plain), F (full, bounds set) and B
 // (bounded), chosen by the plan (only P without bounds).  Adaptive plans run
 // plain iterations while the bounds do not pay: after a bounded iteration
-// that still computed more than kMaxShare of the n k distances, `backoff`
-// plain iterations (2, 4, ... 64: data whose points keep moving), then a
-// full one.  Returns the iterations run; *updated: the last one changed a
-// label.
+// that computed more than kMaxShare of the n k distances or took longer than
+// kMaxTime times the last full or plain one, `backoff` plain iterations (2,
+// 4, ... 64: data whose points keep moving), then a full one.  (The kinds
+// only change the time taken, never the result.)  The sums are fused with
+// the assignment while most clusters change members.  Returns the
+// iterations run; *updated: the last one changed a label.
 template <typename T>
 int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers0, int max_iter,
                IterationObserver* observer, bool* updated) {
-  constexpr double kMaxShare = 0.5;
+  constexpr double kMaxShare = 0.5, kMaxTime = 0.8, kFuseShare = 0.5;
   const bool use_bounds = plan.variant != bounds::Variant::kPlain;
   std::unique_ptr<bounds::Bounds<T>> bd;
   if (use_bounds) bd.reset(new bounds::Bounds<T>(S.x, S.n, S.d, S.k, plan, centers0));
@@ -364,11 +392,12 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
   const double nk = static_cast<double>(S.n) * S.k;
   char next = use_bounds ? 'F' : 'P';
   int plain_left = 0, backoff = 2;
+  double t_full = 0.0, dirty_share = 1.0;
   int iter = 0;
   *updated = true;
   try {
     for (iter = 0; iter < max_iter; ++iter) {
-      const double t_iter = logf ? wall_seconds() : 0.0;
+      const double t_iter = wall_seconds();
       S.load_centers();
       char kind = next;
       if (use_bounds && plan.cycle) kind = "FBBPP"[iter % 5];
@@ -380,17 +409,21 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
         changed = S.assign_and_sum(&tot);
         evals = S.n * S.k;
       } else {
-        changed = S.bounded_and_sum(*bd, kind == 'F', want_tot, &tot, &evals);
+        const bool fused = kind == 'F' || dirty_share > kFuseShare;
+        changed = S.bounded_and_sum(*bd, kind == 'F', fused, want_tot, &tot, &evals, &dirty_share);
       }
-      if (logf) log_iteration(logf, iter + 1, kind, changed, evals, S.n, S.k, wall_seconds() - t_iter);
+      const double seconds = wall_seconds() - t_iter;
+      if (logf) log_iteration(logf, iter + 1, kind, changed, evals, S.n, S.k, seconds);
       *updated = changed > 0;
       if (observer && !observer->iteration(iter + 1, changed, tot)) throw Interrupted();
       if (!*updated) break;
       S.update_centers();
       if (!use_bounds) continue;
+      if (kind != 'B') t_full = seconds;
       if (kind == 'P') {
         next = --plain_left > 0 ? 'P' : 'F';
-      } else if (plan.adaptive && kind == 'B' && static_cast<double>(evals) > kMaxShare * nk) {
+      } else if (plan.adaptive && kind == 'B' &&
+                 (static_cast<double>(evals) > kMaxShare * nk || seconds > kMaxTime * t_full)) {
         next = 'P';
         plain_left = backoff;
         backoff = std::min(64, 2 * backoff);
