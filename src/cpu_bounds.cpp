@@ -57,10 +57,9 @@
 // the center did not move: mv = 0 and the bounds are left as they are.  A
 // NaN or Inf difference gives mv = Inf.  A center with NaN coordinates both
 // before and after (an empty cluster) stays out of every competition:
-// mv = 0.  One that becomes NaN is no competitor any more (0 for the lower
-// bounds) but its own points, if any, must be recomputed (Inf for U); one
-// that stops being NaN, or any other infinite movement, makes the iteration
-// full.  Triangle inequality: delta_new <= delta_old + mv (upper bounds:
+// mv = 0.  One that becomes NaN (its cluster emptied) or stops being NaN,
+// and any infinite movement, make the iteration full (every bound set
+// anew).  Triangle inequality: delta_new <= delta_old + mv (upper bounds:
 // add_up) and delta_new >= delta_old - mv (lower bounds: sub_down), with
 //   add_up(a, b) = fl(fl(a + b) kup) >= a + b          (kup = 1 + 2^-51, a, b >= 0)
 //   sub_down(a, b) = fl(fl(a - b) kdn) <= a - b        (kdn = 1 - 2^-51)
@@ -69,7 +68,14 @@
 // date lazily, subtract the sum of the group's largest movements since
 // their version v, bounded by fl(fl(cum_up[now] - cum_dn[v]) kup) where
 // cum_up / cum_dn add the movements rounded up / down (add_up, add_dn).
-// Group bounds are stored as floats rounded down (to_float_down).
+// Group bounds are stored as floats rounded down (st_dn).  Every other
+// bound is applied lazily the same way: U is stored as round_up(U - cu_dn)
+// and read as round_up(stored + cu_up), a lower bound L stored as
+// add_dn(L, c_dn) and read as sub_down(stored, c_up), where cu / c sum the
+// movements that apply to it since the last full iteration, rounded up
+// (_up) and down (_dn); as cu_up(now) - cu_dn(then) >= the true sum of the
+// movements in between, the bounds read are those of the eager updates or
+// safer.
 //
 // Hamerly with the second nearest center.  Hamerly's one lower bound is
 // split in two: l2 for the second nearest center j2 (found by the last
@@ -109,19 +115,6 @@ inline double add_dn(double a, double b) { return (a + b) * kDn; }
 inline double sub_down(double a, double b) { return (a - b) * kDn; }
 // r = fl(a + b) rounded up, of either sign (a subnormal r is exact).
 inline double round_up(double r) { return r >= 0.0 ? r * kUp : r * kDn; }
-
-// The largest float <= v (v > 0; 0 for v <= 0, a valid lower bound).
-inline float to_float_down(double v) {
-  if (!(v > 0.0)) return 0.0f;
-  float f = static_cast<float>(v);
-  if (static_cast<double>(f) > v || std::isinf(f)) {
-    std::uint32_t b;
-    std::memcpy(&b, &f, 4);
-    --b;  // f > v > 0: the next float below (Inf -> the largest float)
-    std::memcpy(&f, &b, 4);
-  }
-  return f;
-}
 
 // The exact squared distance of plain Lloyd (assign_block's arithmetic).
 template <typename T>
@@ -499,15 +492,6 @@ Plan choose_plan(std::int64_t n, int d, int k, double unit_roundoff) {
   if (G > cap) G = static_cast<int>(cap);
   p.groups = std::max(2, G);
   return p;
-}
-
-std::size_t bytes_per_point(const Plan& plan) {
-  switch (plan.variant) {
-    case Variant::kPlain: return 0;
-    case Variant::kHamerly: return 8 + 8 + 8 + 4;
-    case Variant::kYinyang: return plan.groups > 1 ? 8 + 8 + 4 + 4 * static_cast<std::size_t>(plan.groups) : 16;
-  }
-  return 0;
 }
 
 // ---- the bounds ---------------------------------------------------------------------

@@ -4,19 +4,29 @@
 // bounds, their arithmetic and the argument of its soundness).
 //
 // Every point keeps an upper bound U on its distance to its own center and
-// lower bounds on its distances to the other centers (Hamerly: one, to all
-// of them; Yinyang: one per group of centers plus the global one).  After
-// the centers move by at most mv (rounded up), U grows by mv of its center
-// and the lower bounds shrink by the largest mv of the centers they cover.
-// A point whose bounds prove that its label is still the strict argmin of
-// the exact squared distances (with every rounding error of those distances
-// accounted for) is not read; every other point gets exact distances, with
-// the arithmetic and tie rule of assign_block() in src/cpu_lloyd.cpp, to its
-// own center (tightening U) and, if still unproven, to every center of the
-// groups its bounds do not exclude.  So the labels are those of plain Lloyd
-// at every iteration, and the cluster sums (a full pass in point order over
-// the clusters whose members changed, src/cpu_lloyd.cpp) keep the centers
-// bitwise identical.
+// lower bounds on its distances to the other centers: Hamerly, one to the
+// second nearest center and one to all the rest (so that a point between
+// two clusters costs two distances, not k); Yinyang, one to all the others
+// and one per group of centers.  After the centers move by at most mv
+// (rounded up), U grows by mv of its center and the lower bounds shrink by
+// the largest mv of the centers they cover; the movements are summed per
+// center and applied when a bound is read, so a point whose bounds hold is
+// read, never written.  A point whose bounds prove that its label is still
+// the strict argmin of the exact squared distances (every rounding error of
+// those distances accounted for) needs no distance; every other point gets
+// exact distances, with the arithmetic and tie rule of assign_block() in
+// src/cpu_lloyd.cpp, to its own center (tightening U), then to its second
+// nearest (Hamerly) and, if still unproven, to every center of the groups
+// its bounds do not exclude.  So the labels are those of plain Lloyd at
+// every iteration; the cluster sums (src/cpu_lloyd.cpp: every point in
+// point order, or only the clusters whose members changed) keep the
+// centers bitwise identical.  The variant and the kinds of iteration only
+// change the time taken.
+//
+// Memory per point besides the label: Hamerly 28 bytes (U, two lower
+// bounds, the second nearest center); Yinyang 20 + 4 G bytes (U, the
+// global lower bound, a version, G group bounds as floats), G chosen so
+// that 4 G bytes stay within the size of the point's data or 64 MiB in all.
 //
 // Internal switches (environment variables, read at each fit; not part of
 // the user API; the tests and inst/bench/bench_convergence_cpu.R use them):
@@ -57,9 +67,6 @@ struct Plan {
 // computed in a type whose unit roundoff is `unit_roundoff`; the
 // environment variables above override the choice by shape.
 Plan choose_plan(std::int64_t n, int d, int k, double unit_roundoff);
-
-// Extra bytes per point that a plan keeps (besides the label).
-std::size_t bytes_per_point(const Plan& plan);
 
 // The bounds of every point of x (n x d, column-major, T = double or float)
 // with respect to k centers.  Used by one fit at a time; the passes run on

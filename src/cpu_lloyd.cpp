@@ -33,6 +33,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <new>
 
 namespace gk {
 
@@ -384,9 +385,15 @@ template <typename T>
 int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers0, int max_iter,
                IterationObserver* observer, bool* updated) {
   constexpr double kMaxShare = 0.5, kMaxTime = 0.8, kFuseShare = 0.5;
-  const bool use_bounds = plan.variant != bounds::Variant::kPlain;
   std::unique_ptr<bounds::Bounds<T>> bd;
-  if (use_bounds) bd.reset(new bounds::Bounds<T>(S.x, S.n, S.d, S.k, plan, centers0));
+  if (plan.variant != bounds::Variant::kPlain) {
+    try {
+      bd.reset(new bounds::Bounds<T>(S.x, S.n, S.d, S.k, plan, centers0));
+    } catch (const std::bad_alloc&) {
+      bd.reset();  // no memory for the bounds: plain Lloyd
+    }
+  }
+  const bool use_bounds = bd != nullptr;
   std::FILE* logf = plan.log.empty() ? nullptr : std::fopen(plan.log.c_str(), "a");
   const bool want_tot = observer && observer->wants_iterations();
   const double nk = static_cast<double>(S.n) * S.k;

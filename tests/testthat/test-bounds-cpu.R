@@ -102,17 +102,17 @@ test_that("integer data, d = 1, k = 1, k = n, no convergence", {
 })
 
 test_that("random starts on blobs and uniform data, and single precision", {
-  x <- simulate_blobs(3000, 3, 12, seed = 2)
+  x <- simulate_blobs(2000, 3, 12, seed = 2)
   for (s in 1:2) {
     set.seed(s)
-    expect_bounds_identical(x, x[sample.int(3000, 12), ], iter.max = 100)
+    expect_bounds_identical(x, x[sample.int(2000, 12), ], iter.max = 100)
   }
-  y <- simulate_blobs(4000, 5, 60, seed = 3)
+  y <- simulate_blobs(2000, 5, 60, seed = 3)
   set.seed(9)
-  expect_bounds_identical(y, y[sample.int(4000, 60), ], iter.max = 200)
+  expect_bounds_identical(y, y[sample.int(2000, 60), ], iter.max = 100)
   set.seed(4)
-  u <- matrix(runif(8000), ncol = 2)
-  expect_bounds_identical(u, u[sample.int(4000, 40), ], iter.max = 300)
+  u <- matrix(runif(3000), ncol = 2)
+  expect_bounds_identical(u, u[sample.int(1500, 30), ], iter.max = 100)
   expect_bounds_identical(y, y[1:30, ], iter.max = 100, precision = "single")
 })
 
