@@ -699,6 +699,36 @@ void Bounds<T>::set_hamerly(std::int64_t i, int a, T b, int j2, T s2, T s3) {
   j2_[i] = j2;
 }
 
+// set_hamerly() for the nb points of a block from i0 (assign_block3's
+// output), SIMD across the points: upper() and lower() without branches
+// (sqrt(Inf) f + s = Inf, NaN stays NaN; second and third are never NaN).
+template <typename T>
+void Bounds<T>::set_hamerly_block(std::int64_t i0, int nb, const int* lab, const T* best, const int* lab2,
+                                  const T* second, const T* third) {
+  const T inf = std::numeric_limits<T>::infinity();
+  const double f = f_, g = g_, sm = s_, linf = linf_;
+  const int k = k_;
+  const double *cud = cu_dn_.data(), *c2d = c2_dn_.data(), *cxd = cx_dn_.data();
+  double* ua = uadj_.data() + i0;
+  double* l2a = l2adj_.data() + i0;
+  double* l3a = l3adj_.data() + i0;
+  int* j2a = j2_.data() + i0;
+#pragma omp simd
+  for (int p = 0; p < nb; ++p) {
+    const int a = lab[p];
+    // no second center below Inf: any other index (k = 1: the label)
+    const int j2 = second[p] < inf ? lab2[p] : (k > 1 ? (a == 0 ? 1 : 0) : a);
+    const double u = std::sqrt(static_cast<double>(best[p])) * f + sm;
+    const double v2 = static_cast<double>(second[p]), v3 = static_cast<double>(third[p]);
+    const double l2 = second[p] < inf ? std::max(0.0, std::sqrt(v2) * g - sm) : linf;
+    const double l3 = third[p] < inf ? std::max(0.0, std::sqrt(v3) * g - sm) : linf;
+    ua[p] = round_up(u - cud[a]);
+    l2a[p] = add_dn(l2, c2d[j2]);
+    l3a[p] = add_dn(l3, cxd[a]);
+    j2a[p] = j2;
+  }
+}
+
 template <typename T>
 std::int64_t Bounds<T>::full_pass(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt,
                                   std::int64_t* evals) {
@@ -713,11 +743,9 @@ std::int64_t Bounds<T>::full_pass(std::int64_t lo, std::int64_t hi, int* labels,
     for (std::int64_t i0 = lo; i0 < hi; i0 += B) {
       const int nb = static_cast<int>(std::min<std::int64_t>(B, hi - i0));
       assign_block3(x_, n_, d_, k_, cur_.data(), i0, nb, lab, best, lab2, second, third);
+      set_hamerly_block(i0, nb, lab, best, lab2, second, third);
       for (int p = 0; p < nb; ++p) {
         const std::int64_t i = i0 + p;
-        // no second center below Inf: any other index (k = 1: the label)
-        const int j2 = second[p] < inf ? lab2[p] : (k_ > 1 ? (lab[p] == 0 ? 1 : 0) : lab[p]);
-        set_hamerly(i, lab[p], best[p], j2, second[p], third[p]);
         if (labels[i] != lab[p]) {
           labels[i] = lab[p];
           ++changed;
@@ -937,6 +965,7 @@ std::int64_t Bounds<T>::hamerly_pass(std::int64_t lo, std::int64_t hi, int* labe
     assign_block3(uv.xb.data(), kB, d_, k_, cur_.data(), 0, ns, lab, best, lab2, second, third);
     for (int r = 0; r < ns; ++r) {
       const std::int64_t i = i0 + uv.idx[scan[r]];
+      // no second center below Inf: any other index (k = 1: the label)
       const int j2 = second[r] < tinf ? lab2[r] : (k_ > 1 ? (lab[r] == 0 ? 1 : 0) : lab[r]);
       set_hamerly(i, lab[r], best[r], j2, second[r], third[r]);
       relabel(i, labels[i], lab[r]);

@@ -104,6 +104,8 @@ class Bounds {
   int yinyang_scan(std::int64_t i, const T* xi, int a, T da, double u, double lprev, Scratch& s,
                    std::int64_t* evals);
   void set_hamerly(std::int64_t i, int a, T b, int j2, T s2, T s3);
+  void set_hamerly_block(std::int64_t i0, int nb, const int* lab, const T* best, const int* lab2, const T* second,
+                         const T* third);
   void set_centers(const T* cen_rm);
   double drift(int g, int stamp) const;
   double upper(T D) const;

@@ -373,12 +373,13 @@ void log_iteration(std::FILE* f, int iter, char kind, std::int64_t changed, std:
 }
 
 // Lloyd's loop: kinds of iteration P (plain), F (full, bounds set) and B
-// (bounded), chosen by the plan (only P without bounds).  Adaptive plans run
-// plain iterations while the bounds do not pay: after a bounded iteration
-// that computed more than kMaxShare of the n k distances or took longer than
-// kMaxTime times the last full or plain one, `backoff` plain iterations (2,
-// 4, ... 64: data whose points keep moving), then a full one.  (The kinds
-// only change the time taken, never the result.)  The sums are fused with
+// (bounded), chosen by the plan (only P without bounds).  Adaptive plans
+// watch each bounded iteration: one that computed more than kMaxShare of
+// the n k distances or took longer than kMaxTime times the last full or
+// plain one is followed by a full one (bounds set anew) or, when the bounds
+// were fresh already, by `backoff` plain iterations (2, 4, ... 64: data
+// whose points keep moving) and then a full one.  (The kinds only change
+// the time taken, never the result.)  The sums are fused with
 // the assignment while most clusters change members.  Returns the
 // iterations run; *updated: the last one changed a label.
 template <typename T>
@@ -397,8 +398,11 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
   std::FILE* logf = plan.log.empty() ? nullptr : std::fopen(plan.log.c_str(), "a");
   const bool want_tot = observer && observer->wants_iterations();
   const double nk = static_cast<double>(S.n) * S.k;
-  char next = use_bounds ? 'F' : 'P';
-  int plain_left = 0, backoff = 2;
+  // From the initial centers most points move: the first iteration is
+  // plain, the bounds are set by the second (forced plans: by the first).
+  char next = use_bounds && !plan.adaptive ? 'F' : 'P';
+  int plain_left = 1, backoff = 2;
+  char last = 'P';
   double t_full = 0.0, dirty_share = 1.0;
   int iter = 0;
   *updated = true;
@@ -431,12 +435,18 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
         next = --plain_left > 0 ? 'P' : 'F';
       } else if (plan.adaptive && kind == 'B' &&
                  (static_cast<double>(evals) > kMaxShare * nk || seconds > kMaxTime * t_full)) {
-        next = 'P';
-        plain_left = backoff;
-        backoff = std::min(64, 2 * backoff);
+        if (last == 'F') {
+          // fresh bounds did not pay: plain iterations, more each time
+          next = 'P';
+          plain_left = backoff;
+          backoff = std::min(64, 2 * backoff);
+        } else {
+          next = 'F';  // bounds worn out by many movements: set them anew
+        }
       } else {
         next = 'B';
       }
+      last = kind;
     }
   } catch (...) {
     if (logf) std::fclose(logf);
