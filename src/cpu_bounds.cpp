@@ -57,9 +57,10 @@
 // the center did not move: mv = 0 and the bounds are left as they are.  A
 // NaN or Inf difference gives mv = Inf.  A center with NaN coordinates both
 // before and after (an empty cluster) stays out of every competition:
-// mv = 0.  One that becomes NaN (its cluster emptied) or stops being NaN,
-// and any infinite movement, make the iteration full (every bound set
-// anew).  Triangle inequality: delta_new <= delta_old + mv (upper bounds:
+// mv = 0, and so does one that becomes NaN because its cluster emptied (it
+// has no point of its own).  One that becomes NaN with points (the sums
+// overflowed) or stops being NaN, and any infinite movement, make the
+// iteration full (every bound set anew).  Triangle inequality: delta_new <= delta_old + mv (upper bounds:
 // add_up) and delta_new >= delta_old - mv (lower bounds: sub_down), with
 //   add_up(a, b) = fl(fl(a + b) kup) >= a + b          (kup = 1 + 2^-51, a, b >= 0)
 //   sub_down(a, b) = fl(fl(a - b) kdn) <= a - b        (kdn = 1 - 2^-51)
@@ -129,26 +130,37 @@ inline T dist_one(const T* xi, const T* c, int d) {
 }
 
 // acc[q] = the exact squared distance of xi to the m centers of cg (d x m,
-// coordinate-major): SIMD across centers, coordinates in order.
+// coordinate-major): SIMD across centers, coordinates in order, 16 centers
+// at a time held in registers through all coordinates.  Reads and writes up
+// to 15 values past the end of cg and acc (the callers pad both; the values
+// past m mean nothing).
+constexpr int kDistPad = 16;
 template <typename T>
 inline __attribute__((always_inline)) void dist_many_impl(const T* __restrict xi, int d, const T* __restrict cg,
                                                           int m, T* __restrict acc) {
-  {
-    const T x0 = xi[0];
+  constexpr int W = kDistPad;
+  for (int q0 = 0; q0 < m; q0 += W) {
+    T a[W];
+    {
+      const T x0 = xi[0];
+      const T* c0 = cg + q0;
 #pragma omp simd
-    for (int q = 0; q < m; ++q) {
-      T t = x0 - cg[q];
-      acc[q] = t * t;
+      for (int l = 0; l < W; ++l) {
+        T t = x0 - c0[l];
+        a[l] = t * t;
+      }
     }
-  }
-  for (int c = 1; c < d; ++c) {
-    const T xc = xi[c];
-    const T* cc = cg + static_cast<std::size_t>(c) * m;
+    for (int c = 1; c < d; ++c) {
+      const T xc = xi[c];
+      const T* cc = cg + static_cast<std::size_t>(c) * m + q0;
 #pragma omp simd
-    for (int q = 0; q < m; ++q) {
-      T t = xc - cc[q];
-      acc[q] += t * t;
+      for (int l = 0; l < W; ++l) {
+        T t = xc - cc[l];
+        a[l] += t * t;
+      }
     }
+#pragma omp simd
+    for (int l = 0; l < W; ++l) acc[q0 + l] = a[l];  // acc holds m + kDistPad values
   }
 }
 
@@ -475,11 +487,12 @@ Plan choose_plan(std::int64_t n, int d, int k, double unit_roundoff) {
   // few operations and ~40 bytes of memory traffic per point and iteration
   // whatever k, so they pay once an exact assignment costs clearly more
   // (k >= 6, k d >= 12) on a problem that is not tiny.  Hamerly (with the
-  // second nearest center) up to k = 150, Yinyang beyond, with k / 40
-  // groups (fewer than Ding et al.'s k / 10: with distances SIMD across the
+  // second nearest center) up to k = 150 max(1, d / 4) (in low dimension
+  // more centers are near each point), Yinyang beyond, with k / 40 groups
+  // (fewer than Ding et al.'s k / 10: with distances SIMD across the
   // centers of a group, the per-group work dominates sooner).
   if (k < 6 || static_cast<double>(k) * d < 12.0 || static_cast<double>(n) * k < 20000.0) return p;
-  if (k <= 150) {
+  if (k <= 150.0 * std::max(1.0, d / 4.0)) {
     p.variant = Variant::kHamerly;
     return p;
   }
@@ -503,7 +516,7 @@ struct Bounds<T>::Scratch {
   std::vector<T> gm1, gm2;
   std::vector<int> gj1;
   std::vector<unsigned char> comp;
-  Scratch(int maxm, int G) : acc(maxm), lnew(G), gm1(G), gm2(G), gj1(G), comp(G) {}
+  Scratch(int maxm, int G) : acc(maxm + kDistPad), lnew(G), gm1(G), gm2(G), gj1(G), comp(G) {}
 };
 
 template <typename T>
@@ -531,7 +544,7 @@ Bounds<T>::Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, co
   }
   for (int g = 0; g < G_; ++g) maxm_ = std::max(maxm_, gs_[g + 1] - gs_[g]);
   cur_.assign(static_cast<std::size_t>(k) * d, T(0));
-  ct_.assign(static_cast<std::size_t>(k) * d, T(0));
+  ct_.assign(static_cast<std::size_t>(k) * d + kDistPad, T(0));  // dist_many reads past a group's end
   live_.assign(k, 1);
   mv_u_.assign(k, 0.0);
   mv_l_.assign(k, 0.0);
@@ -622,7 +635,7 @@ void Bounds<T>::begin_full(const T* cen_rm) {
 }
 
 template <typename T>
-bool Bounds<T>::begin_bounded(const T* cen_rm) {
+bool Bounds<T>::begin_bounded(const T* cen_rm, const int* size) {
   double top0 = 0.0, top1 = 0.0;
   int tj0 = -1;
   for (int j = 0; j < k_; ++j) {
@@ -631,10 +644,10 @@ bool Bounds<T>::begin_bounded(const T* cen_rm) {
     double mv;
     if (live_[j] && live) {
       mv = movement(cur_.data() + static_cast<std::size_t>(j) * d_, nw, d_, fm_);
-    } else if (!live_[j] && !live) {
-      mv = 0.0;  // still out of every competition
+    } else if (!live && (!live_[j] || size[j] == 0)) {
+      mv = 0.0;  // NaN (an empty cluster): out of every competition, and no point of its own
     } else {
-      return false;  // became NaN (its points, if any, need new bounds) or a number again
+      return false;  // NaN with points of its own (overflow), or a number again
     }
     if (mv == kInf) return false;
     mv_u_[j] = mv_l_[j] = mv;
@@ -847,7 +860,7 @@ std::int64_t Bounds<T>::hamerly_pass(std::int64_t lo, std::int64_t hi, int* labe
                                      unsigned char* dirty, std::int64_t* evals) {
   constexpr int kFewScans = 12;
   Unproven<T> uv(d_);
-  std::vector<T> acc(k_);
+  std::vector<T> acc(k_ + kDistPad);  // dist_many writes past k
   int scan[kB], lab[kB], lab2[kB];
   T best[kB], second[kB], third[kB];
   std::int64_t changed = 0;

@@ -79,11 +79,13 @@ class Bounds {
   // The centers (k x d, row-major in T, as the assignment reads them) of a
   // full iteration: every distance is computed and every bound set anew.
   void begin_full(const T* cen_rm);
-  // The centers of a bounded iteration: the bounds are moved by how far each
+  // The centers of a bounded iteration (size: the points of each cluster,
+  // from which they were computed): the bounds are moved by how far each
   // center moved since the previous iteration.  False (nothing changed) when
-  // a movement is infinite (a center became a number again, or a
-  // coordinate overflowed): the iteration must then be full.
-  bool begin_bounded(const T* cen_rm);
+  // a movement is infinite (a center became a number again, a coordinate
+  // overflowed, or a center of a cluster with points is NaN): the iteration
+  // must then be full.
+  bool begin_bounded(const T* cen_rm, const int* size);
 
   // Points [lo, hi): labels (0-based, -1 = none yet) updated, cnt (k, the
   // points per cluster) counted (full: from zero set by the caller) or

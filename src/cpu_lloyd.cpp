@@ -412,7 +412,7 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
       S.load_centers();
       char kind = next;
       if (use_bounds && plan.cycle) kind = "FBBPP"[iter % 5];
-      if (kind == 'B' && !bd->begin_bounded(S.cen_rm.data())) kind = 'F';
+      if (kind == 'B' && !bd->begin_bounded(S.cen_rm.data(), S.res.size.data())) kind = 'F';
       if (kind == 'F') bd->begin_full(S.cen_rm.data());
       double tot = 0.0;
       std::int64_t evals = 0, changed = 0;

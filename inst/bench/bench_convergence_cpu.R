@@ -8,12 +8,13 @@
 #     > inst/bench/results/cpu-convergence-<date>-<machine>.txt
 #
 # Columns: iterations; seconds (median of the runs, elapsed time of the whole
-# call from R) for stats, the CPU engine without bounds (1 thread) and with
-# bounds (1 and 2 threads); speedups over stats; the share of the n k
+# call from R) for stats, the CPU engine without bounds (plain, 1 and 2
+# threads) and with bounds (1 and 2 threads); speedups over stats; the share of the n k
 # point-center distances of all iterations that the bounds skipped; "same":
 # cluster, iter and size identical to stats, centers identical with one
 # thread (all.equal(tolerance = 1e-10) with two: threads add in another
-# order).  The per-iteration kinds (P plain, F full with bounds set, B
+# order; the 2-thread fits with bounds have the centers of the plain
+# 2-thread engine bit for bit).  The per-iteration kinds (P plain, F full with bounds set, B
 # bounded) and skipped shares come from the engine's internal log
 # (GPUKMEANS_CPU_BOUNDS_LOG, src/cpu_bounds.h); GPUKMEANS_CPU_BOUNDS = "off"
 # is the plain engine.
@@ -71,10 +72,11 @@ cat("date:", format(Sys.time(), "%Y-%m-%d %H:%M %Z"), "\n")
 cat("machine:", sub("model name\\s*:\\s*", "", grep("model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
     "|", parallel::detectCores(), "cores |", R.version.string, "\n")
 cat("load average at start:", load_avg(), "(a shared machine: other jobs ran beside this one)\n")
+cat("OMP_WAIT_POLICY:", Sys.getenv("OMP_WAIT_POLICY", "(unset: GNU OpenMP spins, then sleeps)"), "\n")
 cat("iter.max = 500, random starts (set.seed(seed); x[sample.int(n, k), ]);", reps,
     "run(s) per gpu_kmeans timing (median), one stats run\n\n")
-cat(sprintf("%-32s %4s %4s %8s %8s %8s %8s %7s %7s %7s %5s\n", "problem", "seed", "iter", "stats", "plain1t",
-            "bounds1t", "bounds2t", "x stats", "x st 2t", "skipped", "same"))
+cat(sprintf("%-32s %4s %4s %8s %8s %8s %8s %8s %7s %7s %7s %5s\n", "problem", "seed", "iter", "stats", "plain1t",
+            "plain2t", "bounds1t", "bounds2t", "x stats", "x st 2t", "skipped", "same"))
 details <- list()
 for (p in problems) {
   x <- p$x()
@@ -84,14 +86,16 @@ for (p in problems) {
     c0 <- x[sample.int(nrow(x), p$k), , drop = FALSE]
     ts <- system.time(s <- suppressWarnings(kmeans(x, c0, iter.max = 500, algorithm = "Lloyd")))[["elapsed"]]
     plain <- med(function() run_gk(x, c0, 1L, "off"), reps)
+    plain2 <- med(function() run_gk(x, c0, 2L, "off"), reps)
     b1 <- med(function() run_gk(x, c0, 1L, "auto", log = TRUE), reps)
     b2 <- med(function() run_gk(x, c0, 2L, "auto"), reps)
     lg <- b1$log
     skipped <- 1 - sum(as.numeric(lg$evals)) / sum(as.numeric(lg$n) * lg$k)
-    ok <- same_fit(plain$fit, s, TRUE) && same_fit(b1$fit, s, TRUE) && same_fit(b2$fit, s, FALSE)
-    cat(sprintf("%-32s %4d %4d %8.3f %8.3f %8.3f %8.3f %6.1fx %6.1fx %6.1f%% %5s\n", p$name, seed, s$iter, ts,
-                plain$seconds, b1$seconds, b2$seconds, ts / b1$seconds, ts / b2$seconds, 100 * skipped,
-                if (ok) "yes" else "NO"))
+    ok <- same_fit(plain$fit, s, TRUE) && same_fit(b1$fit, s, TRUE) && same_fit(plain2$fit, s, FALSE) &&
+      same_fit(b2$fit, s, FALSE) && identical(b2$fit$centers, plain2$fit$centers)
+    cat(sprintf("%-32s %4d %4d %8.3f %8.3f %8.3f %8.3f %8.3f %6.1fx %6.1fx %6.1f%% %5s\n", p$name, seed, s$iter, ts,
+                plain$seconds, plain2$seconds, b1$seconds, b2$seconds, ts / b1$seconds, ts / b2$seconds,
+                100 * skipped, if (ok) "yes" else "NO"))
     if (seed == p$seeds[1]) details[[p$name]] <- lg
   }
 }
