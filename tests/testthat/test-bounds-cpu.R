@@ -162,4 +162,10 @@ test_that("auto: plain Lloyd for tiny problems, bounds for larger ones", {
   expect_true(all(off$log$kind == "P"))
   expect_identical(big$fit$cluster, off$fit$cluster)
   expect_identical(big$fit$centers, off$fit$centers)
+  # many centers in the plane: Yinyang groups
+  y <- simulate_blobs(3000, 2, 200, seed = 8)
+  yy <- bounds_log(y, y[1:200, ], "auto", iter.max = 50)
+  expect_true(any(yy$log$kind == "B"))
+  yoff <- bounds_log(y, y[1:200, ], "off", iter.max = 50)
+  expect_identical(unclass(yy$fit)[fit_parts], unclass(yoff$fit)[fit_parts])
 })
