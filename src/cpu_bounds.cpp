@@ -101,6 +101,7 @@
 #include <limits>
 
 #include "cpu_engine.h"
+#include "threads.h"
 
 namespace gk {
 namespace bounds {
@@ -509,18 +510,31 @@ Plan choose_plan(std::int64_t n, int d, int k, double unit_roundoff) {
 
 // ---- the bounds ---------------------------------------------------------------------
 
+constexpr int kB = 256;   // at most this many points per block of the bounded passes
+constexpr int kGB = 64;   // points per block of Yinyang's full pass
+
+// One thread's scratch, allocated with the bounds (never inside a parallel
+// region): the gathered rows and own centers of a block's unproven points
+// (column-major, bsz_ apart), one row, distances to a group (or to all k
+// centers), Yinyang's per-group values.
 template <typename T>
-struct Bounds<T>::Scratch {
-  std::vector<T> acc;
+struct Bounds<T>::Work {
+  std::vector<T> xb, cb, xi, acc, fgm1, fgm2, gm1, gm2;
   std::vector<double> lnew;
-  std::vector<T> gm1, gm2;
   std::vector<int> gj1;
   std::vector<unsigned char> comp;
-  Scratch(int maxm, int G) : acc(maxm + kDistPad), lnew(G), gm1(G), gm2(G), gj1(G), comp(G) {}
+  Work(int bsz, int d, int k, int G)
+      : xb(static_cast<std::size_t>(bsz) * d), cb(static_cast<std::size_t>(bsz) * d), xi(d),
+        acc(static_cast<std::size_t>(k) + kDistPad),
+        fgm1(G > 1 ? static_cast<std::size_t>(G) * kGB : 0), fgm2(G > 1 ? static_cast<std::size_t>(G) * kGB : 0),
+        gm1(G), gm2(G), lnew(G), gj1(G), comp(G) {}
 };
 
 template <typename T>
-Bounds<T>::Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, const double* centers0)
+Bounds<T>::~Bounds() = default;
+
+template <typename T>
+Bounds<T>::Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, const double* centers0, int threads)
     : x_(x), n_(n), d_(d), k_(k), variant_(plan.variant) {
   using L = std::numeric_limits<T>;
   const double u = static_cast<double>(L::epsilon()) / 2.0;
@@ -542,7 +556,6 @@ Bounds<T>::Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, co
     std::vector<int> pos(gs_.begin(), gs_.end() - 1);
     for (int j = 0; j < k; ++j) perm_[pos[grp_[j]]++] = j;  // index order within a group
   }
-  for (int g = 0; g < G_; ++g) maxm_ = std::max(maxm_, gs_[g + 1] - gs_[g]);
   cur_.assign(static_cast<std::size_t>(k) * d, T(0));
   ct_.assign(static_cast<std::size_t>(k) * d + kDistPad, T(0));  // dist_many reads past a group's end
   live_.assign(k, 1);
@@ -574,6 +587,9 @@ Bounds<T>::Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, co
     sig_ = std::ldexp(1.0, e);
     isig_ = std::ldexp(1.0, -e);
   }
+  // blocks of the bounded passes: at most ~512 KiB of gathered rows
+  bsz_ = std::max(16, std::min(kB, 65536 / std::max(1, d)));
+  for (int t = 0; t < std::max(1, threads); ++t) work_.emplace_back(bsz_, d, k, G_);
 }
 
 // A stored group bound: a float <= v / sig_ when v > 0 (branch-free: w (1 -
@@ -770,10 +786,10 @@ std::int64_t Bounds<T>::full_pass(std::int64_t lo, std::int64_t hi, int* labels,
   }
   // Yinyang: blocks of points, SIMD across points, the groups' two smallest
   // distances on the side.
-  constexpr int kGB = 64;
   int lab[kGB];
   T best[kGB];
-  std::vector<T> gm1(static_cast<std::size_t>(G_) * kGB), gm2(static_cast<std::size_t>(G_) * kGB);
+  std::vector<T>& gm1 = work_[thread_id()].fgm1;
+  std::vector<T>& gm2 = work_[thread_id()].fgm2;
   for (std::int64_t i0 = lo; i0 < hi; i0 += kGB) {
     const int nb = static_cast<int>(std::min<std::int64_t>(kGB, hi - i0));
     assign_block_groups(x_, n_, d_, k_, cur_.data(), grp_.data(), G_, i0, nb, lab, best, gm1.data(), gm2.data());
@@ -815,35 +831,34 @@ std::int64_t Bounds<T>::bounded_pass(std::int64_t lo, std::int64_t hi, int* labe
 
 namespace {
 
-constexpr int kB = 256;  // points per block of the bounded passes
-
 // The points of a block whose bounds fail, their coordinates and own
 // centers gathered column by column (consecutive addresses in a column:
-// many loads in flight) and their exact distances to the own centers (SIMD
-// across points).
+// many loads in flight; into the thread's scratch, ld apart) and their
+// exact distances to the own centers (SIMD across points).
 template <typename T>
 struct Unproven {
-  std::vector<T> xb, cb, xi;
-  int idx[kB];     // positions in the block
+  T *xb, *cb, *xi;
+  int ld;
+  int idx[kB];  // positions in the block
   double l2[kB], l3[kB];
   T da[kB];
   int n = 0;
-  explicit Unproven(int d) : xb(static_cast<std::size_t>(kB) * d), cb(static_cast<std::size_t>(kB) * d), xi(d) {}
+  Unproven(T* xb_, T* cb_, T* xi_, int ld_) : xb(xb_), cb(cb_), xi(xi_), ld(ld_) {}
   void gather(const T* x, std::int64_t nrow, int d, std::int64_t i0, const int* labels, const T* cen) {
     for (int c = 0; c < d; ++c) {
       const T* col = x + static_cast<std::int64_t>(c) * nrow + i0;
-      T* xc = xb.data() + static_cast<std::size_t>(c) * kB;
-      T* cc = cb.data() + static_cast<std::size_t>(c) * kB;
+      T* xc = xb + static_cast<std::size_t>(c) * ld;
+      T* cc = cb + static_cast<std::size_t>(c) * ld;
       for (int q = 0; q < n; ++q) {
         xc[q] = col[idx[q]];
         cc[q] = cen[static_cast<std::size_t>(labels[i0 + idx[q]]) * d + c];
       }
     }
-    pair_dist(xb.data(), cb.data(), kB, d, n, da);
+    pair_dist(xb, cb, ld, d, n, da);
   }
   const T* row(int q, int d) {
-    for (int c = 0; c < d; ++c) xi[c] = xb[static_cast<std::size_t>(c) * kB + q];
-    return xi.data();
+    for (int c = 0; c < d; ++c) xi[c] = xb[static_cast<std::size_t>(c) * ld + q];
+    return xi;
   }
 };
 
@@ -859,8 +874,10 @@ template <typename T>
 std::int64_t Bounds<T>::hamerly_pass(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt,
                                      unsigned char* dirty, std::int64_t* evals) {
   constexpr int kFewScans = 12;
-  Unproven<T> uv(d_);
-  std::vector<T> acc(k_ + kDistPad);  // dist_many writes past k
+  Work& w = work_[thread_id()];
+  Unproven<T> uv(w.xb.data(), w.cb.data(), w.xi.data(), bsz_);
+  T* acc = w.acc.data();  // k + kDistPad: dist_many writes past k
+  const int bsz = bsz_;
   int scan[kB], lab[kB], lab2[kB];
   T best[kB], second[kB], third[kB];
   std::int64_t changed = 0;
@@ -876,8 +893,8 @@ std::int64_t Bounds<T>::hamerly_pass(std::int64_t lo, std::int64_t hi, int* labe
     dirty[a] = 1;
     dirty[b] = 1;
   };
-  for (std::int64_t i0 = lo; i0 < hi; i0 += kB) {
-    const int nb = static_cast<int>(std::min<std::int64_t>(kB, hi - i0));
+  for (std::int64_t i0 = lo; i0 < hi; i0 += bsz) {
+    const int nb = static_cast<int>(std::min<std::int64_t>(bsz, hi - i0));
     const int* lb = labels + i0;
     const int* jb = j2_.data() + i0;
     const double *ub = uadj_.data() + i0, *l2b = l2adj_.data() + i0, *l3b = l3adj_.data() + i0;
@@ -945,19 +962,18 @@ std::int64_t Bounds<T>::hamerly_pass(std::int64_t lo, std::int64_t hi, int* labe
       for (int r = 0; r < ns; ++r) {
         const int q = scan[r];
         const std::int64_t i = i0 + uv.idx[q];
-        dist_many(uv.row(q, d_), d_, ct_.data(), k_, acc.data());
+        dist_many(uv.row(q, d_), d_, ct_.data(), k_, acc);
         T m1, m2;
-        int q1 = min_two(acc.data(), k_, &m1, &m2);
+        int q1 = min_two(acc, k_, &m1, &m2);
         int q2;
         T m3 = tinf;
         if (q1 < 0) {
           q1 = 0;  // nothing below Inf: label 0, as the scan in index order
           q2 = k_ > 1 ? 1 : 0;
         } else if (m2 < tinf) {
-          q2 = first_of(acc.data(), k_, m2, q1);
+          q2 = first_of(acc, k_, m2, q1);
           const int lo2 = std::min(q1, q2), hi2 = std::max(q1, q2);
-          const T x1 = min_range(acc.data(), 0, lo2), x2 = min_range(acc.data(), lo2 + 1, hi2),
-                  x3 = min_range(acc.data(), hi2 + 1, k_);
+          const T x1 = min_range(acc, 0, lo2), x2 = min_range(acc, lo2 + 1, hi2), x3 = min_range(acc, hi2 + 1, k_);
           m3 = x1 < x2 ? x1 : x2;
           m3 = x3 < m3 ? x3 : m3;
         } else {
@@ -973,9 +989,9 @@ std::int64_t Bounds<T>::hamerly_pass(std::int64_t lo, std::int64_t hi, int* labe
       const int q = scan[r];
       if (q != r)
         for (int c = 0; c < d_; ++c)
-          uv.xb[static_cast<std::size_t>(c) * kB + r] = uv.xb[static_cast<std::size_t>(c) * kB + q];
+          uv.xb[static_cast<std::size_t>(c) * bsz + r] = uv.xb[static_cast<std::size_t>(c) * bsz + q];
     }
-    assign_block3(uv.xb.data(), kB, d_, k_, cur_.data(), 0, ns, lab, best, lab2, second, third);
+    assign_block3(uv.xb, bsz, d_, k_, cur_.data(), 0, ns, lab, best, lab2, second, third);
     for (int r = 0; r < ns; ++r) {
       const std::int64_t i = i0 + uv.idx[scan[r]];
       // no second center below Inf: any other index (k = 1: the label)
@@ -992,13 +1008,14 @@ std::int64_t Bounds<T>::hamerly_pass(std::int64_t lo, std::int64_t hi, int* labe
 template <typename T>
 std::int64_t Bounds<T>::yinyang_pass(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt,
                                      unsigned char* dirty, std::int64_t* evals) {
-  Scratch s(maxm_, G_);
-  Unproven<T> uv(d_);
+  Work& w = work_[thread_id()];
+  Unproven<T> uv(w.xb.data(), w.cb.data(), w.xi.data(), bsz_);
+  const int bsz = bsz_;
   std::int64_t changed = 0;
   const double umax = umax_, f = f_, sm = s_;
   const double *cuu = cu_up_.data(), *cxu = cx_up_.data();
-  for (std::int64_t i0 = lo; i0 < hi; i0 += kB) {
-    const int nb = static_cast<int>(std::min<std::int64_t>(kB, hi - i0));
+  for (std::int64_t i0 = lo; i0 < hi; i0 += bsz) {
+    const int nb = static_cast<int>(std::min<std::int64_t>(bsz, hi - i0));
     const int* lb = labels + i0;
     const double *ub = uadj_.data() + i0, *l3b = l3adj_.data() + i0;
     double l_[kB];
@@ -1028,7 +1045,7 @@ std::int64_t Bounds<T>::yinyang_pass(std::int64_t lo, std::int64_t hi, int* labe
         set_u(i, a, u);
         continue;
       }
-      const int b = yinyang_scan(i, uv.row(q, d_), a, uv.da[q], u, uv.l3[q], s, evals);
+      const int b = yinyang_scan(i, uv.row(q, d_), a, uv.da[q], u, uv.l3[q], w, evals);
       if (b != a) {
         labels[i] = b;
         ++changed;
@@ -1047,7 +1064,7 @@ std::int64_t Bounds<T>::yinyang_pass(std::int64_t lo, std::int64_t hi, int* labe
 // of the groups its bounds do not exclude, and its new bounds.  Returns the
 // label.
 template <typename T>
-int Bounds<T>::yinyang_scan(std::int64_t i, const T* xi, int a, T da, double u, double lprev, Scratch& s,
+int Bounds<T>::yinyang_scan(std::int64_t i, const T* xi, int a, T da, double u, double lprev, Work& s,
                             std::int64_t* evals) {
   const T inf = std::numeric_limits<T>::infinity();
   // The exact rule as a lexicographic minimum of (distance, index) over the

@@ -74,7 +74,9 @@ Plan choose_plan(std::int64_t n, int d, int k, double unit_roundoff);
 template <typename T>
 class Bounds {
  public:
-  Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, const double* centers0);
+  // threads: the threads that will run the passes (each has its scratch).
+  Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, const double* centers0, int threads);
+  ~Bounds();
 
   // The centers (k x d, row-major in T, as the assignment reads them) of a
   // full iteration: every distance is computed and every bound set anew.
@@ -98,12 +100,12 @@ class Bounds {
                             std::int64_t* evals);
 
  private:
-  struct Scratch;
+  struct Work;
   std::int64_t hamerly_pass(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt, unsigned char* dirty,
                             std::int64_t* evals);
   std::int64_t yinyang_pass(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt, unsigned char* dirty,
                             std::int64_t* evals);
-  int yinyang_scan(std::int64_t i, const T* xi, int a, T da, double u, double lprev, Scratch& s,
+  int yinyang_scan(std::int64_t i, const T* xi, int a, T da, double u, double lprev, Work& s,
                    std::int64_t* evals);
   void set_hamerly(std::int64_t i, int a, T b, int j2, T s2, T s3);
   void set_hamerly_block(std::int64_t i0, int nb, const int* lab, const T* best, const int* lab2, const T* second,
@@ -123,7 +125,8 @@ class Bounds {
   // the groups: centers in group order (perm_), group g = positions
   // [gs_[g], gs_[g + 1]); Hamerly: one group, the identity
   std::vector<int> perm_, gs_, grp_;
-  int maxm_ = 0;
+  int bsz_ = 256;             // points per block of the bounded passes
+  std::vector<Work> work_;    // per thread
   // the centers of this iteration: row-major (cur_), and per group
   // coordinate-major (ct_: group g's block d x m_g at gs_[g] * d)
   std::vector<T> cur_, ct_;

@@ -10,9 +10,10 @@
 // every distance, no bounds), full (F: every distance, the bounds set) and
 // bounded (B: only the distances the bounds do not rule out).  All give the
 // labels of plain Lloyd.  The cluster sums are always those of a full pass
-// in point order per thread, threads combined in order: after a bounded
-// iteration only the clusters whose members changed in a thread's range are
-// summed again (the others' sums are the same additions in the same order).
+// in point order per thread, threads combined in order: a bounded iteration
+// sums again only the clusters whose members changed in a thread's range
+// (the others' sums are the same additions in the same order), or, while
+// most clusters change members, all of them fused with the assignment.
 
 // The distances must be rounded term by term, never fused.
 #if defined(__clang__)
@@ -157,11 +158,14 @@ struct LloydState {
   std::vector<double> part_dist;
   std::vector<std::int64_t> part_evals;    // bounded: distances computed per thread
   std::vector<unsigned char> part_dirty;   // bounded: per thread, clusters to sum again
+  std::size_t rows_cap;                    // bounded: per thread, room for rows gathered by sum_range()
+  std::vector<T> part_rows;
 
   LloydState(const T* x_, std::int64_t n_, int d_, int k_, const double* centers0, int threads)
       : x(x_), n(n_), d(d_), k(k_), nt(threads_for(threads, n_ / 64)), B(block_size<T>(d_)),
         kd(static_cast<std::size_t>(k_) * d_), cen_rm(kd), part_sum(kd * nt),
-        part_count(static_cast<std::size_t>(k_) * nt), part_changed(nt), part_dist(nt), part_evals(nt) {
+        part_count(static_cast<std::size_t>(k_) * nt), part_changed(nt), part_dist(nt), part_evals(nt),
+        rows_cap(std::max<std::size_t>(2048, static_cast<std::size_t>(d_))), part_rows(rows_cap * nt) {
     res.cluster.assign(n, -1);  // 0-based while iterating
     res.centers.assign(centers0, centers0 + kd);
     res.size.assign(k, 0);
@@ -213,12 +217,11 @@ struct LloydState {
                  double* sum, double* dist) {
     const int* cl = res.cluster.data();
     constexpr int kSB = 256;
-    T xb[kSB * 8];
-    std::vector<T> xbig(d > 8 ? static_cast<std::size_t>(kSB) * d : 0);
-    T* xbuf = d > 8 ? xbig.data() : xb;
+    T* xbuf = part_rows.data() + rows_cap * thread_id();
+    const int sb = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(kSB, rows_cap / d)));
     int idx[kSB];
-    for (std::int64_t i0 = b0; i0 < b1; i0 += kSB) {
-      const int nb = static_cast<int>(std::min<std::int64_t>(kSB, b1 - i0));
+    for (std::int64_t i0 = b0; i0 < b1; i0 += sb) {
+      const int nb = static_cast<int>(std::min<std::int64_t>(sb, b1 - i0));
       int m = 0;
       for (int p = 0; p < nb; ++p) {
         idx[m] = p;
@@ -266,8 +269,9 @@ struct LloydState {
                                std::int64_t* evals, double* dirty_share) {
     int* cl = res.cluster.data();
     part_dirty.assign(static_cast<std::size_t>(k) * nt, 0);
-    const std::int64_t chunk =
-        std::max<std::int64_t>(256, std::min<std::int64_t>(8192, (262144 / (static_cast<std::int64_t>(d) * sizeof(T))) / 256 * 256));
+    // chunks of ~256 KiB of rows (256 to 8192 points)
+    const std::int64_t rows = 262144 / (static_cast<std::int64_t>(d) * static_cast<std::int64_t>(sizeof(T)));
+    const std::int64_t chunk = std::max<std::int64_t>(256, std::min<std::int64_t>(8192, rows / 256 * 256));
 #pragma omp parallel num_threads(nt)
     {
       const int t = thread_id();
@@ -389,7 +393,7 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
   std::unique_ptr<bounds::Bounds<T>> bd;
   if (plan.variant != bounds::Variant::kPlain) {
     try {
-      bd.reset(new bounds::Bounds<T>(S.x, S.n, S.d, S.k, plan, centers0));
+      bd.reset(new bounds::Bounds<T>(S.x, S.n, S.d, S.k, plan, centers0, S.nt));
     } catch (const std::bad_alloc&) {
       bd.reset();  // no memory for the bounds: plain Lloyd
     }
