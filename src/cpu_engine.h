@@ -8,6 +8,7 @@
 //
 //   cpu_engine.cpp  the engine object (data, precision, threads, step state)
 //   cpu_lloyd.cpp   Lloyd's algorithm, the assignment, totss and the step
+//   cpu_bounds.cpp  exact distance bounds for Lloyd (Hamerly, Yinyang): cpu_bounds.h
 //   cpu_init.cpp    greedy k-means++ and the k-means|| rounds
 //   cpu_quality.cpp the quality pass (silhouette, distances to the centers)
 #ifndef GPUKMEANS_CPU_ENGINE_H
@@ -18,6 +19,15 @@
 
 #include "engine.h"
 #include "threads.h"
+
+// Distance kernels are built for the baseline target and an AVX2 clone
+// (chosen at load time), never with FMA, which would change the rounding of
+// the distances.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define GK_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define GK_CLONES
+#endif
 
 namespace gk {
 

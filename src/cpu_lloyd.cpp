@@ -5,14 +5,36 @@
 // column, so a block's values of one coordinate are contiguous and the
 // distance loop runs SIMD across points while each point still sums its
 // coordinates in order, exactly as stats does.  No n x k matrix is formed.
+//
+// Lloyd's loop runs three kinds of iteration (src/cpu_bounds.h): plain (P:
+// every distance, no bounds), full (F: every distance, the bounds set) and
+// bounded (B: only the distances the bounds do not rule out).  All give the
+// labels of plain Lloyd.  The cluster sums are always those of a full pass
+// in point order per thread, threads combined in order: a bounded iteration
+// sums again only the clusters whose members changed in a thread's range
+// (the others' sums are the same additions in the same order), or, while
+// most clusters change members, all of them fused with the assignment.
+
+// The distances must be rounded term by term, never fused.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #include "cpu_engine.h"
+
+#include "cpu_bounds.h"
 
 #include "wall_clock.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <new>
 
 namespace gk {
 
@@ -70,14 +92,7 @@ inline __attribute__((always_inline)) void assign_block_impl(
 }
 
 // Non-template entry points so that the compiler can build an AVX2 clone
-// next to the baseline one (chosen at load time; never FMA, which would
-// change the rounding of the distances).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
-#define GK_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define GK_CLONES
-#endif
-
+// next to the baseline one (GK_CLONES, cpu_engine.h).
 GK_CLONES void assign_block(const double* x, std::int64_t n, int d, int k, const double* cen,
                             std::int64_t i0, int B, int* lab, double* best) {
   assign_block_impl<double>(x, n, d, k, cen, i0, B, lab, best);
@@ -141,11 +156,16 @@ struct LloydState {
   std::vector<std::int64_t> part_count;  // per-thread counts
   std::vector<std::int64_t> part_changed;
   std::vector<double> part_dist;
+  std::vector<std::int64_t> part_evals;    // bounded: distances computed per thread
+  std::vector<unsigned char> part_dirty;   // bounded: per thread, clusters to sum again
+  std::size_t rows_cap;                    // bounded: per thread, room for rows gathered by sum_range()
+  std::vector<T> part_rows;
 
   LloydState(const T* x_, std::int64_t n_, int d_, int k_, const double* centers0, int threads)
       : x(x_), n(n_), d(d_), k(k_), nt(threads_for(threads, n_ / 64)), B(block_size<T>(d_)),
         kd(static_cast<std::size_t>(k_) * d_), cen_rm(kd), part_sum(kd * nt),
-        part_count(static_cast<std::size_t>(k_) * nt), part_changed(nt), part_dist(nt) {
+        part_count(static_cast<std::size_t>(k_) * nt), part_changed(nt), part_dist(nt), part_evals(nt),
+        rows_cap(std::max<std::size_t>(2048, static_cast<std::size_t>(d_))), part_rows(rows_cap * nt) {
     res.cluster.assign(n, -1);  // 0-based while iterating
     res.centers.assign(centers0, centers0 + kd);
     res.size.assign(k, 0);
@@ -186,6 +206,118 @@ struct LloydState {
       changed += part_changed[t];
       *tot += part_dist[t];
     }
+    return changed;
+  }
+
+  // Adds the points of [b0, b1) of the clusters marked in `dirty` (every
+  // point when all) to the thread's sums, in point order (the additions of
+  // assign_and_sum()); with want_tot, adds every point's distance to its
+  // center to *dist in point order, as assign_and_sum() adds best[].
+  void sum_range(std::int64_t b0, std::int64_t b1, bool all, const unsigned char* dirty, bool want_tot,
+                 double* sum, double* dist) {
+    const int* cl = res.cluster.data();
+    constexpr int kSB = 256;
+    T* xbuf = part_rows.data() + rows_cap * thread_id();
+    const int sb = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(kSB, rows_cap / d)));
+    int idx[kSB];
+    for (std::int64_t i0 = b0; i0 < b1; i0 += sb) {
+      const int nb = static_cast<int>(std::min<std::int64_t>(sb, b1 - i0));
+      int m = 0;
+      for (int p = 0; p < nb; ++p) {
+        idx[m] = p;
+        m += all || want_tot || dirty[cl[i0 + p]];
+      }
+      if (m == 0) continue;
+      // the rows needed, gathered column by column
+      for (int c = 0; c < d; ++c) {
+        const T* col = x + static_cast<std::int64_t>(c) * n + i0;
+        for (int q = 0; q < m; ++q) xbuf[static_cast<std::size_t>(q) * d + c] = col[idx[q]];
+      }
+      for (int q = 0; q < m; ++q) {
+        const int j = cl[i0 + idx[q]];
+        const T* xp = xbuf + static_cast<std::size_t>(q) * d;
+        if (want_tot) {
+          // best[] of assign_block(): the label's distance, Inf when none
+          // is below Inf (the label is then 0, whatever its distance).
+          const T* c = cen_rm.data() + static_cast<std::size_t>(j) * d;
+          T tt = xp[0] - c[0];
+          T sq = tt * tt;
+          for (int cc = 1; cc < d; ++cc) {
+            tt = xp[cc] - c[cc];
+            sq += tt * tt;
+          }
+          if (!(sq < std::numeric_limits<T>::infinity())) sq = std::numeric_limits<T>::infinity();
+          *dist += static_cast<double>(sq);
+        }
+        if (all || dirty[j]) {
+          double* sj = sum + static_cast<std::size_t>(j) * d;
+          for (int c = 0; c < d; ++c) sj[c] += static_cast<double>(xp[c]);
+        }
+      }
+    }
+  }
+
+  // The assignment with bounds (full: every distance, bounds set anew) and
+  // the cluster sums, as assign_and_sum() would give them: fused (every
+  // cluster summed again, chunk by chunk while the chunk's rows are in
+  // cache) or, after the pass, only the clusters whose members changed in
+  // each thread's range (the others' sums are the same additions in the
+  // same order).  With want_tot, *tot is the tot.withinss of the assignment
+  // exactly as assign_and_sum() adds it; otherwise NaN.  *dirty_share: the
+  // share of (thread, cluster) sums that changed members.
+  std::int64_t bounded_and_sum(bounds::Bounds<T>& bd, bool full, bool fused, bool want_tot, double* tot,
+                               std::int64_t* evals, double* dirty_share) {
+    int* cl = res.cluster.data();
+    part_dirty.assign(static_cast<std::size_t>(k) * nt, 0);
+    // chunks of ~256 KiB of rows (256 to 8192 points)
+    const std::int64_t rows = 262144 / (static_cast<std::int64_t>(d) * static_cast<std::int64_t>(sizeof(T)));
+    const std::int64_t chunk = std::max<std::int64_t>(256, std::min<std::int64_t>(8192, rows / 256 * 256));
+#pragma omp parallel num_threads(nt)
+    {
+      const int t = thread_id();
+      std::int64_t lo, hi;
+      thread_range(n, nt, t, &lo, &hi);
+      double* sum = part_sum.data() + kd * t;
+      std::int64_t* cnt = part_count.data() + static_cast<std::size_t>(k) * t;
+      unsigned char* dirty = part_dirty.data() + static_cast<std::size_t>(k) * t;
+      std::int64_t ev = 0, ch = 0;
+      double dist = 0.0;
+      if (full) {
+        std::fill(cnt, cnt + k, 0);
+        std::fill(dirty, dirty + k, 1);
+      }
+      if (fused) {
+        std::fill(sum, sum + kd, 0.0);
+        for (std::int64_t c0 = lo; c0 < hi; c0 += chunk) {
+          const std::int64_t c1 = std::min(hi, c0 + chunk);
+          ch += full ? bd.full_pass(c0, c1, cl, cnt, &ev) : bd.bounded_pass(c0, c1, cl, cnt, dirty, &ev);
+          sum_range(c0, c1, true, dirty, want_tot, sum, &dist);
+        }
+      } else {
+        ch = full ? bd.full_pass(lo, hi, cl, cnt, &ev) : bd.bounded_pass(lo, hi, cl, cnt, dirty, &ev);
+        bool any = false;
+        for (int j = 0; j < k; ++j)
+          if (dirty[j]) {
+            any = true;
+            std::fill(sum + static_cast<std::size_t>(j) * d, sum + static_cast<std::size_t>(j + 1) * d, 0.0);
+          }
+        if (any || want_tot) sum_range(lo, hi, false, dirty, want_tot, sum, &dist);
+      }
+      part_changed[t] = ch;
+      part_evals[t] = ev;
+      part_dist[t] = dist;
+    }
+    std::int64_t changed = 0, ndirty = 0;
+    *evals = 0;
+    *tot = 0.0;
+    for (int t = 0; t < nt; ++t) {
+      changed += part_changed[t];
+      *evals += part_evals[t];
+      *tot += part_dist[t];
+    }
+    for (unsigned char v : part_dirty) ndirty += v;
+    *dirty_share = static_cast<double>(ndirty) / static_cast<double>(part_dirty.size());
+    if (!want_tot) *tot = std::numeric_limits<double>::quiet_NaN();
     return changed;
   }
 
@@ -234,22 +366,111 @@ struct LloydState {
 
 }  // namespace
 
+namespace {
+
+// The appended per-iteration line of GPUKMEANS_CPU_BOUNDS_LOG (cpu_bounds.h).
+void log_iteration(std::FILE* f, int iter, char kind, std::int64_t changed, std::int64_t evals, std::int64_t n,
+                   int k, double seconds) {
+  if (f)
+    std::fprintf(f, "%d %c %lld %lld %lld %d %.6f\n", iter, kind, static_cast<long long>(changed),
+                 static_cast<long long>(evals), static_cast<long long>(n), k, seconds);
+}
+
+// Lloyd's loop: kinds of iteration P (plain), F (full, bounds set) and B
+// (bounded), chosen by the plan (only P without bounds).  Adaptive plans
+// watch each bounded iteration: one that computed more than kMaxShare of
+// the n k distances or took longer than kMaxTime times the last full or
+// plain one is followed by a full one (bounds set anew) or, when the bounds
+// were fresh already, by `backoff` plain iterations (2, 4, ... 64: data
+// whose points keep moving) and then a full one.  (The kinds only change
+// the time taken, never the result.)  The sums are fused with
+// the assignment while most clusters change members.  Returns the
+// iterations run; *updated: the last one changed a label.
+template <typename T>
+int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers0, int max_iter,
+               IterationObserver* observer, bool* updated) {
+  constexpr double kMaxShare = 0.5, kMaxTime = 0.8, kFuseShare = 0.5;
+  std::unique_ptr<bounds::Bounds<T>> bd;
+  if (plan.variant != bounds::Variant::kPlain) {
+    try {
+      bd.reset(new bounds::Bounds<T>(S.x, S.n, S.d, S.k, plan, centers0, S.nt));
+    } catch (const std::bad_alloc&) {
+      bd.reset();  // no memory for the bounds: plain Lloyd
+    }
+  }
+  const bool use_bounds = bd != nullptr;
+  std::FILE* logf = plan.log.empty() ? nullptr : std::fopen(plan.log.c_str(), "a");
+  const bool want_tot = observer && observer->wants_iterations();
+  const double nk = static_cast<double>(S.n) * S.k;
+  // From the initial centers most points move: the first iteration is
+  // plain, the bounds are set by the second (forced plans: by the first).
+  char next = use_bounds && !plan.adaptive ? 'F' : 'P';
+  int plain_left = 1, backoff = 2;
+  char last = 'P';
+  double t_full = 0.0, dirty_share = 1.0;
+  int iter = 0;
+  *updated = true;
+  try {
+    for (iter = 0; iter < max_iter; ++iter) {
+      const double t_iter = wall_seconds();
+      S.load_centers();
+      char kind = next;
+      if (use_bounds && plan.cycle) kind = "FBBPP"[iter % 5];
+      if (kind == 'B' && !bd->begin_bounded(S.cen_rm.data(), S.res.size.data())) kind = 'F';
+      if (kind == 'F') bd->begin_full(S.cen_rm.data());
+      double tot = 0.0;
+      std::int64_t evals = 0, changed = 0;
+      if (kind == 'P') {
+        changed = S.assign_and_sum(&tot);
+        evals = S.n * S.k;
+      } else {
+        const bool fused = kind == 'F' || dirty_share > kFuseShare;
+        changed = S.bounded_and_sum(*bd, kind == 'F', fused, want_tot, &tot, &evals, &dirty_share);
+      }
+      const double seconds = wall_seconds() - t_iter;
+      if (logf) log_iteration(logf, iter + 1, kind, changed, evals, S.n, S.k, seconds);
+      *updated = changed > 0;
+      if (observer && !observer->iteration(iter + 1, changed, tot)) throw Interrupted();
+      if (!*updated) break;
+      S.update_centers();
+      if (!use_bounds) continue;
+      if (kind != 'B') t_full = seconds;
+      if (kind == 'P') {
+        next = --plain_left > 0 ? 'P' : 'F';
+      } else if (plan.adaptive && kind == 'B' &&
+                 (static_cast<double>(evals) > kMaxShare * nk || seconds > kMaxTime * t_full)) {
+        if (last == 'F') {
+          // fresh bounds did not pay: plain iterations, more each time
+          next = 'P';
+          plain_left = backoff;
+          backoff = std::min(64, 2 * backoff);
+        } else {
+          next = 'F';  // bounds worn out by many movements: set them anew
+        }
+      } else {
+        next = 'B';
+      }
+      last = kind;
+    }
+  } catch (...) {
+    if (logf) std::fclose(logf);
+    throw;
+  }
+  if (logf) std::fclose(logf);
+  return iter;
+}
+
+}  // namespace
+
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
                    IterationObserver* observer) {
   const double t_start = wall_seconds();
   LloydState<T> S(x, n, d, k, centers0, threads);
-  int iter = 0;
+  const bounds::Plan plan =
+      bounds::choose_plan(n, d, k, static_cast<double>(std::numeric_limits<T>::epsilon()) / 2.0);
   bool updated = true;
-  for (iter = 0; iter < max_iter; ++iter) {
-    S.load_centers();
-    double tot = 0.0;
-    const std::int64_t changed = S.assign_and_sum(&tot);
-    updated = changed > 0;
-    if (observer && !observer->iteration(iter + 1, changed, tot)) throw Interrupted();
-    if (!updated) break;
-    S.update_centers();
-  }
+  const int iter = lloyd_loop(S, plan, centers0, max_iter, observer, &updated);
   S.res.iter = updated ? max_iter + 1 : iter + 1;
   S.final_withinss();
   for (int& c : S.res.cluster) c += 1;
