@@ -49,3 +49,7 @@ gk_openmp_limits_cpp <- function() {
     .Call(`_gpukmeans_gk_openmp_limits_cpp`)
 }
 
+gk_fit_small_team_cpp <- function(x, centers, iter_max, threads) {
+    .Call(`_gpukmeans_gk_fit_small_team_cpp`, x, centers, iter_max, threads)
+}
+

@@ -172,6 +172,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_fit_small_team_cpp
+Rcpp::List gk_fit_small_team_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, int iter_max, int threads);
+RcppExport SEXP _gpukmeans_gk_fit_small_team_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP iter_maxSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
+    Rcpp::traits::input_parameter< int >::type iter_max(iter_maxSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_fit_small_team_cpp(x, centers, iter_max, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
@@ -186,6 +199,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
     {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 12},
     {"_gpukmeans_gk_openmp_limits_cpp", (DL_FUNC) &_gpukmeans_gk_openmp_limits_cpp, 0},
+    {"_gpukmeans_gk_fit_small_team_cpp", (DL_FUNC) &_gpukmeans_gk_fit_small_team_cpp, 4},
     {NULL, NULL, 0}
 };
 

@@ -238,9 +238,7 @@ std::vector<std::int64_t> CpuParRounds::round(std::uint64_t seed, int r, double 
   std::vector<std::vector<std::int64_t>> per(threads_for(threads_, level_up(n_) / 64));
   const int nt = static_cast<int>(per.size());
   // Each thread takes a contiguous range, so concatenating keeps index order.
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = thread_id();
+  for_each_slot(nt, [&](int t) {
     const std::int64_t lo = n_ * t / nt, hi = n_ * (t + 1) / nt;
     for (std::int64_t i = lo; i < hi; ++i) {
       if (d2_[i] > 0) {
@@ -249,7 +247,7 @@ std::vector<std::int64_t> CpuParRounds::round(std::uint64_t seed, int r, double 
           per[t].push_back(i);
       }
     }
-  }
+  });
   std::vector<std::int64_t> sel;
   for (auto& v : per) sel.insert(sel.end(), v.begin(), v.end());
   *phi_out = sel.empty() ? phi : add(sel.data(), static_cast<std::int64_t>(sel.size()), observer);

@@ -25,6 +25,7 @@
 #include "cpu_engine.h"
 
 #include "cpu_bounds.h"
+#include "pass_poll.h"
 
 #include "wall_clock.h"
 
@@ -120,14 +121,16 @@ void centers_row_major(const double* centers, int k, int d, T* out) {
 
 // Assigns points [lo, hi) block by block: labels (0-based) updated, points
 // per cluster added to cnt; visit(i0, nb, lab, best) sees each block's new
-// labels and distances.  Returns the points whose label changed.
+// labels and distances.  Returns the points whose label changed.  Stops
+// early when poll (may be null) says so.
 template <typename T, typename Visit>
 std::int64_t assign_range(const T* x, std::int64_t n, int d, int k, const T* cen_rm, std::int64_t lo,
-                          std::int64_t hi, int B, int* labels, std::int64_t* cnt, Visit visit) {
+                          std::int64_t hi, int B, int* labels, std::int64_t* cnt, PassPoll* poll, Visit visit) {
   std::int64_t changed = 0;
   int lab[kMaxBlock];
   T best[kMaxBlock];
   for (std::int64_t i0 = lo; i0 < hi; i0 += B) {
+    if (poll && poll->stop()) break;
     const int nb = static_cast<int>(std::min<std::int64_t>(B, hi - i0));
     assign_block(x, n, d, k, cen_rm, i0, nb, lab, best);
     for (int p = 0; p < nb; ++p) {
@@ -176,11 +179,10 @@ struct LloydState {
 
   // Assignment, fused with the accumulation of the next centers' sums; returns
   // the points that changed cluster, *tot the tot.withinss of the assignment.
-  std::int64_t assign_and_sum(double* tot) {
+  std::int64_t assign_and_sum(double* tot, IterationObserver* observer) {
     int* cl = res.cluster.data();
-#pragma omp parallel num_threads(nt)
-    {
-      const int t = thread_id();
+    PassPoll poll(observer, nt);
+    for_each_slot(nt, poll, [&](int t) {
       std::int64_t lo, hi;
       thread_range(n, nt, t, &lo, &hi);
       double* sum = part_sum.data() + kd * t;
@@ -188,7 +190,7 @@ struct LloydState {
       std::fill(sum, sum + kd, 0.0);
       std::fill(cnt, cnt + k, 0);
       double dist = 0.0;
-      part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, cl, cnt,
+      part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, cl, cnt, &poll,
                                      [&](std::int64_t i0, int nb, const int* lab, const T* best) {
         for (int p = 0; p < nb; ++p) dist += static_cast<double>(best[p]);
         // Sums in point order within each thread (stats' order with 1 thread).
@@ -199,7 +201,8 @@ struct LloydState {
         }
       });
       part_dist[t] = dist;
-    }
+    });
+    poll.finish();
     std::int64_t changed = 0;
     *tot = 0.0;
     for (int t = 0; t < nt; ++t) {
@@ -217,7 +220,7 @@ struct LloydState {
                  double* sum, double* dist) {
     const int* cl = res.cluster.data();
     constexpr int kSB = 256;
-    T* xbuf = part_rows.data() + rows_cap * thread_id();
+    T* xbuf = part_rows.data() + rows_cap * thread_id();  // scratch of this thread (team <= nt)
     const int sb = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(kSB, rows_cap / d)));
     int idx[kSB];
     for (std::int64_t i0 = b0; i0 < b1; i0 += sb) {
@@ -266,15 +269,14 @@ struct LloydState {
   // exactly as assign_and_sum() adds it; otherwise NaN.  *dirty_share: the
   // share of (thread, cluster) sums that changed members.
   std::int64_t bounded_and_sum(bounds::Bounds<T>& bd, bool full, bool fused, bool want_tot, double* tot,
-                               std::int64_t* evals, double* dirty_share) {
+                               std::int64_t* evals, double* dirty_share, IterationObserver* observer) {
     int* cl = res.cluster.data();
     part_dirty.assign(static_cast<std::size_t>(k) * nt, 0);
     // chunks of ~256 KiB of rows (256 to 8192 points)
     const std::int64_t rows = 262144 / (static_cast<std::int64_t>(d) * static_cast<std::int64_t>(sizeof(T)));
     const std::int64_t chunk = std::max<std::int64_t>(256, std::min<std::int64_t>(8192, rows / 256 * 256));
-#pragma omp parallel num_threads(nt)
-    {
-      const int t = thread_id();
+    PassPoll poll(observer, nt);
+    for_each_slot(nt, poll, [&](int t) {
       std::int64_t lo, hi;
       thread_range(n, nt, t, &lo, &hi);
       double* sum = part_sum.data() + kd * t;
@@ -288,13 +290,17 @@ struct LloydState {
       }
       if (fused) {
         std::fill(sum, sum + kd, 0.0);
-        for (std::int64_t c0 = lo; c0 < hi; c0 += chunk) {
+        for (std::int64_t c0 = lo; c0 < hi && !poll.stop(); c0 += chunk) {
           const std::int64_t c1 = std::min(hi, c0 + chunk);
           ch += full ? bd.full_pass(c0, c1, cl, cnt, &ev) : bd.bounded_pass(c0, c1, cl, cnt, dirty, &ev);
           sum_range(c0, c1, true, dirty, want_tot, sum, &dist);
         }
       } else {
-        ch = full ? bd.full_pass(lo, hi, cl, cnt, &ev) : bd.bounded_pass(lo, hi, cl, cnt, dirty, &ev);
+        // the same pass chunk by chunk, so that it can be interrupted
+        for (std::int64_t c0 = lo; c0 < hi && !poll.stop(); c0 += chunk) {
+          const std::int64_t c1 = std::min(hi, c0 + chunk);
+          ch += full ? bd.full_pass(c0, c1, cl, cnt, &ev) : bd.bounded_pass(c0, c1, cl, cnt, dirty, &ev);
+        }
         bool any = false;
         for (int j = 0; j < k; ++j)
           if (dirty[j]) {
@@ -306,7 +312,8 @@ struct LloydState {
       part_changed[t] = ch;
       part_evals[t] = ev;
       part_dist[t] = dist;
-    }
+    });
+    poll.finish();
     std::int64_t changed = 0, ndirty = 0;
     *evals = 0;
     *tot = 0.0;
@@ -341,9 +348,7 @@ struct LloydState {
   void final_withinss() {
     const int* cl = res.cluster.data();
     std::vector<double> part_wss(static_cast<std::size_t>(k) * nt, 0.0);
-#pragma omp parallel num_threads(nt)
-    {
-      const int t = thread_id();
+    for_each_slot(nt, [&](int t) {
       std::int64_t lo, hi;
       thread_range(n, nt, t, &lo, &hi);
       double* w = part_wss.data() + static_cast<std::size_t>(k) * t;
@@ -355,7 +360,7 @@ struct LloydState {
           w[j] += tmp * tmp;
         }
       }
-    }
+    });
     for (int j = 0; j < k; ++j) {
       double w = 0.0;
       for (int t = 0; t < nt; ++t) w += part_wss[static_cast<std::size_t>(k) * t + j];
@@ -421,12 +426,13 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
       double tot = 0.0;
       std::int64_t evals = 0, changed = 0;
       if (kind == 'P') {
-        changed = S.assign_and_sum(&tot);
+        changed = S.assign_and_sum(&tot, observer);
         evals = S.n * S.k;
       } else {
         const bool fused = kind == 'F' || dirty_share > kFuseShare;
-        changed = S.bounded_and_sum(*bd, kind == 'F', fused, want_tot, &tot, &evals, &dirty_share);
+        changed = S.bounded_and_sum(*bd, kind == 'F', fused, want_tot, &tot, &evals, &dirty_share, observer);
       }
+      S.res.exact_fraction.push_back(static_cast<double>(evals) / nk);
       const double seconds = wall_seconds() - t_iter;
       if (logf) log_iteration(logf, iter + 1, kind, changed, evals, S.n, S.k, seconds);
       *updated = changed > 0;
@@ -550,21 +556,19 @@ StepSums cpu_step(const T* x, std::int64_t n, int d, int k, const double* center
   for (int c = 0; c < d; ++c) pw[c] = pow2(scale[c]);
   std::vector<Fixed128> part_sum(kd * nt, Fixed128{0, 0});
   std::vector<std::int64_t> part_count(static_cast<std::size_t>(k) * nt, 0), part_changed(nt, 0);
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = thread_id();
+  for_each_slot(nt, [&](int t) {
     std::int64_t lo, hi;
     thread_range(n, nt, t, &lo, &hi);
     Fixed128* sum = part_sum.data() + kd * t;
     std::int64_t* cnt = part_count.data() + static_cast<std::size_t>(k) * t;
-    part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, labels, cnt,
+    part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, labels, cnt, nullptr,
                                    [&](std::int64_t i0, int nb, const int* lab, const T*) {
       for (int p = 0; p < nb; ++p)
         for (int c = 0; c < d; ++c)
           add_fixed(sum[static_cast<std::size_t>(lab[p]) + static_cast<std::size_t>(k) * c],
                     round_fixed(static_cast<double>(x[i0 + p + static_cast<std::int64_t>(c) * n]), pw[c]));
     });
-  }
+  });
   StepSums out;
   out.sum.assign(kd, Fixed128{0, 0});
   out.count.assign(k, 0);
@@ -603,9 +607,7 @@ std::vector<std::uint32_t> cpu_withinss_maxterm(const T* x, std::int64_t n, int 
                                                 const int* labels, int threads) {
   const int nt = threads_for(threads, n / 64);
   std::vector<std::uint32_t> part(static_cast<std::size_t>(k) * nt, 0);
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = thread_id();
+  for_each_slot(nt, [&](int t) {
     std::int64_t lo, hi;
     thread_range(n, nt, t, &lo, &hi);
     std::uint32_t* m = part.data() + static_cast<std::size_t>(k) * t;
@@ -613,7 +615,7 @@ std::vector<std::uint32_t> cpu_withinss_maxterm(const T* x, std::int64_t n, int 
       const int c = labels[i];
       m[c] = std::max(m[c], upper_bits(wss_term(x, n, d, i, centers, k, c)));
     }
-  }
+  });
   std::vector<std::uint32_t> out(k, 0);
   for (int t = 0; t < nt; ++t)
     for (int c = 0; c < k; ++c) out[c] = std::max(out[c], part[static_cast<std::size_t>(k) * t + c]);
@@ -628,9 +630,7 @@ std::vector<Fixed128> cpu_withinss_sums(const T* x, std::int64_t n, int d, int k
   std::vector<double> pw(k);
   for (int c = 0; c < k; ++c) pw[c] = pow2(wss_scale(maxterm[c]));
   std::vector<Fixed128> part(static_cast<std::size_t>(k) * nt, Fixed128{0, 0});
-#pragma omp parallel num_threads(nt)
-  {
-    const int t = thread_id();
+  for_each_slot(nt, [&](int t) {
     std::int64_t lo, hi;
     thread_range(n, nt, t, &lo, &hi);
     Fixed128* s = part.data() + static_cast<std::size_t>(k) * t;
@@ -638,7 +638,7 @@ std::vector<Fixed128> cpu_withinss_sums(const T* x, std::int64_t n, int d, int k
       const int c = labels[i];
       add_fixed(s[c], round_fixed(wss_term(x, n, d, i, centers, k, c), pw[c]));
     }
-  }
+  });
   std::vector<Fixed128> out(k, Fixed128{0, 0});
   for (int t = 0; t < nt; ++t)
     for (int c = 0; c < k; ++c) add_fixed(out[c], part[static_cast<std::size_t>(k) * t + c]);

@@ -70,9 +70,10 @@ struct LloydFit {
   int iter = 0;                  // stats' convention: max_iter + 1 when not converged
   double seconds_compute = 0.0;
   double seconds_download = 0.0;  // device -> host copies of the results (CUDA)
-  // Share of the points whose distances to the centers were computed, per
-  // iteration (1 for plain iterations; less where distance bounds proved
-  // labels); empty when the engine does not say.
+  // Per iteration, the share of the n k point-center distances computed (1
+  // for plain iterations; less where distance bounds proved labels; the
+  // CUDA engine computes all k distances of a point or none); empty when the
+  // engine does not say.
   std::vector<double> exact_fraction;
 };
 

@@ -43,6 +43,34 @@ inline int thread_id() {
 #endif
 }
 
+// The number of threads of the current team (1 outside a parallel region).
+inline int team_size() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
+// Runs body(t) exactly once for each slot t = 0 .. nt - 1 on an OpenMP team
+// of at most nt threads.  A team can be smaller than asked (OMP_DYNAMIC on a
+// busy machine, a region nested in another, thread limits): its threads
+// then take several slots each, so work split by slot is never skipped, and
+// partial results combined in slot order do not depend on the team's size.
+// body must not throw.
+template <typename Body>
+void for_each_slot(int nt, Body&& body) {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+  {
+    const int team = team_size();
+    for (int t = thread_id(); t < nt; t += team) body(t);
+  }
+#else
+  for (int t = 0; t < nt; ++t) body(t);
+#endif
+}
+
 }  // namespace gk
 
 #endif

@@ -112,6 +112,51 @@ test_that("a Ctrl-C while the progress bar draws stops the fit (it is not swallo
   expect_false(gpukmeans:::progress_step(function(...) invisible(), 1L, 0, 1L))
 })
 
+test_that("a long CPU iteration can be interrupted before it ends", {
+  # one plain iteration computes n k = 1e8 distances in 40 dimensions
+  # (seconds): the engine polls R from inside it, so the first poll comes
+  # with no iteration number (NA), and a Ctrl-C there stops the fit
+  x <- simulate_blobs(100000, 40, 5, seed = 4)
+  first <- NULL
+  bar <- function(iter, changed, start) {
+    if (is.null(first)) first <<- iter
+    signalCondition(structure(class = c("interrupt", "condition"), list()))
+  }
+  for (threads in c(1L, 2L)) {
+    first <- NULL
+    res <- tryCatch(
+      gpukmeans:::gk_fit_cpp(x, list(x[1:1000, ]), 1L, FALSE, "cpu", threads, 0L, FALSE, bar, 0, list()),
+      interrupt = function(cnd) "interrupted")
+    expect_identical(res, "interrupted")
+    expect_identical(first, NA_integer_)
+  }
+  # the engine is usable afterwards and gives stats' answer
+  set.seed(1); g <- gpu_kmeans(x[1:5000, ], 4, backend = "cpu")
+  set.seed(1); s <- stats::kmeans(x[1:5000, ], 4, algorithm = "Lloyd", iter.max = 1000)
+  expect_identical(g$cluster, s$cluster)
+})
+
+test_that("a smaller OpenMP team than asked changes nothing (OMP_DYNAMIC, nested regions)", {
+  # inside an active OpenMP region with nesting off, every region of the
+  # engine gets one thread instead of the slots it asked for; each thread
+  # must then take several slots (a team that skipped slots would leave
+  # points unassigned)
+  x <- simulate_blobs(20000, 3, 8, seed = 2)
+  c0 <- x[c(1, 5000, 9000, 13000, 17000, 19999, 7, 8), ]
+  for (threads in c(1L, 2L, 3L)) {
+    a <- gpukmeans:::gk_fit_small_team_cpp(x, c0, 100L, threads)
+    b <- gpukmeans:::gk_fit_cpp(x, list(c0), 100L, FALSE, "cpu", threads, 0L, FALSE, NULL, Inf, list())
+    expect_identical(sum(a$size), 20000L)
+    expect_identical(a$cluster, b$cluster)
+    expect_identical(a$centers, as.vector(b$centers))
+    expect_identical(a$iter, b$iter)
+  }
+  s <- stats::kmeans(x, c0, algorithm = "Lloyd", iter.max = 100)
+  a <- gpukmeans:::gk_fit_small_team_cpp(x, c0, 100L, 1L)
+  expect_identical(a$cluster, s$cluster)
+  expect_identical(a$centers, as.vector(s$centers))
+})
+
 test_that("a real SIGINT during a fit with a progress bar interrupts it at once", {
   skip_if_not(.Platform$OS.type == "unix")
   r <- run_child(c(
