@@ -305,4 +305,11 @@ void cuda_fault_test(int) { throw EngineError(EngineError::Kind::kNotBuilt, kNot
 
 #endif
 
+// Observation weights are not in the CUDA engine yet: R then refuses
+// backend = "cuda" and "auto" takes the CPU engine.  To add them, implement
+// them here and in src/cuda (totss, lloyd, greedy and the k-means|| rounds
+// with HostData::w, as src/weights.h defines them), override
+// Engine::supports_weights() and return true.
+bool cuda_supports_weights() { return false; }
+
 }  // namespace gk

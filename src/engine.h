@@ -39,7 +39,9 @@ class EngineError : public std::runtime_error {
   // not built with CUDA; no usable device; out of (device) memory; any other
   // device error; a bad argument (a bug in the caller); the data cannot give
   // what was asked (e.g. fewer distinct points than centers).
-  enum class Kind { kNotBuilt, kNoDevice, kOutOfMemory, kDevice, kInvalid, kData };
+  // A capability this engine does not have (yet), e.g. observation weights
+  // on the CUDA engine.
+  enum class Kind { kNotBuilt, kNoDevice, kOutOfMemory, kDevice, kInvalid, kData, kUnsupported };
   EngineError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
   Kind kind() const { return kind_; }
 
@@ -59,6 +61,10 @@ struct HostData {
   const double* x = nullptr;
   std::int64_t n = 0;
   int d = 0;
+  // Observation weights (n values, finite, >= 0, not all 0; checked in R),
+  // or nullptr: every row weighs 1.  Read in place, as x.  Only engines whose
+  // supports_weights() is true take them (src/weights.h says what they mean).
+  const double* w = nullptr;
 };
 
 // The outcome of Lloyd's algorithm from one set of initial centers.
@@ -139,6 +145,13 @@ class Engine {
   Precision precision() const { return precision_; }
   // Seconds spent taking the data (the upload, for a device).
   double seconds_upload() const { return seconds_upload_; }
+  // The observation weights of the data (HostData::w), or nullptr.  An
+  // engine that fits them (totss, lloyd, greedy over all rows, the k-means||
+  // rounds, as src/weights.h defines them) says so here; the driver refuses
+  // weights on the others (EngineError kUnsupported), and R asks before it
+  // makes one (cuda_supports_weights()).
+  const double* weights() const { return w_; }
+  virtual bool supports_weights() const { return false; }
 
   // ---- Lloyd ---------------------------------------------------------------
   // sum(scale(x, scale = FALSE)^2), as R computes it (to rounding).
@@ -194,10 +207,11 @@ class Engine {
 
  protected:
   Engine(const HostData& data, Precision precision)
-      : n_(data.n), d_(data.d), precision_(precision) {}
+      : n_(data.n), d_(data.d), precision_(precision), w_(data.w) {}
   std::int64_t n_;
   int d_;
   Precision precision_;
+  const double* w_;
   double seconds_upload_ = 0.0;
 };
 
@@ -220,6 +234,10 @@ struct CudaTuning {
 // EngineError(kNotBuilt).
 std::unique_ptr<Engine> make_cuda_engine(const HostData& data, Precision precision, int device,
                                          const double* shift = nullptr, const CudaTuning& tuning = CudaTuning());
+
+// Whether the CUDA engine fits observation weights (HostData::w); R asks
+// before it chooses an engine.  Defined with the CUDA engine.
+bool cuda_supports_weights();
 
 // Runs a kernel that traps on the device, and throws the resulting
 // EngineError as every CUDA failure is thrown (internal: the tests check that

@@ -24,6 +24,10 @@ bool has_empty(const std::vector<int>& size) {
   return std::find(size.begin(), size.end(), 0) != size.end();
 }
 
+bool has_nan(const std::vector<double>& v) {
+  return std::any_of(v.begin(), v.end(), [](double a) { return std::isnan(a); });
+}
+
 // Rows idx of x (n x d) as a k x d column-major matrix.
 std::vector<double> rows_of(const HostData& data, const std::vector<std::int64_t>& idx) {
   const std::size_t k = idx.size();
@@ -93,6 +97,9 @@ void check_range(Engine& e) {
 FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source, int max_iter,
                       IterationObserver* observer) {
   FitOutcome out;
+  if (engine.weights() && !engine.supports_weights())
+    throw EngineError(EngineError::Kind::kUnsupported,
+                      std::string("the ") + engine.backend() + " engine does not support observation weights yet");
   check_range(engine);
   out.totss = engine.totss();
   const int nstart = source.count();
@@ -115,7 +122,8 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     out.seconds_download += fit.seconds_download;
     sum.tot_withinss = r_sum(fit.withinss);
     sum.iter = fit.iter;
-    sum.empty = has_empty(fit.size);
+    // (weighted: a cluster whose rows all weigh 0 is empty too, its center NaN)
+    sum.empty = has_empty(fit.size) || (engine.weights() && has_nan(fit.centers));
     if (s == 0 || sum.tot_withinss < best_wss) {
       best_wss = sum.tot_withinss;
       out.best_start = s;
@@ -157,6 +165,8 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
                      IterationObserver* observer) {
   const double t_start = wall_seconds();
   if (parts.empty()) throw EngineError(EngineError::Kind::kInvalid, "lloyd_parts: no parts");
+  for (Engine* e : parts)
+    if (e->weights()) throw EngineError(EngineError::Kind::kUnsupported, "lloyd_parts: observation weights are not supported yet");
   const int d = parts[0]->d();
   const std::size_t kd = static_cast<std::size_t>(k) * d;
   // The scales of the sums from the maxima of all parts; the shift is the

@@ -12,6 +12,7 @@ const char* kind_name(EngineError::Kind kind) {
     case EngineError::Kind::kOutOfMemory: return "out_of_memory";
     case EngineError::Kind::kDevice: return "device_error";
     case EngineError::Kind::kData: return "data_error";
+    case EngineError::Kind::kUnsupported: return "unsupported";
     case EngineError::Kind::kInvalid: break;
   }
   return "invalid";
