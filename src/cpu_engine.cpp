@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cpu_weights.h"
 #include "single_shift.h"
 #include "wall_clock.h"
 
@@ -27,14 +28,18 @@ class CpuEngine final : public Engine {
     return "CPU, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
   }
 
-  double totss() override { return cpu_totss(x_, n_, d_, threads_); }
+  bool supports_weights() const override { return true; }
+
+  double totss() override {
+    return w_ ? cpu_weighted_totss(x_, n_, d_, w_, threads_) : cpu_totss(x_, n_, d_, threads_);
+  }
 
   LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
-    if (!single()) return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer);
+    if (!single()) return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer, w_);
     // single precision works on float(x - shift): centers in and out of those coordinates
     std::vector<double> c(centers, centers + static_cast<std::size_t>(k) * d_);
     shift_centers(c.data(), k, -1.0);
-    LloydFit fit = cpu_lloyd<float>(xf_.data(), n_, d_, k, c.data(), max_iter, threads_, observer);
+    LloydFit fit = cpu_lloyd<float>(xf_.data(), n_, d_, k, c.data(), max_iter, threads_, observer, w_);
     shift_centers(fit.centers.data(), k, 1.0);
     return fit;
   }
@@ -77,7 +82,7 @@ class CpuEngine final : public Engine {
     return cpu_greedy(x_, n_, d_, rows, weight, m, first, picks, unif, L, threads_, observer);
   }
   double par_begin(std::int64_t first) override {
-    par_.reset(new CpuParRounds(x_, n_, d_, threads_));
+    par_.reset(new CpuParRounds(x_, n_, d_, threads_, w_));
     return par_->begin(first);
   }
   std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,

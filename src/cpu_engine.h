@@ -34,10 +34,11 @@ namespace gk {
 // ---- cpu_lloyd.cpp: x is n x d column-major in T (double or float) ----------
 
 // Lloyd's algorithm from centers0 (k x d, column-major, in the coordinates of
-// x); throws Interrupted when the observer says stop.
+// x); throws Interrupted when the observer says stop.  weights: observation
+// weights (src/weights.h; sums in cpu_weights.h), or nullptr.
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
-                   IterationObserver* observer);
+                   IterationObserver* observer, const double* weights = nullptr);
 
 // Nearest center (1-based) of every row of x.
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);
@@ -82,10 +83,11 @@ std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, con
                                      const double* weight, std::int64_t m, std::int64_t first, int picks,
                                      const double* unif, int L, int threads, IterationObserver* observer);
 
-// The k-means|| rounds on x, as Engine::par_*.
+// The k-means|| rounds on x, as Engine::par_*; with observation weights w
+// (or nullptr), as src/weights.h defines them.
 class CpuParRounds {
  public:
-  CpuParRounds(const double* x, std::int64_t n, int d, int threads);
+  CpuParRounds(const double* x, std::int64_t n, int d, int threads, const double* w = nullptr);
   double begin(std::int64_t first);
   std::vector<std::int64_t> round(std::uint64_t seed, int r, double l, double phi, double* phi_out,
                                   IterationObserver* observer);
@@ -96,6 +98,9 @@ class CpuParRounds {
   const double* x_;
   std::int64_t n_;
   int d_, threads_;
+  const double* w_;                // observation weights, or nullptr
+  double wscale_ = 1.0;            // their sampling scale (weights.h)
+  std::vector<double> wd2_;        // weighted: w_i wscale_ D2_i, what is sampled
   std::int64_t count_ = 0;         // candidates so far
   std::vector<double> d2_;         // squared distance to the nearest candidate
   std::vector<std::int64_t> lab_;  // the nearest candidate (the first of equals)

@@ -25,6 +25,7 @@
 #include "cpu_engine.h"
 
 #include "cpu_bounds.h"
+#include "cpu_weights.h"
 #include "pass_poll.h"
 
 #include "wall_clock.h"
@@ -163,12 +164,18 @@ struct LloydState {
   std::vector<unsigned char> part_dirty;   // bounded: per thread, clusters to sum again
   std::size_t rows_cap;                    // bounded: per thread, room for rows gathered by sum_range()
   std::vector<T> part_rows;
+  // Observation weights (or nullptr): the centers and withinss are then
+  // those of wsum (cpu_weights.h), the tot.withinss of the trace weighted.
+  const double* w;
+  std::unique_ptr<WeightedSums<T>> wsum;
 
-  LloydState(const T* x_, std::int64_t n_, int d_, int k_, const double* centers0, int threads)
+  LloydState(const T* x_, std::int64_t n_, int d_, int k_, const double* centers0, int threads,
+             const double* w_ = nullptr)
       : x(x_), n(n_), d(d_), k(k_), nt(threads_for(threads, n_ / 64)), B(block_size<T>(d_)),
         kd(static_cast<std::size_t>(k_) * d_), cen_rm(kd), part_sum(kd * nt),
         part_count(static_cast<std::size_t>(k_) * nt), part_changed(nt), part_dist(nt), part_evals(nt),
-        rows_cap(std::max<std::size_t>(2048, static_cast<std::size_t>(d_))), part_rows(rows_cap * nt) {
+        rows_cap(std::max<std::size_t>(2048, static_cast<std::size_t>(d_))), part_rows(rows_cap * nt), w(w_) {
+    if (w) wsum.reset(new WeightedSums<T>(x, n, d, k, w, nt));
     res.cluster.assign(n, -1);  // 0-based while iterating
     res.centers.assign(centers0, centers0 + kd);
     res.size.assign(k, 0);
@@ -192,7 +199,10 @@ struct LloydState {
       double dist = 0.0;
       part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, cl, cnt, &poll,
                                      [&](std::int64_t i0, int nb, const int* lab, const T* best) {
-        for (int p = 0; p < nb; ++p) dist += static_cast<double>(best[p]);
+        if (w)
+          for (int p = 0; p < nb; ++p) dist += w[i0 + p] * static_cast<double>(best[p]);
+        else
+          for (int p = 0; p < nb; ++p) dist += static_cast<double>(best[p]);
         // Sums in point order within each thread (stats' order with 1 thread).
         for (int p = 0; p < nb; ++p) {
           double* s = sum + static_cast<std::size_t>(lab[p]) * d;
@@ -250,7 +260,7 @@ struct LloydState {
             sq += tt * tt;
           }
           if (!(sq < std::numeric_limits<T>::infinity())) sq = std::numeric_limits<T>::infinity();
-          *dist += static_cast<double>(sq);
+          *dist += w ? w[i0 + idx[q]] * static_cast<double>(sq) : static_cast<double>(sq);
         }
         if (all || dirty[j]) {
           double* sj = sum + static_cast<std::size_t>(j) * d;
@@ -341,11 +351,16 @@ struct LloydState {
         res.centers[j + static_cast<std::size_t>(k) * c] = s / static_cast<double>(count);
       }
     }
+    if (wsum) wsum->centers(res.cluster.data(), res.centers.data());
   }
 
   // Within-cluster sums of squares with the final centers and labels, point
   // by point and coordinate by coordinate as stats adds them.
   void final_withinss() {
+    if (wsum) {
+      res.withinss = wsum->withinss(res.cluster.data(), res.centers.data());
+      return;
+    }
     const int* cl = res.cluster.data();
     std::vector<double> part_wss(static_cast<std::size_t>(k) * nt, 0.0);
     for_each_slot(nt, [&](int t) {
@@ -470,9 +485,9 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
 
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
-                   IterationObserver* observer) {
+                   IterationObserver* observer, const double* weights) {
   const double t_start = wall_seconds();
-  LloydState<T> S(x, n, d, k, centers0, threads);
+  LloydState<T> S(x, n, d, k, centers0, threads, weights);
   const bounds::Plan plan =
       bounds::choose_plan(n, d, k, static_cast<double>(std::numeric_limits<T>::epsilon()) / 2.0);
   bool updated = true;
@@ -485,9 +500,9 @@ LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* cente
 }
 
 template LloydFit cpu_lloyd<double>(const double*, std::int64_t, int, int, const double*, int, int,
-                                    IterationObserver*);
+                                    IterationObserver*, const double*);
 template LloydFit cpu_lloyd<float>(const float*, std::int64_t, int, int, const double*, int, int,
-                                   IterationObserver*);
+                                   IterationObserver*, const double*);
 
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads,
                 int* cluster) {

@@ -1,0 +1,220 @@
+// cpu_weights.cpp: see cpu_weights.h.
+
+// Every sum is rounded addition by addition, never fused.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include "cpu_weights.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "threads.h"
+#include "weights.h"
+
+namespace gk {
+
+// Why the jump is exact.  Let every value of a stretch of additions lie in
+// one binade [L, H) (in magnitude, one sign), where the doubles (or long
+// doubles) are the multiples of u = ulp.  A value s = S u plus t rounds to
+// u * rint(S + t / u): S plus a fixed integer, except when t / u is an odd
+// multiple of 1/2 (a tie), where the parity of S decides between two.  So a
+// block of additions (its partial sums in the binade) changes S by an
+// amount fixed by the parity of S at its start, and ends at a parity fixed
+// by it: a map on two states.  After one block every state is on a cycle of
+// length 1 or 2, so from there each pair of blocks adds the same R, and m
+// pairs add m R exactly (a multiple of u within the binade: representable,
+// as is the product m R).  The jump stops short of the binade's ends by
+// more than one block's reach, so that no exact intermediate sum leaves it.
+template <typename T>
+T repeat_block(T s, const T* t, int d, std::uint64_t w) {
+  auto block = [&](T v) {
+    for (int c = 0; c < d; ++c) v = v + t[c];
+    return v;
+  };
+  constexpr std::uint64_t kDirect = 16;
+  constexpr int p = std::numeric_limits<T>::digits;
+  T reach = 0;  // how far one block can move the value (rounded up below)
+  for (int c = 0; c < d; ++c) reach = reach + std::fabs(t[c]);
+  while (w > kDirect) {
+    const T a = block(s), b = block(a), c = block(b), e = block(c);
+    w -= 4;
+    s = e;
+    if (!std::isfinite(s) || !std::isfinite(reach)) {
+      // Inf and NaN absorb within two blocks (Inf plus the other Inf: NaN)
+      for (int r = 0; r < 2 && w > 0; ++r, --w) s = block(s);
+      return s;
+    }
+    // a -> b -> c -> e within one binade, with margins: then b is on the
+    // cycle, and every second block from b (and from e) adds R = e - b.
+    int eb = 0;
+    std::frexp(b, &eb);
+    const T L = std::ldexp(T(1), eb - 1), H = std::ldexp(T(1), eb);
+    if (!(L >= std::numeric_limits<T>::min() * 4)) continue;  // near 0 (subnormal ulps): step on
+    const T u = std::ldexp(T(1), eb - p);
+    const T lo = L + u, hi = H - u;
+    const bool neg = std::signbit(b);
+    auto inside = [&](T v) {
+      const T m = std::fabs(v);
+      return std::signbit(v) == neg && m >= lo && m <= hi;
+    };
+    if (!(inside(a) && inside(b) && inside(c) && inside(e))) continue;
+    const T R = e - b;  // exact: both multiples of u in the binade
+    if (R == 0) return e;  // every block from b on leaves the value as it is
+    const T slack = reach + T(d + 4) * u;
+    const bool grows = std::signbit(R) == neg;
+    const T room = grows ? (hi - slack) - std::fabs(e) : std::fabs(e) - (lo + slack);
+    if (!(room > 0)) continue;
+    const T q = std::floor(room / std::fabs(R));  // < 2^p, as room < H and |R| >= u
+    if (!(q >= 2)) continue;
+    std::uint64_t m = static_cast<std::uint64_t>(q) - 1;  // one less, for the rounding of room / |R|
+    m = std::min<std::uint64_t>(m, w / 2);
+    if (m == 0) continue;
+    s = e + static_cast<T>(m) * R;
+    w -= 2 * m;
+  }
+  for (; w > 0; --w) s = block(s);
+  return s;
+}
+
+template double repeat_block<double>(double, const double*, int, std::uint64_t);
+template long double repeat_block<long double>(long double, const long double*, int, std::uint64_t);
+
+namespace {
+
+// s + w * (the block), in T: whole weights repeat it, others multiply each
+// term (w_i t_c added in order).
+template <typename T>
+inline T add_weighted(T s, const T* t, int d, double w) {
+  if (w == 1.0) {
+    for (int c = 0; c < d; ++c) s = s + t[c];
+    return s;
+  }
+  if (whole_weight(w)) return repeat_block<T>(s, t, d, static_cast<std::uint64_t>(w));
+  const T wt = static_cast<T>(w);
+  for (int c = 0; c < d; ++c) s = s + wt * t[c];
+  return s;
+}
+
+}  // namespace
+
+template <typename T>
+WeightedSums<T>::WeightedSums(const T* x, std::int64_t n, int d, int k, const double* w, int threads)
+    : x_(x), n_(n), d_(d), k_(k), w_(w), threads_(threads), cen_(static_cast<std::size_t>(k) * d, 0.0),
+      dirty_(k, 1) {}
+
+template <typename T>
+void WeightedSums<T>::sort(const int* labels) {
+  start_.assign(static_cast<std::size_t>(k_) + 1, 0);
+  for (std::int64_t i = 0; i < n_; ++i) ++start_[labels[i] + 1];
+  for (int j = 0; j < k_; ++j) start_[j + 1] += start_[j];
+  order_.resize(n_);
+  std::vector<std::int64_t> at(start_.begin(), start_.end() - 1);
+  for (std::int64_t i = 0; i < n_; ++i) order_[at[labels[i]]++] = i;
+}
+
+template <typename T>
+void WeightedSums<T>::centers(const int* labels, double* centers) {
+  if (prev_.empty()) {
+    std::fill(dirty_.begin(), dirty_.end(), 1);
+  } else {
+    std::fill(dirty_.begin(), dirty_.end(), 0);
+    for (std::int64_t i = 0; i < n_; ++i)
+      if (labels[i] != prev_[i]) dirty_[labels[i]] = dirty_[prev_[i]] = 1;
+  }
+  prev_.assign(labels, labels + n_);
+  sort(labels);
+  std::vector<int> todo;
+  for (int j = 0; j < k_; ++j)
+    if (dirty_[j]) todo.push_back(j);
+  const int nt = threads_for(threads_, static_cast<std::int64_t>(todo.size()));
+  const std::int64_t ntodo = static_cast<std::int64_t>(todo.size());
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+  for (std::int64_t q = 0; q < ntodo; ++q) {
+    const int j = todo[q];
+    const std::int64_t* rows = order_.data() + start_[j];
+    const std::int64_t m = start_[j + 1] - start_[j];
+    double wsum = 0.0;  // exact for whole weights (below 2^53)
+    for (std::int64_t r = 0; r < m; ++r) wsum = wsum + w_[rows[r]];
+    for (int c = 0; c < d_; ++c) {
+      const T* col = x_ + static_cast<std::int64_t>(c) * n_;
+      double s = 0.0;
+      for (std::int64_t r = 0; r < m; ++r) {
+        const double wi = w_[rows[r]];
+        if (wi == 0) continue;
+        const double v = static_cast<double>(col[rows[r]]);
+        s = add_weighted<double>(s, &v, 1, wi);
+      }
+      cen_[j + static_cast<std::size_t>(k_) * c] = s / wsum;
+    }
+  }
+  std::copy(cen_.begin(), cen_.end(), centers);
+}
+
+template <typename T>
+std::vector<double> WeightedSums<T>::withinss(const int* labels, const double* centers) {
+  sort(labels);
+  std::vector<double> out(k_, 0.0);
+  const int nt = threads_for(threads_, k_);
+#pragma omp parallel num_threads(nt)
+  {
+    std::vector<double> term(d_);
+#pragma omp for schedule(dynamic, 1)
+    for (int j = 0; j < k_; ++j) {
+      const std::int64_t* rows = order_.data() + start_[j];
+      const std::int64_t m = start_[j + 1] - start_[j];
+      double s = 0.0;
+      for (std::int64_t r = 0; r < m; ++r) {
+        const std::int64_t i = rows[r];
+        const double wi = w_[i];
+        if (wi == 0) continue;
+        for (int c = 0; c < d_; ++c) {
+          const double tmp = static_cast<double>(x_[i + static_cast<std::int64_t>(c) * n_]) -
+                             centers[j + static_cast<std::size_t>(k_) * c];
+          term[c] = tmp * tmp;
+        }
+        s = add_weighted<double>(s, term.data(), d_, wi);
+      }
+      out[j] = s;
+    }
+  }
+  return out;
+}
+
+template class WeightedSums<double>;
+template class WeightedSums<float>;
+
+double cpu_weighted_totss(const double* x, std::int64_t n, int d, const double* w, int threads) {
+  const int nt = threads_for(threads, d);
+  long double wsum = 0.0L;  // the number of replicated rows, for whole weights
+  for (std::int64_t i = 0; i < n; ++i) wsum += w[i];
+  std::vector<long double> per_col(d, 0.0L);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+  for (int c = 0; c < d; ++c) {
+    const double* col = x + static_cast<std::int64_t>(c) * n;
+    long double s = 0.0L;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (w[i] == 0) continue;
+      const long double v = col[i];
+      s = add_weighted<long double>(s, &v, 1, w[i]);
+    }
+    const double mean = static_cast<double>(s / wsum);
+    long double ss = 0.0L;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (w[i] == 0) continue;
+      const double t = col[i] - mean;
+      const long double tt = t * t;
+      ss = add_weighted<long double>(ss, &tt, 1, w[i]);
+    }
+    per_col[c] = ss;
+  }
+  long double total = 0.0L;
+  for (int c = 0; c < d; ++c) total += per_col[c];
+  return static_cast<double>(total);
+}
+
+}  // namespace gk
