@@ -19,6 +19,7 @@
 #include "parity.h"
 #include "sum_tree.h"
 #include "threads.h"
+#include "weights.h"
 
 namespace gk {
 
@@ -187,8 +188,10 @@ std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, con
 
 // ---- k-means|| -------------------------------------------------------------
 
-CpuParRounds::CpuParRounds(const double* x, std::int64_t n, int d, int threads)
-    : x_(x), n_(n), d_(d), threads_(threads) {}
+CpuParRounds::CpuParRounds(const double* x, std::int64_t n, int d, int threads, const double* w)
+    : x_(x), n_(n), d_(d), threads_(threads), w_(w) {
+  if (w_) wscale_ = sampling_scale(w_, n_);
+}
 
 double CpuParRounds::begin(std::int64_t first) {
   count_ = 0;
@@ -229,6 +232,12 @@ double CpuParRounds::add(const std::int64_t* rows, std::int64_t m, IterationObse
     }
     if (observer && g1 < m && !observer->keep_going()) throw Interrupted();
   }
+  if (w_) {  // weighted: the tree of w D2
+    wd2_.resize(n_);
+    for (std::int64_t i = 0; i < n_; ++i) wd2_[i] = (w_[i] * wscale_) * d2_[i];
+    sum_tree_build(wd2_.data(), n_, tree_, threads_);
+    return sum_tree_total(wd2_.data(), n_, tree_);
+  }
   sum_tree_build(d2_.data(), n_, tree_, threads_);
   return sum_tree_total(d2_.data(), n_, tree_);
 }
@@ -240,9 +249,10 @@ std::vector<std::int64_t> CpuParRounds::round(std::uint64_t seed, int r, double 
   // Each thread takes a contiguous range, so concatenating keeps index order.
   for_each_slot(nt, [&](int t) {
     const std::int64_t lo = n_ * t / nt, hi = n_ * (t + 1) / nt;
+    const double* v = w_ ? wd2_.data() : d2_.data();  // weighted: w D2
     for (std::int64_t i = lo; i < hi; ++i) {
-      if (d2_[i] > 0) {
-        const double p = (l * d2_[i]) / phi;
+      if (v[i] > 0) {
+        const double p = (l * v[i]) / phi;
         if (counter_uniform(seed, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(i)) < p)
           per[t].push_back(i);
       }
@@ -256,7 +266,10 @@ std::vector<std::int64_t> CpuParRounds::round(std::uint64_t seed, int r, double 
 
 std::vector<double> CpuParRounds::weights(std::int64_t m) const {
   std::vector<double> w(m, 0.0);
-  for (std::int64_t i = 0; i < n_; ++i) w[lab_[i]] += 1.0;
+  if (w_)
+    for (std::int64_t i = 0; i < n_; ++i) w[lab_[i]] += w_[i] * wscale_;
+  else
+    for (std::int64_t i = 0; i < n_; ++i) w[lab_[i]] += 1.0;
   return w;
 }
 

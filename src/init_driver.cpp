@@ -8,10 +8,37 @@
 #include "fit_driver.h"
 #include "parity.h"
 #include "sum_tree.h"
+#include "weights.h"
 
 namespace gk {
 
 namespace {
+
+// The first center from the uniform u: row floor(u n); with observation
+// weights (ws: the sampling weights, else empty) the first row whose
+// inclusive prefix sum of ws exceeds u sum(ws) (parity.h, point 3), which
+// for whole weights is the row that floor(u N) picks among the N rows
+// replicated in place.
+std::int64_t first_row(std::int64_t n, const std::vector<double>& ws, double u) {
+  if (ws.empty()) return uniform_index(u, n);
+  std::vector<std::vector<double>> tree;
+  sum_tree_build(ws.data(), n, tree, 1);
+  const std::int64_t r = sum_tree_sample(ws.data(), n, tree, u);
+  return r < 0 ? 0 : r;
+}
+
+std::vector<double> sampling_weights_of(const Engine& e) {
+  return e.weights() ? sampling_weights(e.weights(), e.n()) : std::vector<double>();
+}
+
+// Weighted data: a row of weight 0 is drawn only by the degenerate rule,
+// when the rows of positive weight have fewer than k distinct values.
+void check_positive(const Engine& e, const std::vector<std::int64_t>& rows) {
+  if (!e.weights()) return;
+  for (std::int64_t r : rows)
+    if (!(e.weights()[r] > 0))
+      throw EngineError(EngineError::Kind::kData, "more cluster centers than distinct data points with positive weight.");
+}
 
 // Releases the engine's k-means|| state on every exit path.
 struct ParGuard {
@@ -31,7 +58,7 @@ ParResult par_candidates(Engine& e, int k, std::uint64_t seed, IterationObserver
   const int max_rounds = GK_PAR_ROUNDS + GK_PAR_MAX_EXTRA;
   ParGuard guard{e};
   ParResult res;
-  res.rows.push_back(uniform_index(counter_uniform(seed, 0, 0), n));
+  res.rows.push_back(first_row(n, sampling_weights_of(e), counter_uniform(seed, 0, 0)));
   double phi = e.par_begin(res.rows[0]);
   int rounds = 0;
   auto round = [&]() {
@@ -97,12 +124,18 @@ std::vector<std::int64_t> initial_rows(Engine& engine, const StartSpec& spec, It
   if (spec.kind == StartSpec::Kind::kKmeansPP) {
     if (static_cast<std::size_t>(1 + static_cast<std::size_t>(k - 1) * spec.L) != spec.unif.size())
       throw EngineError(EngineError::Kind::kInvalid, "k-means++: wrong number of uniforms");
-    const std::int64_t first = uniform_index(spec.unif[0], engine.n());
-    return engine.greedy(nullptr, nullptr, engine.n(), first, k, spec.unif.data() + 1, spec.L, observer);
+    const std::vector<double> ws = sampling_weights_of(engine);  // empty without weights
+    const std::int64_t first = first_row(engine.n(), ws, spec.unif[0]);
+    std::vector<std::int64_t> rows = engine.greedy(nullptr, ws.empty() ? nullptr : ws.data(), engine.n(), first, k,
+                                                   spec.unif.data() + 1, spec.L, observer);
+    check_positive(engine, rows);
+    return rows;
   }
   if (spec.kind == StartSpec::Kind::kKmeansPar) {
     const ParResult cand = par_candidates(engine, k, spec.seed, observer);
-    return par_reduce(engine, k, spec.seed, cand, observer);
+    std::vector<std::int64_t> rows = par_reduce(engine, k, spec.seed, cand, observer);
+    check_positive(engine, rows);
+    return rows;
   }
   throw EngineError(EngineError::Kind::kInvalid, "initial_rows: not a seeded start");
 }
