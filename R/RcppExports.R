@@ -25,8 +25,8 @@ gk_cuda_fault_test_cpp <- function(device) {
     invisible(.Call(`_gpukmeans_gk_cuda_fault_test_cpp`, device))
 }
 
-gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda) {
-    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda)
+gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, weights = NULL) {
+    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, weights)
 }
 
 gk_predict_cpp <- function(x, centers, engine, threads, device, cuda) {
@@ -51,5 +51,13 @@ gk_openmp_limits_cpp <- function() {
 
 gk_fit_small_team_cpp <- function(x, centers, iter_max, threads) {
     .Call(`_gpukmeans_gk_fit_small_team_cpp`, x, centers, iter_max, threads)
+}
+
+gk_cuda_supports_weights_cpp <- function() {
+    .Call(`_gpukmeans_gk_cuda_supports_weights_cpp`)
+}
+
+gk_repeat_block_check_cpp <- function(cases, seed) {
+    .Call(`_gpukmeans_gk_repeat_block_check_cpp`, cases, seed)
 }
 

@@ -270,7 +270,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
                        precision = c("double", "single"),
                        backend = getOption("gpukmeans.backend", "auto"),
                        device = getOption("gpukmeans.device", 0L),
-                       init = c("random", "kmeans++", "kmeans||")) {
+                       init = c("random", "kmeans++", "kmeans||"), weights = NULL) {
   t_begin <- Sys.time()
   # stats::kmeans() has no `...`: what lands here is an error there too.
   # (The arguments after `trace` must be named in full.)
@@ -296,6 +296,9 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
       stop(sprintf("%s is for algorithm = \"Lloyd\" only: algorithm = \"%s\" runs stats::kmeans() on the CPU",
                    other, algorithm), call. = FALSE)
   }
+  if (!lloyd && !is.null(weights))
+    stop(sprintf("'weights' are for algorithm = \"Lloyd\" only: algorithm = \"%s\" runs stats::kmeans(), which has no weights",
+                 algorithm), call. = FALSE)
   data <- data_matrix(x)
   iter <- check_iter_max(iter.max)
   centers <- as_centers(centers)
@@ -319,16 +322,17 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   }
   x <- data$x
   iter.max <- iter$value
+  w <- check_weights(weights, nrow(x))  # R/weights.R: NULL for none (or all 1)
 
   if (!lloyd) {
     if (length(centers) != 1L) initial_centers(x, centers, nstart)  # checks only: no draws
     return(stats_kmeans(x, centers, iter.max, nstart, algorithm, trace, t_begin))
   }
 
-  st <- initial_centers(x, centers, nstart, init)
+  st <- weighted_initial_centers(x, centers, nstart, init, w)
   k <- st$k
   work <- as.numeric(nrow(x)) * k * ncol(x)
-  engine <- resolve_backend(backend, device, work)
+  engine <- weighted_backend(backend, device, work, w)
   # stats runs MacQueen's algorithm for k = 1: one assignment and one update,
   # reported as iteration 1 and never "not converged".
   engine_iter <- if (k == 1L) 2L else iter.max
@@ -338,7 +342,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   on.exit(progress$done(), add = TRUE)
   z <- withCallingHandlers(
     gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
-               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options()),
+               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options(), w),
     gpukmeans_probe = progress$probe)
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
 

@@ -69,8 +69,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_fit_cpp
-Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda);
-RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP) {
+Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda, SEXP weights);
+RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP, SEXP weightsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
@@ -84,7 +84,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda));
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, weights));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -185,6 +186,26 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_cuda_supports_weights_cpp
+bool gk_cuda_supports_weights_cpp();
+RcppExport SEXP _gpukmeans_gk_cuda_supports_weights_cpp() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    rcpp_result_gen = Rcpp::wrap(gk_cuda_supports_weights_cpp());
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_repeat_block_check_cpp
+Rcpp::IntegerVector gk_repeat_block_check_cpp(int cases, double seed);
+RcppExport SEXP _gpukmeans_gk_repeat_block_check_cpp(SEXP casesSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type cases(casesSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_repeat_block_check_cpp(cases, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
@@ -193,13 +214,15 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
     {"_gpukmeans_gk_cuda_fault_test_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_fault_test_cpp, 1},
-    {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 11},
+    {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 12},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 6},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
     {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
     {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 12},
     {"_gpukmeans_gk_openmp_limits_cpp", (DL_FUNC) &_gpukmeans_gk_openmp_limits_cpp, 0},
     {"_gpukmeans_gk_fit_small_team_cpp", (DL_FUNC) &_gpukmeans_gk_fit_small_team_cpp, 4},
+    {"_gpukmeans_gk_cuda_supports_weights_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_supports_weights_cpp, 0},
+    {"_gpukmeans_gk_repeat_block_check_cpp", (DL_FUNC) &_gpukmeans_gk_repeat_block_check_cpp, 2},
     {NULL, NULL, 0}
 };
 

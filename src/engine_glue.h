@@ -46,6 +46,15 @@ inline gk::HostData host_data(const Rcpp::NumericMatrix& x) {
   return data;
 }
 
+// The observation weights from R (NULL, or doubles checked in R/weights.R,
+// one per row), read in place.
+inline void set_weights(gk::HostData& data, SEXP weights) {
+  if (Rf_isNull(weights)) return;
+  if (TYPEOF(weights) != REALSXP || XLENGTH(weights) != data.n)
+    throw gk::EngineError(gk::EngineError::Kind::kInvalid, "weights must be doubles, one per row of x");
+  data.w = REAL(weights);
+}
+
 
 // fn() with the observer: when it stops because an R jump left the progress
 // code, that jump continues once fn's engines have cleaned up.

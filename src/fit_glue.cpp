@@ -117,13 +117,15 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e) {
 }  // namespace
 
 // Fits every start in `starts` and returns the best by tot.withinss (the
-// first of equals, as stats), with per-start summaries.
+// first of equals, as stats), with per-start summaries.  weights: NULL, or
+// the observation weights (R/weights.R checked them: double, nrow(x)).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine,
                       int threads, int device, bool trace, SEXP progress, double progress_after,
-                      Rcpp::List cuda) {
+                      Rcpp::List cuda, SEXP weights = R_NilValue) {
   return gk::guarded([&] {
-    const gk::HostData data = host_data(x);
+    gk::HostData data = host_data(x);
+    gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
     std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, cuda);

@@ -1,0 +1,164 @@
+# Observation weights of gpu_kmeans() (argument `weights`): the checks, the
+# random starts of a weighted fit, and the engine that runs it.  What the
+# weights mean on every engine: src/weights.h; the CPU engine's sums:
+# src/cpu_weights.h.
+
+#' @rdname gpu_kmeans
+#' @section Observation weights:
+#' `weights` gives each row of `x` a weight (non-negative and finite, one
+#' per row, not all zero); the fit then minimises
+#' `sum(weights * rowSums((x - fitted(fit))^2))`.  A center is the weighted
+#' mean of its rows; `withinss`, `tot.withinss`, `totss` (about the weighted
+#' mean of all rows) and `betweenss` are weighted sums; `size` stays the
+#' number of rows in each cluster.  Each row still goes to its nearest center
+#' (weights do not change the assignment, so [predict()] and [fitted()] are
+#' unchanged), and the fit stops when no row changes cluster, rows of
+#' weight 0 included.  A row of weight 0 adds nothing (as if it were
+#' dropped) but is given a cluster; a cluster whose rows all have weight 0
+#' is empty: its center is `NaN` and it draws the warning of an empty
+#' cluster, as in stats.  `nstart > 1` keeps the start with the smallest
+#' weighted `tot.withinss`.  `weights = rep(1, nrow(x))` is the fit without
+#' weights (identical).
+#'
+#' \strong{Whole weights are repeated rows.}  With weights 0, 1, 2, ... the
+#' fit equals the fit of the rows repeated, `x[rep(seq_len(nrow(x)),
+#' weights), ]`, except `size`: in double precision the CPU engine gives the
+#' bits of its one-thread fit of the repeated rows (and so of
+#' `stats::kmeans(algorithm = "Lloyd")` on them) from the same initial
+#' centers: centers, `withinss`, `totss`, labels and `iter`.  It adds each
+#' cluster's rows in row order, as stats does, and adds a row of weight w as w
+#' additions in a row (computed exactly in a few steps, not w), whatever the
+#' number of threads, so a weighted fit does not depend on the threads either.
+#' Other weights multiply each row's terms (`w * x` rounded, added in the
+#' same order).  In single precision a weighted fit equals the one in double
+#' precision to single-precision rounding.
+#'
+#' \strong{Starts.}  `init = "random"` draws rows of positive weight only:
+#' exactly the starts that `stats::kmeans(x[weights > 0, ], centers,
+#' nstart)` draws with the same seed (rows with weight 0 never become
+#' centers; with all weights positive, the draws of an unweighted fit).  The
+#' weights do not change these draws, as stats with `nstart >= 2` draws among
+#' the distinct rows of repeated data; so with `nstart >= 2` whole weights
+#' give exactly stats' fit of the repeated rows, starts included.
+#' `"kmeans++"` draws its first center with probability proportional to the
+#' weight and each candidate with probability proportional to `w D^2`
+#' (weighted D^2 sampling), with the same uniforms as without weights; with
+#' whole weights the first center is the row that the repeated data would
+#' give, and later centers are the same rows whenever the sums of `w D^2` are
+#' exact (e.g. small whole-number data), otherwise rows drawn with the same
+#' probabilities.  `"kmeans||"` samples each row in a round with probability
+#' `min(1, 2k w D^2 / sum(w D^2))` and weighs each candidate by the total
+#' weight of the rows nearest to it; on repeated rows each copy would be
+#' sampled on its own, so it draws other rows than there (with the same
+#' expected counts).  Rows of weight 0 are never drawn; fewer than k distinct
+#' rows of positive weight is an error.
+#'
+#' \strong{Engines.}  The CPU engine fits weights; the CUDA engine does not
+#' yet: with weights `backend = "auto"` runs the CPU engine (saying so once
+#' per session, with a message of class `gpukmeans_fallback`, where a GPU
+#' would otherwise have run the fit) and `backend = "cuda"` is an error of
+#' class `gpukmeans_unsupported`.  `algorithm = "Hartigan-Wong"` and
+#' `"MacQueen"` (stats' own code) take no weights.
+#'
+#' @param weights `NULL` (every row weighs 1), or the observation weights: a
+#'   numeric vector of non-negative, finite numbers, one per row of `x`, not
+#'   all zero.  See Observation weights.
+#' @examples
+#'
+#' # observation weights: whole weights are repeated rows
+#' w <- rep(1:3, length.out = nrow(faithful))
+#' set.seed(3); a <- gpu_kmeans(faithful, 2, nstart = 2, weights = w)
+#' set.seed(3); b <- kmeans(faithful[rep(seq_len(nrow(faithful)), w), ], 2,
+#'                          nstart = 2, iter.max = 100, algorithm = "Lloyd")
+#' identical(unname(a$centers), unname(b$centers))
+#' c(a$tot.withinss, b$tot.withinss)
+NULL
+
+# NULL (no weights, or every weight 1: the unweighted fit), or the weights
+# as a double vector, checked: numeric, one per row, finite, >= 0, not all 0.
+check_weights <- function(weights, n) {
+  if (is.null(weights)) return(NULL)
+  if (!is.numeric(weights) || is.factor(weights) ||
+      (!is.null(dim(weights)) && !(length(dim(weights)) == 2L && ncol(weights) == 1L)))
+    stop("'weights' must be a numeric vector (one weight per row of 'x'), not ",
+         describe_type(weights), call. = FALSE)
+  if (length(weights) != n)
+    stop(sprintf("'weights' must have one value per row of 'x' (%d), not %d", n, length(weights)),
+         call. = FALSE)
+  w <- as.double(weights)
+  at <- function(bad) {
+    i <- which(bad)[1L]
+    sprintf("%s at position %d%s", describe_value(w[i]), i,
+            if (sum(bad) > 1L) sprintf(", and %d more", sum(bad) - 1L) else "")
+  }
+  if (anyNA(w)) stop("'weights' must not contain NA or NaN (found ", at(is.na(w)), ")", call. = FALSE)
+  if (any(is.infinite(w))) stop("'weights' must be finite (found ", at(is.infinite(w)), ")", call. = FALSE)
+  if (any(w < 0)) stop("'weights' must be non-negative (found ", at(w < 0), ")", call. = FALSE)
+  if (!any(w > 0)) stop("'weights' must not all be zero: at least one row needs a positive weight", call. = FALSE)
+  if (all(w == 1)) return(NULL)
+  w
+}
+
+# The starts of a fit (as initial_centers()), with weights w (or NULL: the
+# unweighted starts).  init = "random" draws what stats::kmeans(x[w > 0, ],
+# centers, nstart) draws, without copying x for nstart = 1; seeded starts
+# sample by weight in the engine (src/init_driver.cpp).
+weighted_initial_centers <- function(x, centers, nstart, init, w) {
+  if (is.null(w)) return(initial_centers(x, centers, nstart, init))
+  centers <- as_centers(centers)
+  pos <- which(w > 0)
+  m <- length(pos)
+  if (length(centers) == 1L && as.vector(centers) >= m + 1)
+    stop(sprintf("more cluster centers than rows with positive weight (%s > %d)",
+                 format(floor(as.vector(centers)), big.mark = ",", scientific = FALSE), m), call. = FALSE)
+  if (length(centers) != 1L || init != "random" || m == nrow(x))
+    return(initial_centers(x, centers, nstart, init))
+  # initial_centers() on x[pos, ], with the rows of x.
+  size <- as.vector(centers)
+  k <- check_k(size, m)
+  first <- NULL
+  if (nstart == 1L) first <- x[pos[sample.int(m, size)], , drop = FALSE]
+  if (nstart >= 2L || anyDuplicated(first) > 0L) {
+    keep <- pos[gk_unique_rows(x[pos, , drop = FALSE])]
+    mm <- length(keep)
+    if (mm < size) stop("more cluster centers than distinct data points with positive weight.", call. = FALSE)
+    draw <- function() x[keep[sample.int(mm, size)], , drop = FALSE]
+    return(list(k = k, starts = start_source(nstart, draw), given = FALSE))
+  }
+  list(k = k, starts = list(first), given = FALSE)
+}
+
+# The engine of a fit (as resolve_backend()) with weights w (or NULL).  An
+# engine without weights (the CUDA engine so far: gk_cuda_supports_weights_cpp())
+# is never chosen: "auto" takes the CPU engine, telling once per session
+# where a GPU would have run the fit; "cuda" is an error of class
+# gpukmeans_unsupported.
+weighted_backend <- function(backend, device, work, w) {
+  check_backend(backend)
+  if (is.null(w) || backend == "cpu" || gk_cuda_supports_weights_cpp())
+    return(resolve_backend(backend, device, work))
+  if (backend == "cuda")
+    engine_error("unsupported", paste0(
+      "backend = \"cuda\" cannot fit observation weights: the CUDA engine does not support 'weights' yet; ",
+      "use backend = \"cpu\" (or \"auto\", which runs weighted fits on the CPU engine)"))
+  if (work >= gpu_min_work() && !isTRUE(.gk_state$weights_told) && is.null(cuda_unavailable_reason(device))) {
+    .gk_state$weights_told <- TRUE
+    msg <- "gpukmeans: weighted fits run on the CPU engine (the CUDA engine does not support 'weights' yet).\n(This message is shown once per session; set backend = \"cpu\" to silence it.)"
+    message(structure(class = c("gpukmeans_fallback", "message", "condition"),
+                      list(message = paste0(msg, "\n"), call = NULL)))
+  }
+  "cpu"
+}
+
+# As gk_init_rows() (R/starts.R), with observation weights: the rows that a
+# weighted init chooses, per start.  Internal (tests).
+gk_init_rows_weighted <- function(x, k, init = c("kmeans++", "kmeans||", "random"), weights = NULL,
+                                  nstart = 1L) {
+  init <- choose_one(init, c("kmeans++", "kmeans||", "random"), "init")
+  x <- as_data_matrix(x)
+  w <- check_weights(weights, nrow(x))
+  starts <- weighted_initial_centers(x, k, nstart, init, w)$starts
+  z <- gk_fit_cpp(x, starts, 1L, FALSE, "cpu", cpu_threads(as.numeric(nrow(x)) * k * ncol(x)), 0L,
+                  FALSE, NULL, Inf, cuda_options(), w)
+  z$start_init_rows
+}

@@ -1,0 +1,74 @@
+// weights_glue.cpp: R entry points of observation weights (R/weights.R)
+// besides the fit itself (gk_fit_cpp takes them): the engines' capability,
+// and a check of repeat_block() against the loop it replaces (tests).
+#include <Rcpp.h>
+
+#include <cstdint>
+#include <random>
+
+#include "cpu_weights.h"
+#include "engine.h"
+
+// Whether the CUDA engine fits observation weights (gk::cuda_supports_weights()).
+// [[Rcpp::export(rng = false)]]
+bool gk_cuda_supports_weights_cpp() { return gk::cuda_supports_weights(); }
+
+namespace {
+
+// One random case of repeat_block<T>: a start, a block of d terms (one sign
+// for d > 1) and a repetition count, with values chosen to reach binade
+// edges, ties (terms that are odd multiples of half an ulp of the sum) and
+// sums that cross 0.
+template <typename T>
+bool repeat_case(std::mt19937_64& g) {
+  std::uniform_real_distribution<double> U(0.0, 1.0);
+  std::uniform_int_distribution<int> kind(0, 5), dd(1, 4), ex(-30, 30);
+  const int d = kind(g) < 2 ? 1 : dd(g);
+  const bool neg = U(g) < 0.3;
+  std::vector<T> t(d);
+  T s = static_cast<T>(std::ldexp(U(g), ex(g)));
+  if (U(g) < 0.3) s = -s;
+  if (U(g) < 0.1) s = 0;
+  for (int c = 0; c < d; ++c) {
+    T v = static_cast<T>(std::ldexp(U(g), ex(g)));
+    switch (kind(g)) {
+      case 0: {  // an odd multiple of half the ulp of s (a tie)
+        int e = 0;
+        std::frexp(s == 0 ? T(1) : s, &e);
+        const T u = std::ldexp(T(1), e - std::numeric_limits<T>::digits);
+        v = u * (T(2 * static_cast<int>(U(g) * 40)) + 1) / 2;
+        break;
+      }
+      case 1:  // a whole number
+        v = static_cast<T>(static_cast<int>(U(g) * 100));
+        break;
+      case 2:  // tiny beside s
+        v = s * static_cast<T>(std::ldexp(U(g), -50));
+        break;
+      default:
+        break;
+    }
+    t[c] = (d == 1 ? (U(g) < 0.4) : neg) ? -std::fabs(v) : std::fabs(v);
+  }
+  const std::uint64_t w = static_cast<std::uint64_t>(std::ldexp(U(g), static_cast<int>(U(g) * 17)));
+  T loop = s;
+  for (std::uint64_t r = 0; r < w; ++r)
+    for (int c = 0; c < d; ++c) loop = loop + t[c];
+  const T fast = gk::repeat_block<T>(s, t.data(), d, w);
+  return loop == fast || (loop != loop && fast != fast);
+}
+
+}  // namespace
+
+// repeat_block() against the plain loop on `cases` random cases per type
+// (double, long double): the number of mismatches of each.  Internal.
+// [[Rcpp::export(rng = false)]]
+Rcpp::IntegerVector gk_repeat_block_check_cpp(int cases, double seed) {
+  std::mt19937_64 g(static_cast<std::uint64_t>(seed));
+  int bad_d = 0, bad_ld = 0;
+  for (int i = 0; i < cases; ++i) {
+    bad_d += !repeat_case<double>(g);
+    bad_ld += !repeat_case<long double>(g);
+  }
+  return Rcpp::IntegerVector::create(Rcpp::_["double"] = bad_d, Rcpp::_["long_double"] = bad_ld);
+}
