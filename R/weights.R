@@ -133,15 +133,17 @@ weighted_initial_centers <- function(x, centers, nstart, init, w) {
 # is never chosen: "auto" takes the CPU engine, telling once per session
 # where a GPU would have run the fit; "cuda" is an error of class
 # gpukmeans_unsupported.
-weighted_backend <- function(backend, device, work, w) {
+# (supports and gpu_reason are for the tests.)
+weighted_backend <- function(backend, device, work, w, supports = gk_cuda_supports_weights_cpp(),
+                             gpu_reason = function() cuda_unavailable_reason(device)) {
   check_backend(backend)
-  if (is.null(w) || backend == "cpu" || gk_cuda_supports_weights_cpp())
+  if (is.null(w) || backend == "cpu" || supports)
     return(resolve_backend(backend, device, work))
   if (backend == "cuda")
     engine_error("unsupported", paste0(
       "backend = \"cuda\" cannot fit observation weights: the CUDA engine does not support 'weights' yet; ",
       "use backend = \"cpu\" (or \"auto\", which runs weighted fits on the CPU engine)"))
-  if (work >= gpu_min_work() && !isTRUE(.gk_state$weights_told) && is.null(cuda_unavailable_reason(device))) {
+  if (work >= gpu_min_work() && !isTRUE(.gk_state$weights_told) && is.null(gpu_reason())) {
     .gk_state$weights_told <- TRUE
     msg <- "gpukmeans: weighted fits run on the CPU engine (the CUDA engine does not support 'weights' yet).\n(This message is shown once per session; set backend = \"cpu\" to silence it.)"
     message(structure(class = c("gpukmeans_fallback", "message", "condition"),

@@ -115,7 +115,9 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
       spec.centers = rows_of(data, sum.init_rows);
       out.seconds_init += wall_seconds() - t0;
       if (has_duplicate_rows(spec.centers, spec.k, data.d))
-        throw EngineError(EngineError::Kind::kData, "more cluster centers than distinct data points.");
+        throw EngineError(EngineError::Kind::kData, engine.weights()
+                                                         ? "more cluster centers than distinct data points with positive weight."
+                                                         : "more cluster centers than distinct data points.");
     }
     LloydFit fit = engine.lloyd(spec.centers.data(), spec.k, max_iter, observer);
     out.seconds_compute += fit.seconds_compute;

@@ -3,8 +3,11 @@
 // and a check of repeat_block() against the loop it replaces (tests).
 #include <Rcpp.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
+#include <vector>
 
 #include "cpu_weights.h"
 #include "engine.h"
@@ -58,14 +61,44 @@ bool repeat_case(std::mt19937_64& g) {
   return loop == fast || (loop != loop && fast != fast);
 }
 
+// Fixed cases: ties (terms that are odd multiples of half an ulp of the sum,
+// alone and in blocks), sums that cross 0, long runs, terms that a large sum
+// absorbs.  The number of mismatches.
+template <typename T>
+int fixed_cases() {
+  int bad = 0;
+  auto check = [&](T s, std::vector<T> t, std::uint64_t w) {
+    T loop = s;
+    for (std::uint64_t r = 0; r < w; ++r)
+      for (T v : t) loop = loop + v;
+    bad += !(gk::repeat_block<T>(s, t.data(), static_cast<int>(t.size()), w) == loop);
+  };
+  const T u = std::ldexp(T(1), 1 - std::numeric_limits<T>::digits);  // the ulp of [1, 2)
+  for (int M = 0; M < 6; ++M)
+    for (int k = 0; k < 4; ++k)
+      for (T sg : {T(1), T(-1)}) {
+        check(T(1) + k * u, {sg * (M + T(0.5)) * u}, 20000);
+        check(T(1) + k * u, {(M + T(0.5)) * u, T(1.5) * u}, 20000);
+        check(T(1) + k * u, {(M + T(0.5)) * u, T(0.5) * u, T(0.25) * u}, 20000);
+      }
+  check(T(1000), {T(-0.37)}, 10000);
+  check(T(-3), {T(0.1)}, 200000);
+  check(T(0), {T(1e-3), T(2e-3), T(0.5), T(1e-9), T(3), T(0), T(7e-5), T(1)}, 300000);
+  check(T(0), {T(0.1)}, 1000000);
+  check(T(1e16), {T(1)}, 100000);
+  check(T(1e16), {T(3)}, 100000);
+  return bad;
+}
+
 }  // namespace
 
 // repeat_block() against the plain loop on `cases` random cases per type
-// (double, long double): the number of mismatches of each.  Internal.
+// (double, long double), then on fixed cases: the number of mismatches of
+// each.  Internal (tests).
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerVector gk_repeat_block_check_cpp(int cases, double seed) {
   std::mt19937_64 g(static_cast<std::uint64_t>(seed));
-  int bad_d = 0, bad_ld = 0;
+  int bad_d = fixed_cases<double>(), bad_ld = fixed_cases<long double>();
   for (int i = 0; i < cases; ++i) {
     bad_d += !repeat_case<double>(g);
     bad_ld += !repeat_case<long double>(g);
