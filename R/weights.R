@@ -3,6 +3,7 @@
 # weights mean on every engine: src/weights.h; the CPU engine's sums:
 # src/cpu_weights.h.
 
+#' @name gpu_kmeans
 #' @rdname gpu_kmeans
 #' @section Observation weights:
 #' `weights` gives each row of `x` a weight (non-negative and finite, one
@@ -22,13 +23,16 @@
 #'
 #' \strong{Whole weights are repeated rows.}  With weights 0, 1, 2, ... the
 #' fit equals the fit of the rows repeated, `x[rep(seq_len(nrow(x)),
-#' weights), ]`, except `size`: in double precision the CPU engine gives the
-#' bits of its one-thread fit of the repeated rows (and so of
-#' `stats::kmeans(algorithm = "Lloyd")` on them) from the same initial
-#' centers: centers, `withinss`, `totss`, labels and `iter`.  It adds each
-#' cluster's rows in row order, as stats does, and adds a row of weight w as w
-#' additions in a row (computed exactly in a few steps, not w), whatever the
-#' number of threads, so a weighted fit does not depend on the threads either.
+#' weights), ]`, except `size`: in double precision the CPU engine gives,
+#' from the same initial centers, the bits of
+#' `stats::kmeans(algorithm = "Lloyd")` on the repeated rows (centers,
+#' `withinss`, `tot.withinss`, labels, `iter`, warnings) and of its own
+#' one-thread fit of them (`totss` and `betweenss` too; stats' `totss`
+#' equals it to rounding).  Rows of weight 0 can take one iteration more
+#' (they settle their own labels).  It adds each cluster's rows in row
+#' order, as stats does, and a row of weight w as w additions in a row
+#' (computed exactly in a few steps, not w), whatever the number of threads,
+#' so a weighted fit does not depend on the threads either.
 #' Other weights multiply each row's terms (`w * x` rounded, added in the
 #' same order).  In single precision a weighted fit equals the one in double
 #' precision to single-precision rounding.
