@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "threads.h"
@@ -30,6 +31,36 @@ namespace gk {
 // pairs add m R exactly (a multiple of u within the binade: representable,
 // as is the product m R).  The jump stops short of the binade's ends by
 // more than one block's reach, so that no exact intermediate sum leaves it.
+namespace {
+
+// The binade of v != 0: |v| in [*L, *H), its ulp *u; false near 0 (below
+// 4 times the smallest normal number, where ulps are those of subnormals).
+template <typename T>
+inline bool binade(T v, T* L, T* H, T* u) {
+  int e = 0;
+  std::frexp(v, &e);
+  *L = std::ldexp(T(1), e - 1);
+  *H = std::ldexp(T(1), e);
+  *u = std::ldexp(T(1), e - std::numeric_limits<T>::digits);
+  return *L >= std::numeric_limits<T>::min() * 4;
+}
+
+// double: from the bits (no libm calls: this runs once per row and column).
+template <>
+inline bool binade<double>(double v, double* L, double* H, double* u) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, 8);
+  const std::uint64_t E = (b >> 52) & 0x7ff;  // |v| in [2^(E - 1023), 2^(E - 1022))
+  if (E < 64 || E >= 0x7fe) return false;     // near 0 (u would be subnormal), or near overflow
+  const std::uint64_t lb = E << 52, hb = (E + 1) << 52, ub = (E - 52) << 52;
+  std::memcpy(L, &lb, 8);
+  std::memcpy(H, &hb, 8);
+  std::memcpy(u, &ub, 8);
+  return true;
+}
+
+}  // namespace
+
 template <typename T>
 T repeat_block(T s, const T* t, int d, std::uint64_t w) {
   auto block = [&](T v) {
@@ -37,7 +68,6 @@ T repeat_block(T s, const T* t, int d, std::uint64_t w) {
     return v;
   };
   constexpr std::uint64_t kDirect = 16;
-  constexpr int p = std::numeric_limits<T>::digits;
   T reach = 0;  // how far one block can move the value (rounded up below)
   for (int c = 0; c < d; ++c) reach = reach + std::fabs(t[c]);
   while (w > kDirect) {
@@ -51,11 +81,8 @@ T repeat_block(T s, const T* t, int d, std::uint64_t w) {
     }
     // a -> b -> c -> e within one binade, with margins: then b is on the
     // cycle, and every second block from b (and from e) adds R = e - b.
-    int eb = 0;
-    std::frexp(b, &eb);
-    const T L = std::ldexp(T(1), eb - 1), H = std::ldexp(T(1), eb);
-    if (!(L >= std::numeric_limits<T>::min() * 4)) continue;  // near 0 (subnormal ulps): step on
-    const T u = std::ldexp(T(1), eb - p);
+    T L, H, u;
+    if (b == 0 || !binade<T>(b, &L, &H, &u)) continue;  // near 0 (subnormal ulps): step on
     const T lo = L + u, hi = H - u;
     const bool neg = std::signbit(b);
     auto inside = [&](T v) {
@@ -69,7 +96,7 @@ T repeat_block(T s, const T* t, int d, std::uint64_t w) {
     const bool grows = std::signbit(R) == neg;
     const T room = grows ? (hi - slack) - std::fabs(e) : std::fabs(e) - (lo + slack);
     if (!(room > 0)) continue;
-    const T q = std::floor(room / std::fabs(R));  // < 2^p, as room < H and |R| >= u
+    const T q = std::floor(room / std::fabs(R));  // < 2^digits, as room < H and |R| >= u
     if (!(q >= 2)) continue;
     std::uint64_t m = static_cast<std::uint64_t>(q) - 1;  // one less, for the rounding of room / |R|
     m = std::min<std::uint64_t>(m, w / 2);
@@ -140,17 +167,22 @@ void WeightedSums<T>::centers(const int* labels, double* centers) {
     const std::int64_t m = start_[j + 1] - start_[j];
     double wsum = 0.0;  // exact for whole weights (below 2^53)
     for (std::int64_t r = 0; r < m; ++r) wsum = wsum + w_[rows[r]];
-    for (int c = 0; c < d_; ++c) {
-      const T* col = x_ + static_cast<std::int64_t>(c) * n_;
-      double s = 0.0;
-      for (std::int64_t r = 0; r < m; ++r) {
-        const double wi = w_[rows[r]];
-        if (wi == 0) continue;
-        const double v = static_cast<double>(col[rows[r]]);
-        s = add_weighted<double>(s, &v, 1, wi);
+    // one sum per coordinate, each over the rows in order; the d sums
+    // advance together (independent chains of additions)
+    std::vector<double> s(d_, 0.0), v(d_);
+    for (std::int64_t r = 0; r < m; ++r) {
+      const std::int64_t i = rows[r];
+      const double wi = w_[i];
+      if (wi == 0) continue;
+      for (int c = 0; c < d_; ++c) v[c] = static_cast<double>(x_[i + static_cast<std::int64_t>(c) * n_]);
+      if (wi <= 16 && whole_weight(wi)) {
+        for (int rep = static_cast<int>(wi); rep > 0; --rep)
+          for (int c = 0; c < d_; ++c) s[c] = s[c] + v[c];
+      } else {
+        for (int c = 0; c < d_; ++c) s[c] = add_weighted<double>(s[c], &v[c], 1, wi);
       }
-      cen_[j + static_cast<std::size_t>(k_) * c] = s / wsum;
     }
+    for (int c = 0; c < d_; ++c) cen_[j + static_cast<std::size_t>(k_) * c] = s[c] / wsum;
   }
   std::copy(cen_.begin(), cen_.end(), centers);
 }
