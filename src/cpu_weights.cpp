@@ -141,7 +141,7 @@ void WeightedSums<T>::sort(const int* labels) {
   for (int j = 0; j < k_; ++j) start_[j + 1] += start_[j];
   order_.resize(n_);
   std::vector<std::int64_t> at(start_.begin(), start_.end() - 1);
-  for (std::int64_t i = 0; i < n_; ++i) order_[at[labels[i]]++] = i;
+  for (std::int64_t i = 0; i < n_; ++i) order_[at[labels[i]]++] = static_cast<std::int32_t>(i);
 }
 
 template <typename T>
@@ -163,7 +163,7 @@ void WeightedSums<T>::centers(const int* labels, double* centers) {
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
   for (std::int64_t q = 0; q < ntodo; ++q) {
     const int j = todo[q];
-    const std::int64_t* rows = order_.data() + start_[j];
+    const std::int32_t* rows = order_.data() + start_[j];
     const std::int64_t m = start_[j + 1] - start_[j];
     double wsum = 0.0;  // exact for whole weights (below 2^53)
     for (std::int64_t r = 0; r < m; ++r) wsum = wsum + w_[rows[r]];
@@ -197,7 +197,7 @@ std::vector<double> WeightedSums<T>::withinss(const int* labels, const double* c
     std::vector<double> term(d_);
 #pragma omp for schedule(dynamic, 1)
     for (int j = 0; j < k_; ++j) {
-      const std::int64_t* rows = order_.data() + start_[j];
+      const std::int32_t* rows = order_.data() + start_[j];
       const std::int64_t m = start_[j + 1] - start_[j];
       double s = 0.0;
       for (std::int64_t r = 0; r < m; ++r) {

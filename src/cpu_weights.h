@@ -54,7 +54,8 @@ class WeightedSums {
   std::vector<int> prev_;              // the labels of the previous centers() call
   std::vector<double> cen_;            // its centers
   std::vector<char> dirty_;            // clusters to sum again
-  std::vector<std::int64_t> order_, start_;
+  std::vector<std::int32_t> order_;   // rows (n < 2^31, as R's matrices)
+  std::vector<std::int64_t> start_;
 };
 
 // sum_i w_i ||x_i - m||^2 about the weighted mean m, as cpu_totss() computes
