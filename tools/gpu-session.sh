@@ -1,12 +1,14 @@
 #!/bin/sh
 # On the GPU machine (no R there: the R that tools/gpu/pack.sh carried), from
 # the repository root, after `sh tools/gpu/pack.sh` here filled .gpu/:
-#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init] [sweep]
+#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence]
 # Writes OUTDIR/info.txt, tests.txt (the testthat suite with the GPU present),
 # peer.txt (the PyTorch peer, inst/bench/peer_torch.py), bench.txt,
-# init.txt and sweep.txt (inst/bench/bench_sweep.R) plus the benchmark CSVs.
+# init.txt, sweep.txt (inst/bench/bench_sweep.R) and convergence.txt
+# (inst/bench/bench_convergence.R: the CUDA bounds vs plain Lloyd) plus the
+# benchmark CSVs.
 set -u
-out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init] [sweep]}; shift
+out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence]}; shift
 what=${*:-tests bench}
 mkdir -p "$out"
 R="sh tools/gpu/run-r.sh"
@@ -36,4 +38,8 @@ esac
 case " $what " in *" sweep "*)
   $R inst/bench/bench_sweep.R "$out" > "$out/sweep.txt" 2>&1
   tail -n 40 "$out/sweep.txt" ;;
+esac
+case " $what " in *" convergence "*)
+  $R inst/bench/bench_convergence.R "$out" > "$out/convergence.txt" 2>&1
+  tail -n 40 "$out/convergence.txt" ;;
 esac
