@@ -199,10 +199,11 @@ struct LloydState {
       double dist = 0.0;
       part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, cl, cnt, &poll,
                                      [&](std::int64_t i0, int nb, const int* lab, const T* best) {
-        if (w)
+        if (w) {  // weighted: the weighted tot.withinss; the sums are wsum's
           for (int p = 0; p < nb; ++p) dist += w[i0 + p] * static_cast<double>(best[p]);
-        else
-          for (int p = 0; p < nb; ++p) dist += static_cast<double>(best[p]);
+          return;
+        }
+        for (int p = 0; p < nb; ++p) dist += static_cast<double>(best[p]);
         // Sums in point order within each thread (stats' order with 1 thread).
         for (int p = 0; p < nb; ++p) {
           double* s = sum + static_cast<std::size_t>(lab[p]) * d;
@@ -228,6 +229,7 @@ struct LloydState {
   // center to *dist in point order, as assign_and_sum() adds best[].
   void sum_range(std::int64_t b0, std::int64_t b1, bool all, const unsigned char* dirty, bool want_tot,
                  double* sum, double* dist) {
+    if (w && !want_tot) return;  // weighted: the sums are wsum's
     const int* cl = res.cluster.data();
     constexpr int kSB = 256;
     T* xbuf = part_rows.data() + rows_cap * thread_id();  // scratch of this thread (team <= nt)

@@ -134,16 +134,10 @@ WeightedSums<T>::WeightedSums(const T* x, std::int64_t n, int d, int k, const do
     : x_(x), n_(n), d_(d), k_(k), w_(w), threads_(threads), cen_(static_cast<std::size_t>(k) * d, 0.0),
       dirty_(k, 1) {}
 
-template <typename T>
-void WeightedSums<T>::sort(const int* labels) {
-  start_.assign(static_cast<std::size_t>(k_) + 1, 0);
-  for (std::int64_t i = 0; i < n_; ++i) ++start_[labels[i] + 1];
-  for (int j = 0; j < k_; ++j) start_[j + 1] += start_[j];
-  order_.resize(n_);
-  std::vector<std::int64_t> at(start_.begin(), start_.end() - 1);
-  for (std::int64_t i = 0; i < n_; ++i) order_[at[labels[i]]++] = static_cast<std::int32_t>(i);
-}
-
+// The rows are read in row order (each sum gets its rows in that order), the
+// sums of a row's coordinates advancing together; the threads take ranges
+// of columns (centers) or of clusters (withinss), so that each sum is one
+// thread's, whatever the threads.
 template <typename T>
 void WeightedSums<T>::centers(const int* labels, double* centers) {
   if (prev_.empty()) {
@@ -154,66 +148,60 @@ void WeightedSums<T>::centers(const int* labels, double* centers) {
       if (labels[i] != prev_[i]) dirty_[labels[i]] = dirty_[prev_[i]] = 1;
   }
   prev_.assign(labels, labels + n_);
-  sort(labels);
-  std::vector<int> todo;
-  for (int j = 0; j < k_; ++j)
-    if (dirty_[j]) todo.push_back(j);
-  const int nt = threads_for(threads_, static_cast<std::int64_t>(todo.size()));
-  const std::int64_t ntodo = static_cast<std::int64_t>(todo.size());
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-  for (std::int64_t q = 0; q < ntodo; ++q) {
-    const int j = todo[q];
-    const std::int32_t* rows = order_.data() + start_[j];
-    const std::int64_t m = start_[j + 1] - start_[j];
-    double wsum = 0.0;  // exact for whole weights (below 2^53)
-    for (std::int64_t r = 0; r < m; ++r) wsum = wsum + w_[rows[r]];
-    // one sum per coordinate, each over the rows in order; the d sums
-    // advance together (independent chains of additions)
-    std::vector<double> s(d_, 0.0), v(d_);
-    for (std::int64_t r = 0; r < m; ++r) {
-      const std::int64_t i = rows[r];
+  std::vector<double> wsum(k_, 0.0);  // exact for whole weights (below 2^53)
+  for (std::int64_t i = 0; i < n_; ++i)
+    if (dirty_[labels[i]]) wsum[labels[i]] = wsum[labels[i]] + w_[i];
+  const int nt = threads_for(threads_, std::max(1, d_ / 2));
+  // scratch, allocated here (none inside the parallel region): slot t sums
+  // columns [c0, c1) into sums[k c0, k c1)
+  std::vector<double> sums(static_cast<std::size_t>(k_) * d_, 0.0), vals(d_);
+  for_each_slot(nt, [&](int t) {
+    const int c0 = d_ * t / nt, c1 = d_ * (t + 1) / nt, m = c1 - c0;
+    double* s = sums.data() + static_cast<std::size_t>(k_) * c0;
+    double* v = vals.data() + c0;
+    for (std::int64_t i = 0; i < n_; ++i) {
+      const int j = labels[i];
       const double wi = w_[i];
-      if (wi == 0) continue;
-      for (int c = 0; c < d_; ++c) v[c] = static_cast<double>(x_[i + static_cast<std::int64_t>(c) * n_]);
-      if (wi <= 16 && whole_weight(wi)) {
+      if (!dirty_[j] || wi == 0) continue;
+      double* sj = s + static_cast<std::size_t>(j) * m;
+      for (int c = 0; c < m; ++c) v[c] = static_cast<double>(x_[i + static_cast<std::int64_t>(c0 + c) * n_]);
+      if (wi == 1) {
+        for (int c = 0; c < m; ++c) sj[c] = sj[c] + v[c];
+      } else if (wi <= 16 && whole_weight(wi)) {
         for (int rep = static_cast<int>(wi); rep > 0; --rep)
-          for (int c = 0; c < d_; ++c) s[c] = s[c] + v[c];
+          for (int c = 0; c < m; ++c) sj[c] = sj[c] + v[c];
       } else {
-        for (int c = 0; c < d_; ++c) s[c] = add_weighted<double>(s[c], &v[c], 1, wi);
+        for (int c = 0; c < m; ++c) sj[c] = add_weighted<double>(sj[c], &v[c], 1, wi);
       }
     }
-    for (int c = 0; c < d_; ++c) cen_[j + static_cast<std::size_t>(k_) * c] = s[c] / wsum;
-  }
+    for (int j = 0; j < k_; ++j)
+      if (dirty_[j])
+        for (int c = 0; c < m; ++c)
+          cen_[j + static_cast<std::size_t>(k_) * (c0 + c)] = s[static_cast<std::size_t>(j) * m + c] / wsum[j];
+  });
   std::copy(cen_.begin(), cen_.end(), centers);
 }
 
 template <typename T>
 std::vector<double> WeightedSums<T>::withinss(const int* labels, const double* centers) {
-  sort(labels);
   std::vector<double> out(k_, 0.0);
   const int nt = threads_for(threads_, k_);
-#pragma omp parallel num_threads(nt)
-  {
-    std::vector<double> term(d_);
-#pragma omp for schedule(dynamic, 1)
-    for (int j = 0; j < k_; ++j) {
-      const std::int32_t* rows = order_.data() + start_[j];
-      const std::int64_t m = start_[j + 1] - start_[j];
-      double s = 0.0;
-      for (std::int64_t r = 0; r < m; ++r) {
-        const std::int64_t i = rows[r];
-        const double wi = w_[i];
-        if (wi == 0) continue;
-        for (int c = 0; c < d_; ++c) {
-          const double tmp = static_cast<double>(x_[i + static_cast<std::int64_t>(c) * n_]) -
-                             centers[j + static_cast<std::size_t>(k_) * c];
-          term[c] = tmp * tmp;
-        }
-        s = add_weighted<double>(s, term.data(), d_, wi);
+  std::vector<double> terms(static_cast<std::size_t>(d_) * nt);
+  for_each_slot(nt, [&](int t) {
+    const int j0 = k_ * t / nt, j1 = k_ * (t + 1) / nt;
+    double* term = terms.data() + static_cast<std::size_t>(d_) * t;
+    for (std::int64_t i = 0; i < n_; ++i) {
+      const int j = labels[i];
+      const double wi = w_[i];
+      if (j < j0 || j >= j1 || wi == 0) continue;
+      for (int c = 0; c < d_; ++c) {
+        const double tmp = static_cast<double>(x_[i + static_cast<std::int64_t>(c) * n_]) -
+                           centers[j + static_cast<std::size_t>(k_) * c];
+        term[c] = tmp * tmp;
       }
-      out[j] = s;
+      out[j] = add_weighted<double>(out[j], term, d_, wi);
     }
-  }
+  });
   return out;
 }
 

@@ -9,7 +9,8 @@
 // crosses instead of O(w).  The weighted sums are taken per cluster in row
 // order (clusters in parallel), so a weighted fit does not depend on the
 // number of threads, and with whole weights it has the bits of the
-// one-thread fit (and of stats::kmeans()) of the replicated rows.
+// one-thread fit (and of stats::kmeans()) of the replicated rows.  Memory:
+// the previous labels (4 bytes per row) and O(k d).
 #ifndef GPUKMEANS_CPU_WEIGHTS_H
 #define GPUKMEANS_CPU_WEIGHTS_H
 
@@ -44,8 +45,6 @@ class WeightedSums {
   std::vector<double> withinss(const int* labels, const double* centers);
 
  private:
-  void sort(const int* labels);  // order_ / start_: the rows of each cluster in row order
-
   const T* x_;
   std::int64_t n_;
   int d_, k_;
@@ -54,8 +53,6 @@ class WeightedSums {
   std::vector<int> prev_;              // the labels of the previous centers() call
   std::vector<double> cen_;            // its centers
   std::vector<char> dirty_;            // clusters to sum again
-  std::vector<std::int32_t> order_;   // rows (n < 2^31, as R's matrices)
-  std::vector<std::int64_t> start_;
 };
 
 // sum_i w_i ||x_i - m||^2 about the weighted mean m, as cpu_totss() computes
