@@ -469,3 +469,21 @@ test_backends("weights on each engine: the CPU engine fits them, the CUDA engine
   set.seed(1); fit <- gpu_kmeans(x, 3, weights = w)
   expect_identical(attr(fit, "backend"), "cpu")
 })
+
+test_that("trace shows the weighted tot.withinss", {
+  x <- as.matrix(iris[, 1:4])
+  w <- rep(c(1, 2, 0.5), 50)
+  out <- capture.output(fit <- gpu_kmeans(x, x[c(1, 51, 101), ], weights = w, trace = TRUE))
+  last <- as.numeric(sub(".*tot.withinss = ", "", out[length(out)]))
+  expect_equal(last, fit$tot.withinss, tolerance = 1e-8)
+  expect_false(isTRUE(all.equal(last, gpu_kmeans(x, x[c(1, 51, 101), ])$tot.withinss, tolerance = 1e-3)))
+})
+
+test_that("the example of ?gpu_kmeans: whole weights are stats::kmeans on the repeated rows", {
+  w <- rep(1:3, length.out = nrow(faithful))
+  set.seed(3); a <- gpu_kmeans(faithful, 2, nstart = 2, weights = w)
+  set.seed(3); b <- stats::kmeans(faithful[rep(seq_len(nrow(faithful)), w), ], 2, nstart = 2, iter.max = 100,
+                                  algorithm = "Lloyd")
+  expect_identical(unname(a$centers), unname(b$centers))
+  expect_identical(a$tot.withinss, b$tot.withinss)
+})
