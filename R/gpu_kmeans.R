@@ -348,6 +348,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
                cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options(), w),
     gpukmeans_probe = progress$probe)
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
+  z <- weighted_sums_unscaled(z, w)
 
   # The warnings of stats' do_one(), start by start.
   ifault <- NULL

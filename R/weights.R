@@ -34,8 +34,11 @@
 #' (computed exactly in a few steps, not w), whatever the number of threads,
 #' so a weighted fit does not depend on the threads either.
 #' Other weights multiply each row's terms (`w * x` rounded, added in the
-#' same order).  In single precision a weighted fit equals the one in double
-#' precision to single-precision rounding.
+#' same order); weights whose largest is beyond 2^64 or below 2^-64 are
+#' first scaled by a power of two (exact), so that nothing overflows or
+#' underflows on the way, and `withinss` and `totss` are reported in the
+#' units of the weights given.  In single precision a weighted fit equals
+#' the one in double precision to single-precision rounding.
 #'
 #' \strong{Starts.}  `init = "random"` draws rows of positive weight only:
 #' exactly the starts that `stats::kmeans(x[weights > 0, ], centers,
@@ -80,6 +83,11 @@ NULL
 
 # NULL (no weights, or every weight 1: the unweighted fit), or the weights
 # as a double vector, checked: numeric, one per row, finite, >= 0, not all 0.
+# Weights whose largest is beyond 2^64 or below 2^-64 are scaled by a power
+# of two (exact) into [0.5, 1), so that w x, w D^2 and their sums neither
+# overflow nor lose bits as subnormal numbers; attr(w, "scale") is the
+# factor that brings withinss and totss back (weighted_sums_unscaled()).
+# Whole weights up to 2^53 are never scaled (they are repeated rows).
 check_weights <- function(weights, n) {
   if (is.null(weights)) return(NULL)
   if (!is.numeric(weights) || is.factor(weights) ||
@@ -100,7 +108,26 @@ check_weights <- function(weights, n) {
   if (any(w < 0)) stop("'weights' must be non-negative (found ", at(w < 0), ")", call. = FALSE)
   if (!any(w > 0)) stop("'weights' must not all be zero: at least one row needs a positive weight", call. = FALSE)
   if (all(w == 1)) return(NULL)
+  top <- max(w)
+  if (top > 2^64 || top < 2^-64) {
+    e <- ceiling(log2(top))  # |e| <= 1075: two factors, each a normal power of two
+    h <- e %/% 2
+    w <- w * 2^-h * 2^-(e - h)
+    attr(w, "scale") <- 2^e  # (a weight below 2^-1074 times the largest becomes 0)
+  }
   w
+}
+
+# The fit's sums of squares in the units of the weights as given (a fit of
+# scaled weights has them scaled; a power of two: exact, or Inf where the
+# true value is beyond double precision).
+weighted_sums_unscaled <- function(z, w) {
+  s <- attr(w, "scale")
+  if (is.null(s)) return(z)
+  z$withinss <- z$withinss * s
+  z$totss <- z$totss * s
+  z$start_tot_withinss <- z$start_tot_withinss * s
+  z
 }
 
 # The starts of a fit (as initial_centers()), with weights w (or NULL: the

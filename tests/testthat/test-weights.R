@@ -487,3 +487,30 @@ test_that("the example of ?gpu_kmeans: whole weights are stats::kmeans on the re
   expect_identical(unname(a$centers), unname(b$centers))
   expect_identical(a$tot.withinss, b$tot.withinss)
 })
+
+test_that("very large and very small weights: the fit of weights 1 (centers), the sums of squares in their units", {
+  x <- as.matrix(iris[, 1:4])
+  c0 <- x[c(1, 51, 101), ]
+  w <- rep(c(1, 3, 2), 50)
+  ref <- gpu_kmeans(x, c0, weights = w)
+  for (s in c(2^100, 1e300, 2^-100, 1e-300, 4e-320)) {
+    fit <- gpu_kmeans(x, c0, weights = w * s)
+    expect_identical(fit$cluster, ref$cluster)
+    expect_identical(fit$iter, ref$iter)
+    expect_false(anyNA(fit$centers))
+    tol <- if (s < 1e-310) 1e-3 else 1e-14  # subnormal weights carry few bits
+    expect_equal(fit$centers, ref$centers, tolerance = tol)
+    if (s * 1000 < .Machine$double.xmax && s > 1e-300) {
+      expect_equal(fit$withinss / s, ref$withinss, tolerance = 1e-14)
+      expect_equal(fit$totss / s, ref$totss, tolerance = 1e-14)
+    }
+  }
+  # a power of two between 2^-64 and 2^64 is not rescaled: whole weights stay repeated rows
+  expect_null(attr(gpukmeans:::check_weights(w * 2^40, 150), "scale"))
+  expect_identical(attr(gpukmeans:::check_weights(w * 2^70, 150), "scale"), 2^72)
+  # weights so large that the weighted sums of squares exceed double precision: Inf, not NaN
+  big <- gpu_kmeans(x * 1e150, c0 * 1e150, weights = w * 1e300)
+  expect_identical(big$cluster, ref$cluster)
+  expect_true(all(is.infinite(big$withinss)))
+  expect_false(anyNA(big$centers))
+})
