@@ -152,13 +152,14 @@ void WeightedSums<T>::centers(const int* labels, double* centers) {
   for (std::int64_t i = 0; i < n_; ++i)
     if (dirty_[labels[i]]) wsum[labels[i]] = wsum[labels[i]] + w_[i];
   const int nt = threads_for(threads_, std::max(1, d_ / 2));
-  // scratch, allocated here (none inside the parallel region): slot t sums
-  // columns [c0, c1) into sums[k c0, k c1)
-  std::vector<double> sums(static_cast<std::size_t>(k_) * d_, 0.0), vals(d_);
+  // scratch, allocated here (none inside the parallel region), a cache line
+  // apart between slots: slot t sums columns [c0, c1) into its k x m sums
+  constexpr std::size_t kPad = 8;
+  std::vector<double> sums(static_cast<std::size_t>(k_) * d_ + kPad * nt, 0.0), vals((d_ + kPad) * nt);
   for_each_slot(nt, [&](int t) {
     const int c0 = d_ * t / nt, c1 = d_ * (t + 1) / nt, m = c1 - c0;
-    double* s = sums.data() + static_cast<std::size_t>(k_) * c0;
-    double* v = vals.data() + c0;
+    double* s = sums.data() + static_cast<std::size_t>(k_) * c0 + kPad * t;
+    double* v = vals.data() + (d_ + kPad) * t;
     for (std::int64_t i = 0; i < n_; ++i) {
       const int j = labels[i];
       const double wi = w_[i];
@@ -186,10 +187,14 @@ template <typename T>
 std::vector<double> WeightedSums<T>::withinss(const int* labels, const double* centers) {
   std::vector<double> out(k_, 0.0);
   const int nt = threads_for(threads_, k_);
-  std::vector<double> terms(static_cast<std::size_t>(d_) * nt);
+  // per slot: the terms of a row and the sums of its clusters, a cache line apart
+  constexpr std::size_t kPad = 8;
+  const std::size_t stride = static_cast<std::size_t>(d_) + k_ + kPad;
+  std::vector<double> scratch(stride * nt, 0.0);
   for_each_slot(nt, [&](int t) {
     const int j0 = k_ * t / nt, j1 = k_ * (t + 1) / nt;
-    double* term = terms.data() + static_cast<std::size_t>(d_) * t;
+    double* term = scratch.data() + stride * t;
+    double* acc = term + d_;  // acc[j] for j in [j0, j1)
     for (std::int64_t i = 0; i < n_; ++i) {
       const int j = labels[i];
       const double wi = w_[i];
@@ -199,8 +204,9 @@ std::vector<double> WeightedSums<T>::withinss(const int* labels, const double* c
                            centers[j + static_cast<std::size_t>(k_) * c];
         term[c] = tmp * tmp;
       }
-      out[j] = add_weighted<double>(out[j], term, d_, wi);
+      acc[j] = add_weighted<double>(acc[j], term, d_, wi);
     }
+    for (int j = j0; j < j1; ++j) out[j] = acc[j];
   });
   return out;
 }
