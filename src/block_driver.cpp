@@ -42,15 +42,27 @@ std::vector<double> BlockFit::shift() { return engine_ ? engine_->shift() : std:
 std::vector<double> BlockFit::step(const double* centers, int k, const std::vector<int>& scale, bool first) {
   const std::size_t kd = static_cast<std::size_t>(k) * d_;
   std::vector<double> p(1 + k + kLimbs * kd, 0.0);
-  if (!engine_) return p;
-  const StepSums s = engine_->step(centers, k, scale, first);
+  if (static_cast<int>(scale.size()) != d_) invalid("step: one scale per column");
+  const bool reset = first || stepped_k_ != k;  // labels of another k are no labels
+  stepped_k_ = 0;
+  if (!engine_) {
+    stepped_k_ = k;
+    return p;
+  }
+  const StepSums s = engine_->step(centers, k, scale, reset);
+  stepped_k_ = k;
   p[0] = static_cast<double>(s.changed);
   for (int c = 0; c < k; ++c) p[1 + c] = static_cast<double>(s.count[c]);
   for (std::size_t e = 0; e < kd; ++e) fixed_to_limbs(s.sum[e], p.data() + 1 + k + kLimbs * e);
   return p;
 }
 
+void BlockFit::check_stepped(int k) const {
+  if (stepped_k_ == 0 || stepped_k_ != k) invalid("block: within-SS or labels without a step of the same k");
+}
+
 std::vector<double> BlockFit::withinss_maxterm(const double* centers, int k) {
+  check_stepped(k);
   std::vector<double> out(k, 0.0);
   if (!engine_) return out;
   const std::vector<std::uint32_t> m = engine_->withinss_maxterm(centers, k);
@@ -59,6 +71,7 @@ std::vector<double> BlockFit::withinss_maxterm(const double* centers, int k) {
 }
 
 std::vector<double> BlockFit::withinss_sums(const double* centers, int k, const std::vector<double>& maxterm) {
+  check_stepped(k);
   std::vector<double> out(kLimbs * static_cast<std::size_t>(k), 0.0);
   if (!engine_) return out;
   if (static_cast<int>(maxterm.size()) != k) invalid("within-SS: one maximum per cluster");
@@ -73,7 +86,10 @@ std::vector<double> BlockFit::withinss_sums(const double* centers, int k, const 
   return out;
 }
 
-std::vector<int> BlockFit::labels() { return engine_ ? engine_->labels() : std::vector<int>(); }
+std::vector<int> BlockFit::labels() {
+  if (stepped_k_ == 0) invalid("block: labels without a step");
+  return engine_ ? engine_->labels() : std::vector<int>();
+}
 
 StepTotals unpack_step(const std::vector<double>& p, int k, int d) {
   const std::size_t kd = static_cast<std::size_t>(k) * d;

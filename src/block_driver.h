@@ -82,8 +82,10 @@ class BlockFit {
   int d_;
   std::int64_t n_, offset_, total_;
   int host_threads_;
+  void check_stepped(int k) const;
   std::unique_ptr<BlockInit> init_;
   BlockTree d2_tree_;
+  int stepped_k_ = 0;  // the k of the last step (0: none yet)
 };
 
 // The total of a step's packets over all blocks.
