@@ -268,8 +268,8 @@ mpi_fit <- function(ctx, args, t_begin) {
   }
 
   # This rank's engine and the column maxima of all ranks.
-  threads <- cpu_threads(as.numeric(B$n) * k * d)
   st <- local_step(ctx, "engine", {
+    threads <- cpu_threads(as.numeric(B$n) * k * d)
     engine <- if (B$n == 0) "none" else resolve_backend(a$backend, device_by_rank(a$device, local_rank), B$n * k * d)
     dev <- device_by_rank(a$device, local_rank)
     h <- gk_block_new(a$x, B$offset, N, if (engine == "none") "cpu" else engine, single, threads, dev,
