@@ -82,9 +82,12 @@ test_that("gpu_kmeans over MPI: random splits on 2 and 3 ranks give the one-proc
   rscript <- file.path(R.home("bin"), "Rscript")
   for (np in 2:3) {
     out <- tempfile("gk-mpi-")
-    dir.create(out)
+    dir.create(file.path(out, "tmp"), recursive = TRUE)
+    withr::defer(unlink(out, recursive = TRUE))
+    # (Open MPI's session files go to TMPDIR: into `out`, removed below)
     log <- suppressWarnings(system2(mpirun, c("-np", np, shQuote(rscript), shQuote(script), shQuote(out)),
-                                    stdout = TRUE, stderr = TRUE, env = env, timeout = 240))
+                                    stdout = TRUE, stderr = TRUE, timeout = 240,
+                                    env = c(env, sprintf("TMPDIR=%s", file.path(out, "tmp")))))
     status <- attr(log, "status")
     if (is.null(status)) status <- 0L
     files <- file.path(out, sprintf("rank-%d.rds", seq_len(np) - 1L))
@@ -100,6 +103,5 @@ test_that("gpu_kmeans over MPI: random splits on 2 and 3 ranks give the one-proc
              sprintf("-np %d, %s: %s", np, basename(f),
                      paste(names(bad), unlist(bad), sep = ": ", collapse = "\n")))
     }
-    unlink(out, recursive = TRUE)
   }
 })
