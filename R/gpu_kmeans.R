@@ -173,9 +173,11 @@
 #' split, bit for bit.  Compared with a fit of the concatenated rows in one
 #' process: with CUDA engines the fit is the same to the last bit (the GPU
 #' adds the same fixed-point sums); with the CPU engine, whose one-process
-#' sums follow stats' order, the labels, `iter` and `size` are the same and
-#' the centers, `withinss` and `totss` equal to rounding (the distributed
-#' fit adds split-independent fixed-point sums instead).  Random starts draw
+#' sums follow stats' order, the labels, `iter` and `size` are the same
+#' (except on data with points within a few units in the last place of a
+#' boundary between clusters, as for the CUDA engine against stats) and the
+#' centers, `withinss` and `totss` equal to rounding (the distributed fit
+#' adds split-independent fixed-point sums instead).  Random starts draw
 #' what stats draws for the concatenated rows, from rank 0's generator
 #' (the other ranks' generators are not used), `"kmeans++"` and
 #' `"kmeans||"` choose the rows one process chooses (their passes run on the

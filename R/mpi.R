@@ -362,7 +362,7 @@ block_matrix <- function(x) {
 # chooses the GPU).
 host_hash <- function() {
   h <- 0
-  for (b in utf8ToInt(Sys.info()[["nodename"]])) h <- (h * 131 + b) %% 4503599627370449
+  for (b in utf8ToInt(Sys.info()[["nodename"]])) h <- (h * 131 + b) %% 35184372088777  # exact: < 2^53
   h
 }
 

@@ -168,6 +168,30 @@ e <- tryCatch(gpu_kmeans(x[block_of(nrow(x), 703), ], if (rank == 0L) 3 else 4, 
 check("arguments differ", grepl("disagree on centers", e))
 f <- compare("after the errors", x, 6, 704, seed = 6)
 
+# With GPUs (the ranks share them by local rank): the CUDA engine's fit over
+# MPI is its one-process fit, bit for bit (totss: to rounding, the
+# one-process totss adds blocks of doubles).
+if (isTRUE(nrow(gpukmeans_info()$devices) > 0)) {
+  options(gpukmeans.backend = "cuda")
+  for (sp in names(splits)) {
+    rows <- block_of(nrow(x), splits[sp])
+    for (init in c("random", "kmeans++", "kmeans||")) {
+      set.seed(31)
+      f <- quiet(gpu_kmeans(x[rows, ], 6, init = init, nstart = 2, comm = 0))
+      set.seed(31)
+      g <- quiet(gpu_kmeans(x, 6, init = init, nstart = 2, device = 0))
+      name <- paste("cuda", sp, init)
+      check(paste(name, "backend"), identical(attr(f, "backend"), "cuda") || nrow(x[rows, ]) == 0L)
+      check(paste(name, "centers bitwise"), identical(unname(f$centers), unname(g$centers)))
+      check(paste(name, "withinss bitwise"), identical(f$withinss, g$withinss))
+      check(paste(name, "size, iter"), identical(list(f$size, f$iter), list(g$size, g$iter)))
+      check(paste(name, "cluster"), identical(unname(f$cluster), unname(g$cluster[rows])))
+      check(paste(name, "totss"), all.equal(f$totss, g$totss, tolerance = 1e-12))
+    }
+  }
+  options(gpukmeans.backend = "cpu")
+}
+
 saveRDS(checks, file.path(out, sprintf("rank-%d.rds", rank)))
 mpi.barrier(0)
 invisible(mpi.finalize())
