@@ -12,6 +12,13 @@ test_that("the sum tree over blocks of rows is the one-process tree, bit for bit
       expect_identical(r$sample_split, r$sample_ref)
     }
   }
+  # a tree of 5 levels, blocks across its upper nodes
+  v <- runif(1.1e6)^4
+  for (starts in list(c(0, 32768, 65537, 1048576, 1048577), c(0, 17, 1048575), c(0, 1, 1.1e6 - 1))) {
+    r <- gpukmeans:::gk_tree_split_test(v, starts, runif(30))
+    expect_identical(r$total_split, r$total_ref)
+    expect_identical(r$sample_split, r$sample_ref)
+  }
   # nothing to sample
   r <- gpukmeans:::gk_tree_split_test(rep(0, 100), c(0, 50), 0.5)
   expect_identical(r$sample_split, -1)

@@ -116,6 +116,15 @@ for (sp in names(splits)) {
   }
 }
 
+# A deeper tree (40 000 rows: 4 levels above the rows).
+xl <- blobs(40000, 2, 8, 14)
+for (init in c("kmeans++", "kmeans||")) {
+  f <- compare(paste("larger", init), xl, 8, 800 + nchar(init), seed = 23, init = init)
+  set.seed(23)
+  check(paste("larger", init, "rows"),
+        identical(lapply(attr(f, "mpi")$init_rows, as.integer), gpukmeans:::gk_init_rows(xl, 8, init)))
+}
+
 # Many duplicate rows: random starts draw from the distinct rows in order of
 # first occurrence, across ranks.
 xd <- round(blobs(1500, 2, 4, 12) / 4)
