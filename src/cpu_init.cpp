@@ -356,9 +356,10 @@ class CpuBlockInit final : public BlockInit {
     std::vector<std::vector<std::int64_t>> per(threads_for(threads_, level_up(n_) / 64));
     const int nt = static_cast<int>(per.size());
     const std::int64_t off = lay_.offset;
-#pragma omp parallel num_threads(nt)
-    {
-      const int t = thread_id();
+    // One slot per contiguous range, whatever team the runtime gives (a
+    // smaller team takes several slots): concatenated in slot order.
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; ++t) {
       const std::int64_t lo = n_ * t / nt, hi = n_ * (t + 1) / nt;
       for (std::int64_t i = lo; i < hi; ++i) {
         if (d2_[i] > 0) {
