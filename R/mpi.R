@@ -69,35 +69,38 @@ mpi_context <- function(comm) {
   if (!isTRUE(getOption("gpukmeans.rmpi", TRUE)) || !requireNamespace("Rmpi", quietly = TRUE))
     stop("'comm' needs the Rmpi package (gpu_kmeans over MPI); install it (on Debian: r-cran-rmpi, ",
          "openmpi-bin and libopenmpi-dev), or leave 'comm' NULL for a fit in this process", call. = FALSE)
-  size <- Rmpi::mpi.comm.size(comm)
+  # Rmpi's functions from its namespace, not as Rmpi::f: R CMD check would
+  # load Rmpi to look them up, and loading Rmpi starts MPI.
+  mpi <- asNamespace("Rmpi")
+  size <- mpi$mpi.comm.size(comm)
   if (!isTRUE(size >= 1))
     stop(sprintf("'comm' = %d is not a communicator of this process (Rmpi::mpi.comm.size(%d) is 0); ", comm, comm),
          "in a script run by mpirun or srun, comm = 0 is MPI_COMM_WORLD", call. = FALSE)
-  ctx$rank <- as.integer(Rmpi::mpi.comm.rank(comm))
+  ctx$rank <- as.integer(mpi$mpi.comm.rank(comm))
   ctx$size <- as.integer(size)
   timed <- function(expr) {
     t0 <- proc.time()[["elapsed"]]
     on.exit(ctx$seconds <- ctx$seconds + proc.time()[["elapsed"]] - t0)
     expr
   }
-  ctx$allreduce <- function(x, op) timed(Rmpi::mpi.allreduce(x, type = 2L, op = op, comm = comm))
-  ctx$allgather <- function(x) timed(Rmpi::mpi.allgather(x, type = 2L, rdata = double(length(x) * size), comm = comm))
+  ctx$allreduce <- function(x, op) timed(mpi$mpi.allreduce(x, type = 2L, op = op, comm = comm))
+  ctx$allgather <- function(x) timed(mpi$mpi.allgather(x, type = 2L, rdata = double(length(x) * size), comm = comm))
   ctx$gatherv <- function(x, counts, root) {
-    timed(Rmpi::mpi.gatherv(x, type = 2L, rdata = double(if (ctx$rank == root) sum(counts) else 1L),
+    timed(mpi$mpi.gatherv(x, type = 2L, rdata = double(if (ctx$rank == root) sum(counts) else 1L),
                             rcounts = as.integer(counts), root = root, comm = comm))
   }
   ctx$scatterv <- function(x, counts, root) {
-    timed(Rmpi::mpi.scatterv(if (ctx$rank == root) x else double(1L), scounts = as.integer(counts), type = 2L,
+    timed(mpi$mpi.scatterv(if (ctx$rank == root) x else double(1L), scounts = as.integer(counts), type = 2L,
                              rdata = double(counts[ctx$rank + 1L]), root = root, comm = comm))
   }
   ctx$allgatherv <- function(x, counts) {
-    timed(Rmpi::mpi.allgatherv(as.double(x), type = 2L, rdata = double(sum(counts)), rcounts = as.integer(counts),
+    timed(mpi$mpi.allgatherv(as.double(x), type = 2L, rdata = double(sum(counts)), rcounts = as.integer(counts),
                                comm = comm))
   }
   ctx$strings <- function(s) timed({
     b <- charToRaw(enc2utf8(s))
-    len <- Rmpi::mpi.allgather(length(b), type = 1L, rdata = integer(size), comm = comm)
-    all <- Rmpi::mpi.allgatherv(b, type = 4L, rdata = raw(sum(len)), rcounts = len, comm = comm)
+    len <- mpi$mpi.allgather(length(b), type = 1L, rdata = integer(size), comm = comm)
+    all <- mpi$mpi.allgatherv(b, type = 4L, rdata = raw(sum(len)), rcounts = len, comm = comm)
     ends <- cumsum(len)
     vapply(seq_len(size), function(r) rawToChar(all[seq_len(len[r]) + ends[r] - len[r]]), "")
   })
