@@ -153,6 +153,10 @@ gk_tree_split_test <- function(v, starts, u) {
     .Call(`_gpukmeans_gk_tree_split_test`, v, starts, u)
 }
 
+gk_poll_interrupts <- function() {
+    invisible(.Call(`_gpukmeans_gk_poll_interrupts`))
+}
+
 gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda) {
     .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda)
 }

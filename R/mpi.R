@@ -114,9 +114,12 @@ mpi_context <- function(comm) {
 # has heard of it (the next co_*() call).  Interrupts are allowed here only.
 local_step <- function(ctx, phase, expr) {
   tryCatch(allowInterrupts({
+    gk_poll_interrupts()  # one that came while this rank waited in a collective
     hook <- getOption("gpukmeans.mpi_fault")  # internal: the tests' fault injection
     if (is.function(hook)) hook(ctx$rank, phase)
-    list(ok = TRUE, value = expr)
+    value <- expr
+    gk_poll_interrupts()  # one that came while it worked
+    list(ok = TRUE, value = value)
   }), error = function(e) list(ok = FALSE, cond = e), interrupt = function(e) list(ok = FALSE, cond = e))
 }
 

@@ -429,6 +429,14 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_poll_interrupts
+void gk_poll_interrupts();
+RcppExport SEXP _gpukmeans_gk_poll_interrupts() {
+BEGIN_RCPP
+    gk_poll_interrupts();
+    return R_NilValue;
+END_RCPP
+}
 // gk_fit_cpp
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda);
 RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP) {
@@ -573,6 +581,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_shared_hashes", (DL_FUNC) &_gpukmeans_gk_shared_hashes, 1},
     {"_gpukmeans_gk_rows_seen_before", (DL_FUNC) &_gpukmeans_gk_rows_seen_before, 1},
     {"_gpukmeans_gk_tree_split_test", (DL_FUNC) &_gpukmeans_gk_tree_split_test, 3},
+    {"_gpukmeans_gk_poll_interrupts", (DL_FUNC) &_gpukmeans_gk_poll_interrupts, 0},
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 11},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 6},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},

@@ -393,3 +393,9 @@ Rcpp::List gk_tree_split_test(Rcpp::NumericVector v, Rcpp::NumericVector starts,
                               Rcpp::_["sample_split"] = split);
   });
 }
+
+// An interrupt that is pending (Ctrl-C, SIGINT) now, where interrupts are
+// allowed: R/mpi.R polls before and after each rank's local work, so that an
+// interrupt becomes that rank's failure in the next collective operation.
+// [[Rcpp::export(rng = false)]]
+void gk_poll_interrupts() { Rcpp::checkUserInterrupt(); }

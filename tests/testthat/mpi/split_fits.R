@@ -150,6 +150,12 @@ xs <- x[rep(1:3, 100), ]
 rows <- block_of(nrow(xs), 605)
 e <- tryCatch(gpu_kmeans(xs[rows, ], 4, comm = 0), error = conditionMessage)
 check("distinct error", identical(e, "more cluster centers than distinct data points."))
+for (init in c("kmeans++", "kmeans||")) {  # (the degenerate rule across ranks, then stats' error)
+  e <- tryCatch(gpu_kmeans(xs[rows, ], 4, init = init, comm = 0), error = conditionMessage)
+  check(paste("distinct error", init), identical(e, "more cluster centers than distinct data points."))
+}
+xt <- rbind(matrix(0, 40, 2), matrix(1, 45, 2))
+for (init in c("random", "kmeans++", "kmeans||")) compare(paste("two values", init), xt, 2, 606, seed = 9, init = init, nstart = 2)
 
 # Errors on one rank end the call on every rank, and the next call works.
 bad <- x[block_of(nrow(x), 700), ]
