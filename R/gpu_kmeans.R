@@ -180,7 +180,8 @@
 #' adds split-independent fixed-point sums instead).  Random starts draw
 #' what stats draws for the concatenated rows, from rank 0's generator
 #' (the other ranks' generators are not used), `"kmeans++"` and
-#' `"kmeans||"` choose the rows one process chooses (their passes run on the
+#' `"kmeans||"` choose the rows one process chooses (in double precision;
+#' in single precision those of the CPU engine; their passes run on the
 #' host CPU of each rank for now, also with the CUDA engine), and given
 #' centers must be the same on every rank.  An error on one rank (bad input,
 #' out of memory, an interrupt) stops the call on every rank with an error of
