@@ -198,6 +198,9 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
   }
   const std::vector<int> scale = step_scales(maxabs);
   const std::vector<double> shift = parts[0]->shift();
+  for (Engine* e : parts)  // sums in different stored coordinates cannot be added
+    if (e->shift() != shift)
+      throw EngineError(EngineError::Kind::kInvalid, "lloyd_parts: the parts store their rows less different shifts");
 
   std::vector<double> cen(kd);  // stored coordinates
   for (int j = 0; j < d; ++j)
