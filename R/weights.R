@@ -183,6 +183,12 @@ weighted_backend <- function(backend, device, work, w, supports = gk_cuda_suppor
   "cpu"
 }
 
+# gpu_kmeans(comm =, weights =): the fit over MPI ranks has no weights yet
+# (a classed error, never weights silently ignored).
+weights_with_comm <- function() {
+  engine_error("unsupported", "'weights' are not supported with 'comm' (MPI ranks) yet: fit without 'comm'")
+}
+
 # As gk_init_rows() (R/starts.R), with observation weights: the rows that a
 # weighted init chooses, per start.  Internal (tests).
 gk_init_rows_weighted <- function(x, k, init = c("kmeans++", "kmeans||", "random"), weights = NULL,

@@ -514,3 +514,10 @@ test_that("very large and very small weights: the fit of weights 1 (centers), th
   expect_true(all(is.infinite(big$withinss)))
   expect_false(anyNA(big$centers))
 })
+
+test_that("weights with comm (MPI ranks) are a classed error, never ignored", {
+  x <- as.matrix(iris[, 1:4])
+  err <- tryCatch(gpu_kmeans(x, 3, weights = rep(1:3, 50), comm = 0), error = identity)
+  expect_s3_class(err, "gpukmeans_unsupported")
+  expect_match(conditionMessage(err), "'weights' are not supported with 'comm'")
+})
