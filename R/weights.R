@@ -64,8 +64,9 @@
 #' yet: with weights `backend = "auto"` runs the CPU engine (saying so once
 #' per session, with a message of class `gpukmeans_fallback`, where a GPU
 #' would otherwise have run the fit) and `backend = "cuda"` is an error of
-#' class `gpukmeans_unsupported`.  `algorithm = "Hartigan-Wong"` and
-#' `"MacQueen"` (stats' own code) take no weights.
+#' class `gpukmeans_unsupported`, as are weights with `comm` (MPI ranks),
+#' not supported yet.  `algorithm = "Hartigan-Wong"` and `"MacQueen"`
+#' (stats' own code) take no weights.
 #'
 #' @param weights `NULL` (every row weighs 1), or the observation weights: a
 #'   numeric vector of non-negative, finite numbers, one per row of `x`, not
