@@ -270,7 +270,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
                        precision = c("double", "single"),
                        backend = getOption("gpukmeans.backend", "auto"),
                        device = getOption("gpukmeans.device", 0L),
-                       init = c("random", "kmeans++", "kmeans||")) {
+                       init = c("random", "kmeans++", "kmeans||"),
+                       distance = c("euclidean", "cosine")) {
   t_begin <- Sys.time()
   # stats::kmeans() has no `...`: what lands here is an error there too.
   # (The arguments after `trace` must be named in full.)
@@ -283,6 +284,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   algorithm <- choose_one(algorithm, c("Lloyd", "Forgy", "Hartigan-Wong", "MacQueen"), "algorithm")
   precision <- choose_one(precision, c("double", "single"), "precision")
   init <- choose_one(init, c("random", "kmeans++", "kmeans||"), "init")
+  cosine <- choose_one(distance, c("euclidean", "cosine"), "distance") == "cosine"
+  if (cosine) cosine_check_algorithm(algorithm)  # R/cosine.R
   trace <- check_trace(trace)
   device <- check_device(device)
   check_backend(backend)
@@ -319,6 +322,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   }
   x <- data$x
   iter.max <- iter$value
+  if (cosine) x <- cosine_rows(x)  # unit rows: the engines' data
 
   if (!lloyd) {
     if (length(centers) != 1L) initial_centers(x, centers, nstart)  # checks only: no draws
@@ -326,6 +330,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   }
 
   st <- initial_centers(x, centers, nstart, init)
+  if (cosine) st <- cosine_starts(st)
   k <- st$k
   work <- as.numeric(nrow(x)) * k * ncol(x)
   engine <- resolve_backend(backend, device, work)
@@ -338,7 +343,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   on.exit(progress$done(), add = TRUE)
   z <- withCallingHandlers(
     gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
-               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options()),
+               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options(),
+               spherical = cosine),
     gpukmeans_probe = progress$probe)
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
 
@@ -354,7 +360,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
     }
     if (z$start_empty[s]) warning("empty cluster: try a better set of initial centers", call. = FALSE)
   }
-  new_gpu_kmeans(x, z, k, ifault, engine, nstart, t_begin)
+  fit <- new_gpu_kmeans(x, z, k, ifault, engine, nstart, t_begin)
+  if (cosine) cosine_fit(fit) else fit
 }
 
 # algorithm = "Hartigan-Wong" or "MacQueen": stats::kmeans() itself, on the

@@ -8,6 +8,7 @@
 #' @export
 print.gpu_kmeans <- function(x, ...) {
   NextMethod()
+  cosine_print(x)
   timing <- attr(x, "timing")
   extra <- ""
   if (!is.null(timing) && all(c("transfer_to_device", "transfer_to_host") %in% names(timing)))
@@ -69,6 +70,7 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
   if (ncol(newdata) != ncol(centers))
     stop(sprintf("'newdata' has %d columns but the centers have %d",
                  ncol(newdata), ncol(centers)), call. = FALSE)
+  if (is_cosine(object)) newdata <- cosine_rows(newdata, "newdata")  # unit rows (R/cosine.R)
   storage.mode(centers) <- "double"
   device <- check_device(getOption("gpukmeans.device", 0L))
   work <- as.numeric(nrow(newdata)) * nrow(centers) * ncol(centers)

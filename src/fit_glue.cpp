@@ -14,6 +14,7 @@
 #include "quality_driver.h"
 #include "r_boundary.h"
 #include "r_observer.h"
+#include "spherical.h"
 
 namespace {
 
@@ -117,16 +118,18 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e) {
 }  // namespace
 
 // Fits every start in `starts` and returns the best by tot.withinss (the
-// first of equals, as stats), with per-start summaries.
+// first of equals, as stats), with per-start summaries.  spherical: spherical
+// k-means on the unit rows x (R/cosine.R).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine,
                       int threads, int device, bool trace, SEXP progress, double progress_after,
-                      Rcpp::List cuda) {
+                      Rcpp::List cuda, bool spherical = false) {
   return gk::guarded([&] {
     const gk::HostData data = host_data(x);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
     std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, cuda);
+    if (spherical) e = gk::make_spherical_engine(std::move(e));  // x: unit rows (src/spherical.h)
     const gk::FitOutcome fit = gk::observed(observer, [&] { return gk::fit_starts(*e, data, source, iter_max, &observer); });
     return as_list(fit, *e);
   });
