@@ -34,10 +34,11 @@ namespace gk {
 // ---- cpu_lloyd.cpp: x is n x d column-major in T (double or float) ----------
 
 // Lloyd's algorithm from centers0 (k x d, column-major, in the coordinates of
-// x); throws Interrupted when the observer says stop.
+// x); throws Interrupted when the observer says stop.  map (optional): applied
+// to the centers after every update (Engine::lloyd_mapped).
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
-                   IterationObserver* observer);
+                   IterationObserver* observer, const CenterMap& map = CenterMap());
 
 // Nearest center (1-based) of every row of x.
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);

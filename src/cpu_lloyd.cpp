@@ -163,6 +163,7 @@ struct LloydState {
   std::vector<unsigned char> part_dirty;   // bounded: per thread, clusters to sum again
   std::size_t rows_cap;                    // bounded: per thread, room for rows gathered by sum_range()
   std::vector<T> part_rows;
+  const CenterMap* map = nullptr;          // applied after every update (spherical k-means)
 
   LloydState(const T* x_, std::int64_t n_, int d_, int k_, const double* centers0, int threads)
       : x(x_), n(n_), d(d_), k(k_), nt(threads_for(threads, n_ / 64)), B(block_size<T>(d_)),
@@ -341,6 +342,7 @@ struct LloydState {
         res.centers[j + static_cast<std::size_t>(k) * c] = s / static_cast<double>(count);
       }
     }
+    if (map && *map) (*map)(res.centers.data(), k);
   }
 
   // Within-cluster sums of squares with the final centers and labels, point
@@ -470,9 +472,10 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
 
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
-                   IterationObserver* observer) {
+                   IterationObserver* observer, const CenterMap& map) {
   const double t_start = wall_seconds();
   LloydState<T> S(x, n, d, k, centers0, threads);
+  S.map = &map;
   const bounds::Plan plan =
       bounds::choose_plan(n, d, k, static_cast<double>(std::numeric_limits<T>::epsilon()) / 2.0);
   bool updated = true;
@@ -485,9 +488,9 @@ LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* cente
 }
 
 template LloydFit cpu_lloyd<double>(const double*, std::int64_t, int, int, const double*, int, int,
-                                    IterationObserver*);
+                                    IterationObserver*, const CenterMap&);
 template LloydFit cpu_lloyd<float>(const float*, std::int64_t, int, int, const double*, int, int,
-                                   IterationObserver*);
+                                   IterationObserver*, const CenterMap&);
 
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads,
                 int* cluster) {
