@@ -6,12 +6,16 @@
 # predict()'s unit rows, called from small hooks in gpu_kmeans() and
 # predict.gpu_kmeans().
 
-#' @rdname gpu_kmeans
-#' @section Spherical k-means (distance = "cosine"):
-#' `distance = "cosine"` clusters the directions of the rows (spherical
-#' k-means, Dhillon and Modha 2001; what the skmeans package fits, and what
-#' embeddings of text or images are clustered with): every row is scaled to
-#' unit length, each row goes to the center of largest cosine similarity
+#' Spherical k-means: gpu_kmeans(distance = "cosine")
+#'
+#' `gpu_kmeans(x, centers, distance = "cosine")` clusters the directions of
+#' the rows of `x` (spherical k-means, Dhillon and Modha 2001; what the
+#' skmeans package fits, and what embeddings of text or images are
+#' clustered with), on the CPU or CUDA engine, and returns an object of the
+#' shape of the Euclidean fit.
+#'
+#' @section The algorithm:
+#' Every row is scaled to unit length, each row goes to the center of largest cosine similarity
 #' (ties to the lowest index), each center is the mean of its rows scaled
 #' back to unit length, and the loop stops when no row changes cluster.  The
 #' rows' lengths do not matter: `x` and `x` with its rows multiplied by any
@@ -20,6 +24,7 @@
 #' are rows with `NA`, `NaN` or infinite values; any other finite row is
 #' fine, however large or small.
 #'
+#' @section The fit:
 #' The fit has the components and shape of the Euclidean fit and its
 #' attribute `distance` is `"cosine"` (print shows it; [predict()] scales
 #' `newdata`'s rows to unit length and assigns them by cosine).  `centers`
@@ -32,20 +37,25 @@
 #' (up to rounding).  `nstart > 1` keeps the start of smallest
 #' `tot.withinss`, as for the Euclidean fit.
 #'
-#' Exactly: the rows are scaled as `x_i / sqrt(sum(x_i^2))` in double
+#' @section What is exact:
+#' The rows are scaled as `x_i / sqrt(sum(x_i^2))` in double
 #' precision (the sum in column order, after an exact scaling by a power of
 #' two so that no finite row overflows or underflows).  The engines then run
-#' their exact Euclidean assignment on the unit rows: on the unit sphere
-#' \eqn{|x - c|^2 = 2 - 2\cos(x, c)}, so the nearest unit center is the one
-#' of largest cosine.  Computed, the two rules can differ only where two
-#' cosines agree to within a few units in the last place (about 1e-15), and
-#' the distance keeps its accuracy for rows very close to their center,
-#' where \eqn{1 - x \cdot c} cancels; `withinss` are computed as half the
-#' squared distances for the same reason.  In double precision the CPU and
-#' CUDA engines give the same labels except for such ties, as for the
-#' Euclidean fit.
+#' their exact Euclidean assignment on the unit rows (ties to the lowest
+#' index): on the unit sphere
+#' \eqn{|x - c|^2 = 2 - 2 \cos(x, c)}{|x - c|^2 = 2 - 2 cos(x, c)}, so the
+#' nearest unit center is the one of largest cosine.  Computed, this rule
+#' and the argmax of the rounded dot products \eqn{x \cdot c}{x.c} can
+#' differ only where two cosines agree to within the rounding error of
+#' either computation (at most about `d * 2e-16`, much less in practice);
+#' and the distance keeps its accuracy for rows very close to their center,
+#' where \eqn{1 - x \cdot c}{1 - x.c} cancels, which is also why
+#' `withinss` are computed as half the squared distances.  In double
+#' precision the CPU and CUDA engines give the same labels except for rows
+#' within rounding of a tie, as for the Euclidean fit.
 #'
-#' Initial centers: a matrix of `centers` is scaled to unit length (a row of
+#' @section Initial centers, empty clusters:
+#' A matrix of `centers` is scaled to unit length (a row of
 #' zeros, or two rows with the same direction, is an error).  With `init =
 #' "random"` the rows are drawn exactly as [stats::kmeans()] draws them from
 #' the unit rows (same calls to the random number generator: `set.seed(s)`
@@ -59,6 +69,7 @@
 #' either and gets a `NaN` center, so its rows move to other clusters at the
 #' next step and it ends empty.
 #'
+#' @section Engines, precision, memory:
 #' Only `algorithm = "Lloyd"` (or `"Forgy"`) runs spherical k-means (the
 #' others are an error); both engines and both precisions run it, with the
 #' same engine code as Euclidean fits (the CPU engine with its distance
@@ -68,8 +79,6 @@
 #' TRUE` prints tot.withinss as the sum of `1 - cos` (`NaN` on the CUDA
 #' engine, whose steps do not report it).
 #'
-#' @param distance `"euclidean"` (default: k-means) or `"cosine"`: spherical
-#'   k-means, see the section Spherical k-means.
 #' @references
 #' Dhillon, I. S. and Modha, D. S. (2001) Concept decompositions for large
 #' sparse text data using clustering.  \emph{Machine Learning} \bold{42},
@@ -85,6 +94,16 @@
 #' sk
 #' rowSums(sk$centers^2)            # unit centers
 #' predict(sk, rbind(c(10, 0, 1), c(0, 0.1, 0)))
+#' @seealso [gpu_kmeans()], [predict.gpu_kmeans()]; the vignette
+#'   "gpukmeans" (section "Spherical k-means for embeddings").
+#' @name spherical_kmeans
+NULL
+
+#' @name gpu_kmeans
+#' @rdname gpu_kmeans
+#' @param distance `"euclidean"` (default: k-means) or `"cosine"`: spherical
+#'   k-means, the rows' directions clustered by cosine similarity; see
+#'   [spherical_kmeans].
 NULL
 
 # distance = "cosine" runs Lloyd's algorithm only.

@@ -35,7 +35,9 @@ format_seconds <- function(s) {
 #' Euclidean distance, ties to the lowest index, empty clusters never), with
 #' the engine that made the fit: on the GPU for a CUDA fit when a device is
 #' still available (and the work is not too small to gain from it), else on
-#' the CPU.
+#' the CPU.  For a spherical fit (`distance = "cosine"`, [spherical_kmeans])
+#' the rows of `newdata` are scaled to unit length first (a row of zeros is
+#' an error), so each goes to the center of largest cosine.
 #'
 #' Columns are matched by name, as predict methods do, when both `newdata`
 #' and the fit's centers have column names: `newdata` may have its columns
