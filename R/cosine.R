@@ -95,7 +95,8 @@
 #' rowSums(sk$centers^2)            # unit centers
 #' predict(sk, rbind(c(10, 0, 1), c(0, 0.1, 0)))
 #' @seealso [gpu_kmeans()], [predict.gpu_kmeans()]; the vignette
-#'   "gpukmeans" (section "Spherical k-means for embeddings").
+#'   "Spherical k-means for embeddings" (`vignette("cosine", package =
+#'   "gpukmeans")`).
 #' @name spherical_kmeans
 NULL
 
