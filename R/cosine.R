@@ -75,7 +75,10 @@
 #' same engine code as Euclidean fits (the CPU engine with its distance
 #' bounds; the CUDA engine through its exact assignment steps, one per
 #' iteration, with the centers normalised on the host between steps).
-#' Memory: the unit rows are a copy of `x` in double precision.  `trace =
+#' Memory: the unit rows are a copy of `x` in double precision.
+#' [gpu_silhouette()] of a spherical fit measures the Euclidean distances
+#' between the unit rows, \eqn{\sqrt{2 - 2 \cos}}{sqrt(2 - 2 cos)} (a metric
+#' that orders pairs as the cosine does).  `trace =
 #' TRUE` prints tot.withinss as the sum of `1 - cos` (`NaN` on the CUDA
 #' engine, whose steps do not report it).
 #'

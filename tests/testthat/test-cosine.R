@@ -401,3 +401,16 @@ test_that("bad inputs are clear errors", {
                "more cluster centers than distinct data points")
   expect_error(fit_cos(y, 2, comm = 0), "unused argument")
 })
+
+test_that("gpu_silhouette() of a spherical fit: distances between the unit rows", {
+  set.seed(20)
+  x <- directions(200, 4, 3)
+  fit <- fit_cos(x, 3, nstart = 2)
+  xn <- unit_rows(x)
+  s <- gpu_silhouette(fit, x)
+  expect_equal(unname(s[, "sil_width"]), unname(gpu_silhouette(fit$cluster, xn)[, "sil_width"]), tolerance = 1e-12)
+  if (requireNamespace("cluster", quietly = TRUE)) {
+    ref <- cluster::silhouette(fit$cluster, dist(xn))
+    expect_equal(unname(s[, "sil_width"]), unname(ref[, "sil_width"]), tolerance = 1e-12)
+  }
+})
