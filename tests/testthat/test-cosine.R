@@ -414,3 +414,21 @@ test_that("gpu_silhouette() of a spherical fit: distances between the unit rows"
     expect_equal(unname(s[, "sil_width"]), unname(ref[, "sil_width"]), tolerance = 1e-12)
   }
 })
+
+test_that("the CPU engine's distance bounds (every variant) give the labels of the step() path", {
+  set.seed(21)
+  x <- rbind(matrix(rnorm(3000 * 5), 3000), directions(1000, 5, 4))  # no structure, and some
+  xn <- gpukmeans:::cosine_rows(x)
+  for (k in c(7L, 40L)) {
+    c0 <- xn[seq_len(k) * 11, ]
+    ref <- gpukmeans:::gk_spherical_parts_cpp(xn, c0, 300L, 1L, FALSE, "cpu", 1L, 0L)
+    expect_gt(ref$iter, 10L)
+    for (v in c("off", "hamerly", "yinyang:3", "hamerly:cycle", "yinyang:5:cycle")) {
+      withr::local_envvar(GPUKMEANS_CPU_BOUNDS = v)
+      fit <- fit_cos(x, c0, iter.max = 300)
+      expect_identical(fit$cluster, ref$cluster, label = v)
+      expect_identical(fit$iter, ref$iter, label = v)
+      expect_equal(unname(fit$centers), ref$centers, tolerance = 1e-12, label = v)
+    }
+  }
+})
