@@ -132,7 +132,10 @@
 #' another busy process).  `options(gpukmeans.work_per_thread =)` sets this
 #' grain (0: always all threads).  With more than one thread the partial
 #' sums are combined in a fixed order, so results are reproducible for a
-#' given number of threads and differ from stats only by rounding.
+#' given number of threads and differ from stats only by rounding.  The work
+#' is split by that number, not by the threads OpenMP actually starts: where
+#' it starts fewer (`OMP_DYNAMIC=true` on a busy machine, a call from inside
+#' another parallel region) the result is the same, only slower.
 #'
 #' @section Precision:
 #' `precision = "double"` (default) is exact as described above.

@@ -1,0 +1,80 @@
+// bounds_emu_shim.cuh: what src/cuda/detail/bounds_kernels.cuh takes from
+// common.cuh, on the host (tools/cuda-dev/bounds_emu.cpp): the quality
+// shim's built-ins (threads, blocks, __syncthreads), plus directed rounding
+// (_ru/_rd through fesetround, the FP environment being per thread),
+// __ballot_sync through a per-warp barrier, atomics through std::atomic_ref,
+// and the device state and fixed-point helpers.
+#pragma once
+#include "quality_emu_shim.cuh"
+
+#include <atomic>
+#include <cfenv>
+#include <math.h>
+#include <vector>
+
+#include "fixed_point.h"
+
+// ---- directed rounding (the compiler must not fold: -frounding-math) -------
+template <int Mode, typename F>
+inline auto rounded(F f) {
+  const int old = std::fegetround();
+  std::fesetround(Mode);
+  volatile auto r = f();
+  std::fesetround(old);
+  return r;
+}
+inline double __dadd_ru(double a, double b) { return rounded<FE_UPWARD>([&] { return a + b; }); }
+inline double __dadd_rd(double a, double b) { return rounded<FE_DOWNWARD>([&] { return a + b; }); }
+inline double __dsub_ru(double a, double b) { return rounded<FE_UPWARD>([&] { return a - b; }); }
+inline double __dsub_rd(double a, double b) { return rounded<FE_DOWNWARD>([&] { return a - b; }); }
+inline double __dmul_ru(double a, double b) { return rounded<FE_UPWARD>([&] { return a * b; }); }
+inline double __dmul_rd(double a, double b) { return rounded<FE_DOWNWARD>([&] { return a * b; }); }
+inline double __dsqrt_ru(double a) { return rounded<FE_UPWARD>([&] { return std::sqrt(a); }); }
+inline double __dsqrt_rd(double a) { return rounded<FE_DOWNWARD>([&] { return std::sqrt(a); }); }
+inline float __double2float_ru(double a) { return rounded<FE_UPWARD>([&] { return (float)a; }); }
+inline float __double2float_rd(double a) { return rounded<FE_DOWNWARD>([&] { return (float)a; }); }
+
+// ---- warps: a barrier per warp of the running block ------------------------
+struct EmuWarp {
+  std::atomic<unsigned> mask{0};
+  std::barrier<> bar{32};
+};
+inline std::vector<EmuWarp>* g_warps = nullptr;
+inline unsigned __ballot_sync(unsigned, bool p) {
+  EmuWarp& w = (*g_warps)[threadIdx.x / 32];
+  if (p) w.mask.fetch_or(1u << (threadIdx.x % 32));
+  w.bar.arrive_and_wait();
+  const unsigned m = w.mask.load();
+  w.bar.arrive_and_wait();
+  if (threadIdx.x % 32 == 0) w.mask.store(0);
+  w.bar.arrive_and_wait();
+  return m;
+}
+inline int __popc(unsigned v) { return __builtin_popcount(v); }
+
+// ---- atomics -----------------------------------------------------------------
+template <typename T>
+inline T atomicAdd(T* p, T v) { return std::atomic_ref<T>(*p).fetch_add(v); }
+template <typename T>
+inline T atomicSub(T* p, T v) { return std::atomic_ref<T>(*p).fetch_sub(v); }
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+namespace gk {
+
+struct State {  // as in common.cuh
+  u64 changed, last_changed;
+  int flag, iter_done, conv_iter;
+  unsigned int ticket;
+  u64 chg[2], active, active_sum;
+};
+
+inline void atomic_add128(u64* p, u64 lo, u64 hi) {
+  u64 old = atomicAdd(p, lo);
+  u64 carry = (old + lo < old) ? 1ULL : 0ULL;
+  u64 h = hi + carry;
+  if (h) atomicAdd(p + 1, h);
+}
+inline void atomic_add_fixed(u64* p, long long q) { atomic_add128(p, (u64)q, q < 0 ? ~0ULL : 0ULL); }
+inline bool fit_finished(const State* st, int max_iter) { return st && (st->flag || st->iter_done >= max_iter); }
+
+}  // namespace gk
