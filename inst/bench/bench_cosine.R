@@ -3,9 +3,9 @@
 # lengths unrelated to the topic).
 #   Rscript inst/bench/bench_cosine.R cpu > inst/bench/results/cosine-cpu-<date>-<machine>.txt
 #       the CPU engine on 1e5 x 384, k = 64: time to convergence on 1 and all
-#       threads, single precision, the device-agnostic path over step() (the
-#       CUDA engine's) run on the CPU engine, and the matrix-product recipe
-#       in R (normalise, max.col(x %*% t(centers)), normalised sums) from the
+#       threads, without the distance bounds, single precision, the
+#       device-agnostic path over step() (the CUDA engine's) run on the CPU
+#       engine, and the matrix-product recipe in R (normalise, max.col(x %*% t(centers)), normalised sums) from the
 #       same centers, checked to give the same fit;
 #   Rscript inst/bench/bench_cosine.R gpu OUTDIR [peer.txt]     (a GPU machine:
 #       sh tools/gpu-session.sh OUT cosine runs the PyTorch peer first)
@@ -77,6 +77,11 @@ if (mode == "cpu") {
     line("gpukmeans cosine, double (own path, bounds)", th, f$iter, t,
          1000 * attr(f, "timing")[["compute"]] / f$iter, if (same) "yes" else "NO")
   }
+  Sys.setenv(GPUKMEANS_CPU_BOUNDS = "off")  # internal switch (src/cpu_bounds.h): plain Lloyd
+  t <- secs(f <- gpu_kmeans(x, c0, distance = "cosine", backend = "cpu"))
+  Sys.unsetenv("GPUKMEANS_CPU_BOUNDS")
+  line("gpukmeans cosine, double, bounds off", cores, f$iter, t, 1000 * attr(f, "timing")[["compute"]] / f$iter,
+       if (identical(f$cluster, ref$cluster) && identical(f$iter, ref$iter)) "yes" else "NO")
   t <- secs(s <- gpu_kmeans(x, c0, distance = "cosine", backend = "cpu", precision = "single"))
   line("gpukmeans cosine, single", cores, s$iter, t, 1000 * attr(s, "timing")[["compute"]] / s$iter,
        sprintf("labels %.4f%% equal", 100 * mean(s$cluster == ref$cluster)))
