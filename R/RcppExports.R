@@ -25,6 +25,138 @@ gk_cuda_fault_test_cpp <- function(device) {
     invisible(.Call(`_gpukmeans_gk_cuda_fault_test_cpp`, device))
 }
 
+gk_block_new <- function(x, offset, total, engine, single, threads, device, cuda, shift) {
+    .Call(`_gpukmeans_gk_block_new`, x, offset, total, engine, single, threads, device, cuda, shift)
+}
+
+gk_block_free <- function(h) {
+    invisible(.Call(`_gpukmeans_gk_block_free`, h))
+}
+
+gk_block_info <- function(h) {
+    .Call(`_gpukmeans_gk_block_info`, h)
+}
+
+gk_block_maxabs <- function(h) {
+    .Call(`_gpukmeans_gk_block_maxabs`, h)
+}
+
+gk_block_shift <- function(h) {
+    .Call(`_gpukmeans_gk_block_shift`, h)
+}
+
+gk_step_scales <- function(maxabs) {
+    .Call(`_gpukmeans_gk_step_scales`, maxabs)
+}
+
+gk_check_range <- function(maxabs, single) {
+    invisible(.Call(`_gpukmeans_gk_check_range`, maxabs, single))
+}
+
+gk_block_step <- function(h, centers, scale, first) {
+    .Call(`_gpukmeans_gk_block_step`, h, centers, scale, first)
+}
+
+gk_step_unpack <- function(packet, k, scale) {
+    .Call(`_gpukmeans_gk_step_unpack`, packet, k, scale)
+}
+
+gk_block_wss_maxterm <- function(h, centers) {
+    .Call(`_gpukmeans_gk_block_wss_maxterm`, h, centers)
+}
+
+gk_block_wss_sums <- function(h, centers, maxterm) {
+    .Call(`_gpukmeans_gk_block_wss_sums`, h, centers, maxterm)
+}
+
+gk_wss_unpack <- function(limbs, maxterm) {
+    .Call(`_gpukmeans_gk_wss_unpack`, limbs, maxterm)
+}
+
+gk_block_labels <- function(h) {
+    .Call(`_gpukmeans_gk_block_labels`, h)
+}
+
+gk_single_shift_rows <- function(sample) {
+    .Call(`_gpukmeans_gk_single_shift_rows`, sample)
+}
+
+gk_block_init_begin <- function(h) {
+    invisible(.Call(`_gpukmeans_gk_block_init_begin`, h))
+}
+
+gk_block_init_end <- function(h) {
+    invisible(.Call(`_gpukmeans_gk_block_init_end`, h))
+}
+
+gk_block_init_add <- function(h, centers) {
+    invisible(.Call(`_gpukmeans_gk_block_init_add`, h, centers))
+}
+
+gk_block_init_d2_cover <- function(h) {
+    .Call(`_gpukmeans_gk_block_init_d2_cover`, h)
+}
+
+gk_block_init_potentials <- function(h, candidates) {
+    .Call(`_gpukmeans_gk_block_init_potentials`, h, candidates)
+}
+
+gk_block_init_descend <- function(h, level, index, target, off) {
+    .Call(`_gpukmeans_gk_block_init_descend`, h, level, index, target, off)
+}
+
+gk_block_init_select <- function(h, seed, round, l, phi) {
+    .Call(`_gpukmeans_gk_block_init_select`, h, seed, round, l, phi)
+}
+
+gk_block_init_counts <- function(h, m) {
+    .Call(`_gpukmeans_gk_block_init_counts`, h, m)
+}
+
+gk_cover_length <- function(N) {
+    .Call(`_gpukmeans_gk_cover_length`, N)
+}
+
+gk_cover_totals <- function(packed, P, per_block, N) {
+    .Call(`_gpukmeans_gk_cover_totals`, packed, P, per_block, N)
+}
+
+gk_cover_descend <- function(packed, P, per_block, which, N, u) {
+    .Call(`_gpukmeans_gk_cover_descend`, packed, P, per_block, which, N, u)
+}
+
+gk_par_reduce_gathered <- function(candidates, weight, k, seed, threads) {
+    .Call(`_gpukmeans_gk_par_reduce_gathered`, candidates, weight, k, seed, threads)
+}
+
+gk_par_settings <- function(k) {
+    .Call(`_gpukmeans_gk_par_settings`, k)
+}
+
+gk_uniform_row <- function(u, N, seed) {
+    .Call(`_gpukmeans_gk_uniform_row`, u, N, seed)
+}
+
+gk_row_hashes <- function(x, rows) {
+    .Call(`_gpukmeans_gk_row_hashes`, x, rows)
+}
+
+gk_shared_hashes <- function(by_rank) {
+    .Call(`_gpukmeans_gk_shared_hashes`, by_rank)
+}
+
+gk_rows_seen_before <- function(by_rank) {
+    .Call(`_gpukmeans_gk_rows_seen_before`, by_rank)
+}
+
+gk_tree_split_test <- function(v, starts, u) {
+    .Call(`_gpukmeans_gk_tree_split_test`, v, starts, u)
+}
+
+gk_poll_interrupts <- function() {
+    invisible(.Call(`_gpukmeans_gk_poll_interrupts`))
+}
+
 gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical = FALSE) {
     .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical)
 }

@@ -193,6 +193,41 @@
 #' with `init = "kmeans++"` or `"kmeans||"`, summed over starts; 0 otherwise).  `attr(fit, "backend")` is `"cpu"` or `"cuda"` and
 #' `attr(fit, "device")` names the card (or the CPU threads).
 #'
+#' @section Several hosts (MPI):
+#' When the data outgrow one host, run the same R script on every rank of an
+#' MPI job (`mpirun -np 4 Rscript fit.R`, or `srun` under Slurm), each rank
+#' with its own block of rows, and call `gpu_kmeans(x_block, centers, ...,
+#' comm = 0)` on every rank (the Rmpi package, with Open MPI on Debian:
+#' `r-cran-rmpi`, `openmpi-bin`, `libopenmpi-dev`).  The blocks, in rank
+#' order, are the data; a rank may hold no rows.  Every rank gets the same
+#' `centers`, `size`, `withinss`, `totss`, `iter` and `ifault`, and
+#' `cluster` for its own rows; [predict()] works on each rank.  Each rank
+#' runs its engine (`device` defaults to the rank's local rank on its host,
+#' modulo the GPUs it sees; the CPU engine where there is none) and one MPI
+#' allreduce per iteration combines the ranks' partial sums exactly (128-bit
+#' fixed point sent as 32-bit limbs, which MPI adds exactly in doubles), so
+#' the result does not depend on the number of ranks or on how the rows are
+#' split, bit for bit.  Compared with a fit of the concatenated rows in one
+#' process: with CUDA engines the fit is the same to the last bit (the GPU
+#' adds the same fixed-point sums); with the CPU engine, whose one-process
+#' sums follow stats' order, the labels, `iter` and `size` are the same
+#' (except on data with points within a few units in the last place of a
+#' boundary between clusters, as for the CUDA engine against stats) and the
+#' centers, `withinss` and `totss` equal to rounding (the distributed fit
+#' adds split-independent fixed-point sums instead).  Random starts draw
+#' what stats draws for the concatenated rows, from rank 0's generator
+#' (the other ranks' generators are not used), `"kmeans++"` and
+#' `"kmeans||"` choose the rows one process chooses (in double precision;
+#' in single precision those of the CPU engine; their passes run on the
+#' host CPU of each rank for now, also with the CUDA engine), and given
+#' centers must be the same on every rank.  An error on one rank (bad input,
+#' out of memory, an interrupt) stops the call on every rank with an error of
+#' class `gpukmeans_mpi_error` naming the rank, never a hang; every rank must
+#' pass the same arguments apart from `x` (and `device`).  `trace` prints on
+#' rank 0; there is no progress bar.  `attr(fit, "timing")[["mpi"]]` is the
+#' time spent in MPI calls.  The vignette "Several hosts: k-means over MPI"
+#' shows an SPMD script and a Slurm batch file.
+#'
 #' @section Progress and interrupts:
 #' `trace = TRUE` prints one line per iteration: the iteration, the number of
 #' points that changed cluster and tot.withinss.  A fit that runs longer than
@@ -234,6 +269,10 @@
 #'   [gpukmeans_info()]); default `getOption("gpukmeans.device", 0)`.
 #' @param init how to choose the initial centers when `centers` is a number:
 #'   `"random"` (as stats), `"kmeans++"` or `"kmeans||"`; see Initialisation.
+#' @param comm `NULL` (default): a fit in this process.  An Rmpi communicator
+#'   number (`0` for `MPI_COMM_WORLD`): a fit over MPI ranks, where `x` is
+#'   this rank's block of rows and every rank calls `gpu_kmeans()`
+#'   collectively; see Several hosts (MPI).  Needs the Rmpi package.
 #'
 #' @references
 #' Arthur, D. and Vassilvitskii, S. (2007) k-means++: the advantages of
@@ -274,8 +313,14 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
                        backend = getOption("gpukmeans.backend", "auto"),
                        device = getOption("gpukmeans.device", 0L),
                        init = c("random", "kmeans++", "kmeans||"),
-                       distance = c("euclidean", "cosine")) {
+                       distance = c("euclidean", "cosine"), comm = NULL) {
   t_begin <- Sys.time()
+  if (!is.null(comm)) {  # every rank of an MPI job, each with its block of rows (R/mpi.R)
+    if (choose_one(distance, c("euclidean", "cosine"), "distance") == "cosine")
+      stop("distance = \"cosine\" (spherical k-means) does not run over MPI yet: comm must be NULL", call. = FALSE)
+    return(mpi_gpu_kmeans(x, centers, iter.max, nstart, algorithm, trace, ...length(), precision, backend,
+                          if (missing(device)) NULL else device, init, comm, t_begin))
+  }
   # stats::kmeans() has no `...`: what lands here is an error there too.
   # (The arguments after `trace` must be named in full.)
   if (...length())

@@ -68,10 +68,12 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
   if (!is.matrix(centers) || !is.numeric(centers))
     stop("'object' must be a k-means fit with a matrix of centers", call. = FALSE)
   newdata <- match_columns(newdata, colnames(centers))
-  newdata <- as_data_matrix(newdata, "newdata")
+  # (no rows: an MPI rank without rows of its own predicts nothing)
+  newdata <- if (NROW(newdata) == 0L) block_matrix(newdata) else as_data_matrix(newdata, "newdata")
   if (ncol(newdata) != ncol(centers))
     stop(sprintf("'newdata' has %d columns but the centers have %d",
                  ncol(newdata), ncol(centers)), call. = FALSE)
+  if (nrow(newdata) == 0L) return(integer(0))
   if (is_cosine(object)) newdata <- cosine_rows(newdata, "newdata")  # unit rows (R/cosine.R)
   storage.mode(centers) <- "double"
   device <- check_device(getOption("gpukmeans.device", 0L))
@@ -120,8 +122,8 @@ deparse_dots <- function(...) {
 #' `all.equal()` for `gpu_kmeans` fits compares what a [stats::kmeans()]
 #' fit has: the nine components and their attributes (names, dimnames).
 #' What says how a fit was run, and differs between two runs of the same fit
-#' (the attributes `timing`, `backend`, `device` and `start_tot_withinss`,
-#' and the class `"gpu_kmeans"` itself), is ignored unless `check.run =
+#' (the attributes `timing`, `backend`, `device`, `start_tot_withinss` and
+#' `mpi`, and the class `"gpu_kmeans"` itself), is ignored unless `check.run =
 #' TRUE`, so two identical fits are equal, and a `gpu_kmeans` fit equals the
 #' [stats::kmeans()] fit it reproduces (to `tolerance`).
 #'
@@ -147,7 +149,7 @@ all.equal.gpu_kmeans <- function(target, current, ..., check.run = FALSE) {
   all.equal(strip_run_info(target), strip_run_info(current), ...)
 }
 
-run_attributes <- c("backend", "device", "timing", "start_tot_withinss")
+run_attributes <- c("backend", "device", "timing", "start_tot_withinss", "mpi")
 
 strip_run_info <- function(fit) {
   if (!inherits(fit, "gpu_kmeans")) return(fit)

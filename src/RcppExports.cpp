@@ -68,6 +68,375 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// gk_block_new
+SEXP gk_block_new(Rcpp::NumericMatrix x, double offset, double total, std::string engine, bool single, int threads, int device, Rcpp::List cuda, Rcpp::Nullable<Rcpp::NumericVector> shift);
+RcppExport SEXP _gpukmeans_gk_block_new(SEXP xSEXP, SEXP offsetSEXP, SEXP totalSEXP, SEXP engineSEXP, SEXP singleSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP cudaSEXP, SEXP shiftSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
+    Rcpp::traits::input_parameter< double >::type total(totalSEXP);
+    Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
+    Rcpp::traits::input_parameter< bool >::type single(singleSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type shift(shiftSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_new(x, offset, total, engine, single, threads, device, cuda, shift));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_free
+void gk_block_free(SEXP h);
+RcppExport SEXP _gpukmeans_gk_block_free(SEXP hSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    gk_block_free(h);
+    return R_NilValue;
+END_RCPP
+}
+// gk_block_info
+Rcpp::List gk_block_info(SEXP h);
+RcppExport SEXP _gpukmeans_gk_block_info(SEXP hSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_info(h));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_maxabs
+Rcpp::NumericVector gk_block_maxabs(SEXP h);
+RcppExport SEXP _gpukmeans_gk_block_maxabs(SEXP hSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_maxabs(h));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_shift
+Rcpp::NumericVector gk_block_shift(SEXP h);
+RcppExport SEXP _gpukmeans_gk_block_shift(SEXP hSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_shift(h));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_step_scales
+Rcpp::IntegerVector gk_step_scales(Rcpp::NumericVector maxabs);
+RcppExport SEXP _gpukmeans_gk_step_scales(SEXP maxabsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type maxabs(maxabsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_step_scales(maxabs));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_check_range
+void gk_check_range(Rcpp::NumericVector maxabs, bool single);
+RcppExport SEXP _gpukmeans_gk_check_range(SEXP maxabsSEXP, SEXP singleSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type maxabs(maxabsSEXP);
+    Rcpp::traits::input_parameter< bool >::type single(singleSEXP);
+    gk_check_range(maxabs, single);
+    return R_NilValue;
+END_RCPP
+}
+// gk_block_step
+Rcpp::NumericVector gk_block_step(SEXP h, Rcpp::NumericMatrix centers, Rcpp::IntegerVector scale, bool first);
+RcppExport SEXP _gpukmeans_gk_block_step(SEXP hSEXP, SEXP centersSEXP, SEXP scaleSEXP, SEXP firstSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< bool >::type first(firstSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_step(h, centers, scale, first));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_step_unpack
+Rcpp::List gk_step_unpack(Rcpp::NumericVector packet, int k, Rcpp::IntegerVector scale);
+RcppExport SEXP _gpukmeans_gk_step_unpack(SEXP packetSEXP, SEXP kSEXP, SEXP scaleSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type packet(packetSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type scale(scaleSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_step_unpack(packet, k, scale));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_wss_maxterm
+Rcpp::NumericVector gk_block_wss_maxterm(SEXP h, Rcpp::NumericMatrix centers);
+RcppExport SEXP _gpukmeans_gk_block_wss_maxterm(SEXP hSEXP, SEXP centersSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_wss_maxterm(h, centers));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_wss_sums
+Rcpp::NumericVector gk_block_wss_sums(SEXP h, Rcpp::NumericMatrix centers, Rcpp::NumericVector maxterm);
+RcppExport SEXP _gpukmeans_gk_block_wss_sums(SEXP hSEXP, SEXP centersSEXP, SEXP maxtermSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type maxterm(maxtermSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_wss_sums(h, centers, maxterm));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_wss_unpack
+Rcpp::NumericVector gk_wss_unpack(Rcpp::NumericVector limbs, Rcpp::NumericVector maxterm);
+RcppExport SEXP _gpukmeans_gk_wss_unpack(SEXP limbsSEXP, SEXP maxtermSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type limbs(limbsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type maxterm(maxtermSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_wss_unpack(limbs, maxterm));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_labels
+Rcpp::IntegerVector gk_block_labels(SEXP h);
+RcppExport SEXP _gpukmeans_gk_block_labels(SEXP hSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_labels(h));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_single_shift_rows
+Rcpp::NumericVector gk_single_shift_rows(Rcpp::NumericMatrix sample);
+RcppExport SEXP _gpukmeans_gk_single_shift_rows(SEXP sampleSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type sample(sampleSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_single_shift_rows(sample));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_init_begin
+void gk_block_init_begin(SEXP h);
+RcppExport SEXP _gpukmeans_gk_block_init_begin(SEXP hSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    gk_block_init_begin(h);
+    return R_NilValue;
+END_RCPP
+}
+// gk_block_init_end
+void gk_block_init_end(SEXP h);
+RcppExport SEXP _gpukmeans_gk_block_init_end(SEXP hSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    gk_block_init_end(h);
+    return R_NilValue;
+END_RCPP
+}
+// gk_block_init_add
+void gk_block_init_add(SEXP h, Rcpp::NumericMatrix centers);
+RcppExport SEXP _gpukmeans_gk_block_init_add(SEXP hSEXP, SEXP centersSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
+    gk_block_init_add(h, centers);
+    return R_NilValue;
+END_RCPP
+}
+// gk_block_init_d2_cover
+Rcpp::NumericVector gk_block_init_d2_cover(SEXP h);
+RcppExport SEXP _gpukmeans_gk_block_init_d2_cover(SEXP hSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_init_d2_cover(h));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_init_potentials
+Rcpp::NumericVector gk_block_init_potentials(SEXP h, Rcpp::NumericMatrix candidates);
+RcppExport SEXP _gpukmeans_gk_block_init_potentials(SEXP hSEXP, SEXP candidatesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type candidates(candidatesSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_init_potentials(h, candidates));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_init_descend
+double gk_block_init_descend(SEXP h, int level, double index, double target, double off);
+RcppExport SEXP _gpukmeans_gk_block_init_descend(SEXP hSEXP, SEXP levelSEXP, SEXP indexSEXP, SEXP targetSEXP, SEXP offSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    Rcpp::traits::input_parameter< int >::type level(levelSEXP);
+    Rcpp::traits::input_parameter< double >::type index(indexSEXP);
+    Rcpp::traits::input_parameter< double >::type target(targetSEXP);
+    Rcpp::traits::input_parameter< double >::type off(offSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_init_descend(h, level, index, target, off));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_init_select
+Rcpp::NumericVector gk_block_init_select(SEXP h, Rcpp::NumericVector seed, int round, double l, double phi);
+RcppExport SEXP _gpukmeans_gk_block_init_select(SEXP hSEXP, SEXP seedSEXP, SEXP roundSEXP, SEXP lSEXP, SEXP phiSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type round(roundSEXP);
+    Rcpp::traits::input_parameter< double >::type l(lSEXP);
+    Rcpp::traits::input_parameter< double >::type phi(phiSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_init_select(h, seed, round, l, phi));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_block_init_counts
+Rcpp::NumericVector gk_block_init_counts(SEXP h, double m);
+RcppExport SEXP _gpukmeans_gk_block_init_counts(SEXP hSEXP, SEXP mSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< SEXP >::type h(hSEXP);
+    Rcpp::traits::input_parameter< double >::type m(mSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_block_init_counts(h, m));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_cover_length
+int gk_cover_length(double N);
+RcppExport SEXP _gpukmeans_gk_cover_length(SEXP NSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< double >::type N(NSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_cover_length(N));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_cover_totals
+Rcpp::NumericVector gk_cover_totals(Rcpp::NumericVector packed, int P, int per_block, double N);
+RcppExport SEXP _gpukmeans_gk_cover_totals(SEXP packedSEXP, SEXP PSEXP, SEXP per_blockSEXP, SEXP NSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type packed(packedSEXP);
+    Rcpp::traits::input_parameter< int >::type P(PSEXP);
+    Rcpp::traits::input_parameter< int >::type per_block(per_blockSEXP);
+    Rcpp::traits::input_parameter< double >::type N(NSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_cover_totals(packed, P, per_block, N));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_cover_descend
+Rcpp::NumericMatrix gk_cover_descend(Rcpp::NumericVector packed, int P, int per_block, int which, double N, Rcpp::NumericVector u);
+RcppExport SEXP _gpukmeans_gk_cover_descend(SEXP packedSEXP, SEXP PSEXP, SEXP per_blockSEXP, SEXP whichSEXP, SEXP NSEXP, SEXP uSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type packed(packedSEXP);
+    Rcpp::traits::input_parameter< int >::type P(PSEXP);
+    Rcpp::traits::input_parameter< int >::type per_block(per_blockSEXP);
+    Rcpp::traits::input_parameter< int >::type which(whichSEXP);
+    Rcpp::traits::input_parameter< double >::type N(NSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type u(uSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_cover_descend(packed, P, per_block, which, N, u));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_par_reduce_gathered
+Rcpp::NumericVector gk_par_reduce_gathered(Rcpp::NumericMatrix candidates, Rcpp::NumericVector weight, int k, Rcpp::NumericVector seed, int threads);
+RcppExport SEXP _gpukmeans_gk_par_reduce_gathered(SEXP candidatesSEXP, SEXP weightSEXP, SEXP kSEXP, SEXP seedSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type candidates(candidatesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type weight(weightSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_par_reduce_gathered(candidates, weight, k, seed, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_par_settings
+Rcpp::List gk_par_settings(int k);
+RcppExport SEXP _gpukmeans_gk_par_settings(SEXP kSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_par_settings(k));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_uniform_row
+double gk_uniform_row(double u, double N, Rcpp::Nullable<Rcpp::NumericVector> seed);
+RcppExport SEXP _gpukmeans_gk_uniform_row(SEXP uSEXP, SEXP NSEXP, SEXP seedSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< double >::type u(uSEXP);
+    Rcpp::traits::input_parameter< double >::type N(NSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericVector> >::type seed(seedSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_uniform_row(u, N, seed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_row_hashes
+Rcpp::List gk_row_hashes(Rcpp::NumericMatrix x, Rcpp::IntegerVector rows);
+RcppExport SEXP _gpukmeans_gk_row_hashes(SEXP xSEXP, SEXP rowsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_row_hashes(x, rows));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_shared_hashes
+Rcpp::List gk_shared_hashes(Rcpp::List by_rank);
+RcppExport SEXP _gpukmeans_gk_shared_hashes(SEXP by_rankSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type by_rank(by_rankSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_shared_hashes(by_rank));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_rows_seen_before
+Rcpp::List gk_rows_seen_before(Rcpp::List by_rank);
+RcppExport SEXP _gpukmeans_gk_rows_seen_before(SEXP by_rankSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type by_rank(by_rankSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_rows_seen_before(by_rank));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_tree_split_test
+Rcpp::List gk_tree_split_test(Rcpp::NumericVector v, Rcpp::NumericVector starts, Rcpp::NumericVector u);
+RcppExport SEXP _gpukmeans_gk_tree_split_test(SEXP vSEXP, SEXP startsSEXP, SEXP uSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type v(vSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type starts(startsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type u(uSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_tree_split_test(v, starts, u));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_poll_interrupts
+void gk_poll_interrupts();
+RcppExport SEXP _gpukmeans_gk_poll_interrupts() {
+BEGIN_RCPP
+    gk_poll_interrupts();
+    return R_NilValue;
+END_RCPP
+}
 // gk_fit_cpp
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda, bool spherical);
 RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP, SEXP sphericalSEXP) {
@@ -222,6 +591,39 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
     {"_gpukmeans_gk_cuda_fault_test_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_fault_test_cpp, 1},
+    {"_gpukmeans_gk_block_new", (DL_FUNC) &_gpukmeans_gk_block_new, 9},
+    {"_gpukmeans_gk_block_free", (DL_FUNC) &_gpukmeans_gk_block_free, 1},
+    {"_gpukmeans_gk_block_info", (DL_FUNC) &_gpukmeans_gk_block_info, 1},
+    {"_gpukmeans_gk_block_maxabs", (DL_FUNC) &_gpukmeans_gk_block_maxabs, 1},
+    {"_gpukmeans_gk_block_shift", (DL_FUNC) &_gpukmeans_gk_block_shift, 1},
+    {"_gpukmeans_gk_step_scales", (DL_FUNC) &_gpukmeans_gk_step_scales, 1},
+    {"_gpukmeans_gk_check_range", (DL_FUNC) &_gpukmeans_gk_check_range, 2},
+    {"_gpukmeans_gk_block_step", (DL_FUNC) &_gpukmeans_gk_block_step, 4},
+    {"_gpukmeans_gk_step_unpack", (DL_FUNC) &_gpukmeans_gk_step_unpack, 3},
+    {"_gpukmeans_gk_block_wss_maxterm", (DL_FUNC) &_gpukmeans_gk_block_wss_maxterm, 2},
+    {"_gpukmeans_gk_block_wss_sums", (DL_FUNC) &_gpukmeans_gk_block_wss_sums, 3},
+    {"_gpukmeans_gk_wss_unpack", (DL_FUNC) &_gpukmeans_gk_wss_unpack, 2},
+    {"_gpukmeans_gk_block_labels", (DL_FUNC) &_gpukmeans_gk_block_labels, 1},
+    {"_gpukmeans_gk_single_shift_rows", (DL_FUNC) &_gpukmeans_gk_single_shift_rows, 1},
+    {"_gpukmeans_gk_block_init_begin", (DL_FUNC) &_gpukmeans_gk_block_init_begin, 1},
+    {"_gpukmeans_gk_block_init_end", (DL_FUNC) &_gpukmeans_gk_block_init_end, 1},
+    {"_gpukmeans_gk_block_init_add", (DL_FUNC) &_gpukmeans_gk_block_init_add, 2},
+    {"_gpukmeans_gk_block_init_d2_cover", (DL_FUNC) &_gpukmeans_gk_block_init_d2_cover, 1},
+    {"_gpukmeans_gk_block_init_potentials", (DL_FUNC) &_gpukmeans_gk_block_init_potentials, 2},
+    {"_gpukmeans_gk_block_init_descend", (DL_FUNC) &_gpukmeans_gk_block_init_descend, 5},
+    {"_gpukmeans_gk_block_init_select", (DL_FUNC) &_gpukmeans_gk_block_init_select, 5},
+    {"_gpukmeans_gk_block_init_counts", (DL_FUNC) &_gpukmeans_gk_block_init_counts, 2},
+    {"_gpukmeans_gk_cover_length", (DL_FUNC) &_gpukmeans_gk_cover_length, 1},
+    {"_gpukmeans_gk_cover_totals", (DL_FUNC) &_gpukmeans_gk_cover_totals, 4},
+    {"_gpukmeans_gk_cover_descend", (DL_FUNC) &_gpukmeans_gk_cover_descend, 6},
+    {"_gpukmeans_gk_par_reduce_gathered", (DL_FUNC) &_gpukmeans_gk_par_reduce_gathered, 5},
+    {"_gpukmeans_gk_par_settings", (DL_FUNC) &_gpukmeans_gk_par_settings, 1},
+    {"_gpukmeans_gk_uniform_row", (DL_FUNC) &_gpukmeans_gk_uniform_row, 3},
+    {"_gpukmeans_gk_row_hashes", (DL_FUNC) &_gpukmeans_gk_row_hashes, 2},
+    {"_gpukmeans_gk_shared_hashes", (DL_FUNC) &_gpukmeans_gk_shared_hashes, 1},
+    {"_gpukmeans_gk_rows_seen_before", (DL_FUNC) &_gpukmeans_gk_rows_seen_before, 1},
+    {"_gpukmeans_gk_tree_split_test", (DL_FUNC) &_gpukmeans_gk_tree_split_test, 3},
+    {"_gpukmeans_gk_poll_interrupts", (DL_FUNC) &_gpukmeans_gk_poll_interrupts, 0},
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 12},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 6},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},

@@ -15,10 +15,10 @@ namespace {
 
 class CpuEngine final : public Engine {
  public:
-  CpuEngine(const HostData& data, Precision precision, int threads)
+  CpuEngine(const HostData& data, Precision precision, int threads, const double* shift)
       : Engine(data, precision), x_(data.x), threads_(resolve_threads(threads)), shift_(data.d, 0.0) {
     const double t0 = wall_seconds();
-    if (single()) store_single();
+    if (single()) store_single(shift);
     seconds_upload_ = wall_seconds() - t0;
   }
 
@@ -104,6 +104,9 @@ class CpuEngine final : public Engine {
   }
   std::vector<double> par_weights(std::int64_t m) override { return rounds().weights(m); }
   void par_end() override { par_.reset(); }
+  std::unique_ptr<BlockInit> block_init(std::int64_t offset, std::int64_t total, int) override {
+    return make_cpu_block_init(x_, n_, d_, offset, total, threads_);
+  }
 
   QualityPoints quality(const QualityRequest& request, IterationObserver* observer) override {
     if (!single()) return cpu_quality<double>(x_, n_, d_, request, threads_, observer);
@@ -121,9 +124,11 @@ class CpuEngine final : public Engine {
  private:
   bool single() const { return precision_ == Precision::kSingle; }
 
-  // The float copy of x - shift (single_shift.h), in parallel over columns.
-  void store_single() {
-    single_shift(x_, n_, d_, shift_.data());
+  // The float copy of x - shift (single_shift.h, or as given), in parallel
+  // over columns.
+  void store_single(const double* shift) {
+    if (shift) shift_.assign(shift, shift + d_);
+    else single_shift(x_, n_, d_, shift_.data());
     xf_.resize(static_cast<std::size_t>(n_) * d_);
     const int nt = threads_for(threads_, d_);
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
@@ -155,8 +160,9 @@ class CpuEngine final : public Engine {
 
 }  // namespace
 
-std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precision, int threads) {
-  return std::unique_ptr<Engine>(new CpuEngine(data, precision, threads));
+std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precision, int threads,
+                                        const double* shift) {
+  return std::unique_ptr<Engine>(new CpuEngine(data, precision, threads, shift));
 }
 
 }  // namespace gk

@@ -83,6 +83,11 @@ std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, con
                                      const double* weight, std::int64_t m, std::int64_t first, int picks,
                                      const double* unif, int L, int threads, IterationObserver* observer);
 
+// The initialisation of a block of rows [offset, offset + n) of `total`
+// (Engine::block_init) on x (n x d, double).
+std::unique_ptr<BlockInit> make_cpu_block_init(const double* x, std::int64_t n, int d, std::int64_t offset,
+                                               std::int64_t total, int threads);
+
 // The k-means|| rounds on x, as Engine::par_*.
 class CpuParRounds {
  public:

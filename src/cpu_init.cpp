@@ -261,3 +261,157 @@ std::vector<double> CpuParRounds::weights(std::int64_t m) const {
 }
 
 }  // namespace gk
+
+// ---- the initialisation of a block of a larger data set (Engine::block_init)
+
+namespace gk {
+
+namespace {
+
+class CpuBlockInit final : public BlockInit {
+ public:
+  CpuBlockInit(const double* x, std::int64_t n, int d, std::int64_t offset, std::int64_t total, int threads)
+      : x_(x), n_(n), d_(d), threads_(threads), lay_(block_layout(offset, n, total)),
+        d2_(n, std::numeric_limits<double>::infinity()), lab_(n, 0) {}
+
+  // As CpuParRounds::add: each row sees the centers in order.
+  void add_centers(const double* c, std::int64_t m) override {
+    const std::int64_t base = count_;
+    count_ += m;
+    if (n_ == 0 || m == 0) return;
+    const std::int64_t nch = level_up(n_);
+    const int nt = threads_for(threads_, nch / 4);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (std::int64_t ch = 0; ch < nch; ++ch) {
+      const std::int64_t i0 = ch * A;
+      const int B = static_cast<int>(std::min<std::int64_t>(A, n_ - i0));
+      double dd[A];
+      for (std::int64_t j = 0; j < m; ++j) {
+        dist_chunk(x_, n_, d_, c + static_cast<std::size_t>(j) * d_, i0, B, dd);
+        for (int p = 0; p < B; ++p) {
+          if (dd[p] < d2_[i0 + p]) {
+            d2_[i0 + p] = dd[p];
+            lab_[i0 + p] = base + j;
+          }
+        }
+      }
+    }
+  }
+
+  BlockLevel1 d2_tree() override {
+    BlockLevel1 out;
+    const std::int64_t K = lay_.end_node - lay_.first_node;
+    out.level1.resize(K);
+    const int nt = threads_for(threads_, K / 256);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (std::int64_t g = 0; g < K; ++g) {
+      std::int64_t lo, hi;
+      node_range(g, &lo, &hi);
+      double s = 0.0;
+      for (std::int64_t i = lo; i < hi; ++i) s = s + d2_[i];
+      out.level1[g] = s;
+    }
+    out.head.assign(d2_.begin(), d2_.begin() + (lay_.head_end - lay_.offset));
+    out.tail.assign(d2_.begin() + (lay_.tail_begin - lay_.offset), d2_.end());
+    return out;
+  }
+
+  // As Greedy::step: the level-1 sums of min(D2, dist) in row order.
+  std::vector<BlockLevel1> potentials(const double* cand, int L) override {
+    std::vector<BlockLevel1> out(L);
+    const std::int64_t K = lay_.end_node - lay_.first_node;
+    for (int j = 0; j < L; ++j) out[j].level1.resize(K);
+    const int nt = threads_for(threads_, K / 8);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (std::int64_t g = 0; g < K; ++g) {
+      std::int64_t lo, hi;
+      node_range(g, &lo, &hi);
+      const int B = static_cast<int>(hi - lo);
+      double dd[A];
+      for (int j = 0; j < L; ++j) {
+        dist_chunk(x_, n_, d_, cand + static_cast<std::size_t>(j) * d_, lo, B, dd);
+        double s = 0.0;
+        for (int p = 0; p < B; ++p) s = s + min_d2(d2_[lo + p], dd[p]);
+        out[j].level1[g] = s;
+      }
+    }
+    for (int j = 0; j < L; ++j) {
+      const double* c = cand + static_cast<std::size_t>(j) * d_;
+      out[j].head = leaf_potentials(c, 0, lay_.head_end - lay_.offset);
+      out[j].tail = leaf_potentials(c, lay_.tail_begin - lay_.offset, n_);
+    }
+    return out;
+  }
+
+  void d2(std::int64_t from, int count, double* out) override {
+    const std::int64_t lo = from - lay_.offset;
+    if (lo < 0 || lo + count > n_) throw EngineError(EngineError::Kind::kInvalid, "block init: rows outside the block");
+    std::copy(d2_.begin() + lo, d2_.begin() + lo + count, out);
+  }
+
+  // As CpuParRounds::round, with the rows' global indices.
+  std::vector<std::int64_t> select(std::uint64_t seed, int r, double l, double phi) override {
+    std::vector<std::vector<std::int64_t>> per(threads_for(threads_, level_up(n_) / 64));
+    const int nt = static_cast<int>(per.size());
+    const std::int64_t off = lay_.offset;
+    // One slot per contiguous range, whatever team the runtime gives (a
+    // smaller team takes several slots): concatenated in slot order.
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; ++t) {
+      const std::int64_t lo = n_ * t / nt, hi = n_ * (t + 1) / nt;
+      for (std::int64_t i = lo; i < hi; ++i) {
+        if (d2_[i] > 0) {
+          const double p = (l * d2_[i]) / phi;
+          if (counter_uniform(seed, static_cast<std::uint64_t>(r), static_cast<std::uint64_t>(off + i)) < p)
+            per[t].push_back(off + i);
+        }
+      }
+    }
+    std::vector<std::int64_t> sel;
+    for (auto& v : per) sel.insert(sel.end(), v.begin(), v.end());
+    return sel;
+  }
+
+  std::vector<double> label_counts(std::int64_t m) override {
+    std::vector<double> w(m, 0.0);
+    for (std::int64_t i = 0; i < n_; ++i)
+      if (lab_[i] < m) w[lab_[i]] += 1.0;
+    return w;
+  }
+
+ private:
+  // Local rows of complete level-1 node first_node + g.
+  void node_range(std::int64_t g, std::int64_t* lo, std::int64_t* hi) const {
+    const std::int64_t start = (lay_.first_node + g) * A;
+    *lo = start - lay_.offset;
+    *hi = std::min(lay_.total, start + A) - lay_.offset;
+  }
+  // min(D2, dist(i, c)) of local rows [lo, hi).
+  std::vector<double> leaf_potentials(const double* c, std::int64_t lo, std::int64_t hi) const {
+    std::vector<double> v;
+    double dd[A];
+    for (std::int64_t i0 = lo; i0 < hi; i0 += A) {
+      const int B = static_cast<int>(std::min<std::int64_t>(A, hi - i0));
+      dist_chunk(x_, n_, d_, c, i0, B, dd);
+      for (int p = 0; p < B; ++p) v.push_back(min_d2(d2_[i0 + p], dd[p]));
+    }
+    return v;
+  }
+
+  const double* x_;
+  std::int64_t n_;
+  int d_, threads_;
+  BlockLayout lay_;
+  std::vector<double> d2_;
+  std::vector<std::int64_t> lab_;
+  std::int64_t count_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<BlockInit> make_cpu_block_init(const double* x, std::int64_t n, int d, std::int64_t offset,
+                                               std::int64_t total, int threads) {
+  return std::unique_ptr<BlockInit>(new CpuBlockInit(x, n, d, offset, total, threads));
+}
+
+}  // namespace gk

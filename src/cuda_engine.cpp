@@ -7,6 +7,10 @@
 #include "engine.h"
 #include "process_guard.h"
 
+#ifdef GPUKMEANS_CUDA
+#include "cpu_engine.h"
+#endif
+
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -66,7 +70,7 @@ std::vector<Fixed128> as_fixed(const std::vector<std::uint64_t>& w) {
 class CudaEngine final : public Engine {
  public:
   CudaEngine(const HostData& data, Precision precision, int device, const double* shift, const CudaTuning& tuning)
-      : Engine(data, precision), device_(device) {
+      : Engine(data, precision), device_(device), host_x_(data.x) {
     const char* refused = cuda_use_refused();
     if (*refused) throw EngineError(EngineError::Kind::kNoDevice, refused);
     name_ = cuda_device_name(device);
@@ -188,6 +192,15 @@ class CudaEngine final : public Engine {
   }
   void par_end() override { gk_cuda_par_end(D_); }
 
+  // The initialisation of a block of a larger data set runs on the host for
+  // now, on the caller's double copy of x (which outlives the engine,
+  // HostData), with the CPU engine's code: the same bits as the device's
+  // greedy() / par_*() in double precision (src/parity.h).  On the device it
+  // would need the level-1 sums aligned to the block's global offset.
+  std::unique_ptr<BlockInit> block_init(std::int64_t offset, std::int64_t total, int host_threads) override {
+    return make_cpu_block_init(host_x_, n_, d_, offset, total, host_threads);
+  }
+
   QualityPoints quality(const QualityRequest& req, IterationObserver* observer) override {
     QualityPoints out;
     const ClusterOrder& o = *req.order;
@@ -213,6 +226,7 @@ class CudaEngine final : public Engine {
 
  private:
   int device_;
+  const double* host_x_;  // the caller's x (n x d doubles), for block_init()
   std::string name_;
   gk_cuda_data* D_ = nullptr;
   char err_[kErrLen] = {0};

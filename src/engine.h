@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "block_tree.h"
 #include "fixed_point.h"
 #include "observer.h"
 
@@ -128,6 +129,36 @@ struct QualityPoints {
   std::vector<int> neighbor;        // as width
 };
 
+// ---- the initialisation of a block of rows of a larger data set ----------
+// One process's part of a k-means++ or k-means|| initialisation whose rows
+// are spread over several processes (MPI ranks; src/block_driver.h, R/mpi.R):
+// the engine holds rows [offset, offset + n) of N.  It keeps D2 (each row's
+// squared distance to the nearest center added so far, +Inf at first) and
+// the index of that center (the first of equals), and computes the pieces
+// of the sum trees of src/parity.h that the block can compute alone
+// (src/block_tree.h), with the arithmetic of parity.h: the same bits as the
+// engine's own greedy() / par_*() over all N rows.
+class BlockInit {
+ public:
+  virtual ~BlockInit() = default;
+  // Adds m centers (m x d, row-major), in order: for each, D2_i = min(D2_i,
+  // dist(i, c)) and the label of row i becomes the center's number (counted
+  // over every add_centers call, from 0) where the distance is smaller.
+  virtual void add_centers(const double* centers, std::int64_t m) = 0;
+  // The tree of D2 (k-means++ sampling, the k-means|| potential).
+  virtual BlockLevel1 d2_tree() = 0;
+  // For each of L candidates (L x d, row-major), the tree of
+  // min(D2_i, dist(i, candidate)): its total is the candidate's potential.
+  virtual std::vector<BlockLevel1> potentials(const double* candidates, int L) = 0;
+  // D2 of rows [from, from + count) (global indices inside the block).
+  virtual void d2(std::int64_t from, int count, double* out) = 0;
+  // The k-means|| round r: the rows i (global) with D2_i > 0 and
+  // u(seed, r, i) < l D2_i / phi, in index order.
+  virtual std::vector<std::int64_t> select(std::uint64_t seed, int round, double l, double phi) = 0;
+  // The rows whose label is c, for c < m.
+  virtual std::vector<double> label_counts(std::int64_t m) = 0;
+};
+
 // A map of the centers applied after each update of Lloyd's algorithm
 // (k x d, column-major, in the data's coordinates, NaN rows for empty
 // clusters), e.g. spherical k-means' projection onto the unit sphere
@@ -208,6 +239,13 @@ class Engine {
   // matrix.  Polls the observer (may be NULL) between pieces of work.
   virtual QualityPoints quality(const QualityRequest& request, IterationObserver* observer) = 0;
 
+  // ---- the initialisation of a block of a larger data set ----------------
+  // The engine's rows are rows [offset, offset + n()) of `total` (see
+  // BlockInit; always on the data in double precision).  host_threads: the
+  // threads of an engine that runs these passes on the host (the CUDA
+  // engine, for now).
+  virtual std::unique_ptr<BlockInit> block_init(std::int64_t offset, std::int64_t total, int host_threads) = 0;
+
  protected:
   Engine(const HostData& data, Precision precision)
       : n_(data.n), d_(data.d), precision_(precision) {}
@@ -217,8 +255,11 @@ class Engine {
   double seconds_upload_ = 0.0;
 };
 
-// The CPU engine with `threads` OpenMP threads (0: all).
-std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precision, int threads);
+// The CPU engine with `threads` OpenMP threads (0: all); shift (d values or
+// nullptr) fixes the single-precision shift (src/single_shift.h), as for the
+// CUDA engine (several processes holding parts of the rows share one).
+std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precision, int threads,
+                                        const double* shift = nullptr);
 
 // Kernel choices of the CUDA engine (development harness and tests; the
 // defaults choose by shape).  Mirrors gk_cuda_options.

@@ -19,11 +19,13 @@ namespace gk {
 //   list(tuning = c(assign_kernel, init_filter, sample_room, bounds) or
 //        integer(0) for the defaults (gk::CudaTuning; tests and benchmarks),
 //        device_memory = the bytes it may use (Inf: all that is free))
-// An empty list means the defaults.
+// An empty list means the defaults.  shift: the single-precision shift (d
+// values), or nullptr for the engine's own (src/single_shift.h).
 inline std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const std::string& backend, bool single,
-                                        int threads, int device, Rcpp::List cuda = Rcpp::List()) {
+                                        int threads, int device, Rcpp::List cuda = Rcpp::List(),
+                                        const double* shift = nullptr) {
   const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;
-  if (backend != "cuda") return gk::make_cpu_engine(data, p, threads);
+  if (backend != "cuda") return gk::make_cpu_engine(data, p, threads, shift);
   gk::CudaTuning t;
   if (cuda.containsElementNamed("tuning")) {
     Rcpp::IntegerVector tuning = cuda["tuning"];
@@ -35,7 +37,7 @@ inline std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const s
     }
   }
   if (cuda.containsElementNamed("device_memory")) t.memory_cap = Rcpp::as<double>(cuda["device_memory"]);
-  return gk::make_cuda_engine(data, p, device, nullptr, t);
+  return gk::make_cuda_engine(data, p, device, shift, t);
 }
 
 inline gk::HostData host_data(const Rcpp::NumericMatrix& x) {

@@ -52,17 +52,19 @@ bool has_duplicate_rows(const std::vector<double>& c, int k, int d) {
   return false;
 }
 
+}  // namespace
+
 // Squared distances must not overflow the working precision: (2 max|x|)^2 d
 // below its largest number (single precision: of the stored x - shift); in
 // single precision they must not underflow either (data within 1e-18 of
 // their column means would all be at distance 0).
-void check_range(Engine& e) {
-  const std::vector<double> m = e.column_maxabs();
+void check_range(const std::vector<double>& maxabs, Precision precision) {
   double top = 0.0;
-  for (double v : m)
+  for (double v : maxabs)
     if (!(v <= top)) top = v;  // NaN and Inf win
-  const bool single = e.precision() == Precision::kSingle;
-  const double limit = std::sqrt((single ? static_cast<double>(FLT_MAX) : DBL_MAX) / (4.0 * e.d()));
+  const int d = static_cast<int>(maxabs.size());
+  const bool single = precision == Precision::kSingle;
+  const double limit = std::sqrt((single ? static_cast<double>(FLT_MAX) : DBL_MAX) / (4.0 * d));
   char msg[400];
   if (single && top > 0.0 && top < 1e-18) {
     std::snprintf(msg, sizeof msg,
@@ -84,9 +86,13 @@ void check_range(Engine& e) {
     std::snprintf(msg, sizeof msg,
                   "'x' has values as large as %.3g: squared distances would overflow double precision "
                   "(values must stay below %.3g for %d columns); rescale x",
-                  top, limit, e.d());
+                  top, limit, d);
   throw EngineError(EngineError::Kind::kData, msg);
 }
+
+namespace {
+
+void check_range(Engine& e) { check_range(e.column_maxabs(), e.precision()); }
 
 }  // namespace
 
@@ -123,6 +129,30 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     }
   }
   return out;
+}
+
+std::vector<int> step_scales(const std::vector<double>& maxabs) {
+  std::vector<int> scale(maxabs.size());
+  for (std::size_t j = 0; j < maxabs.size(); ++j) scale[j] = limb_scale(maxabs[j]);
+  return scale;
+}
+
+std::vector<double> centers_from_sums(const std::vector<Fixed128>& sum, const std::vector<std::int64_t>& count,
+                                      const std::vector<int>& scale, int k) {
+  const int d = static_cast<int>(scale.size());
+  std::vector<double> cen(static_cast<std::size_t>(k) * d);
+  for (int j = 0; j < d; ++j)
+    for (int cl = 0; cl < k; ++cl) {
+      const std::size_t e = cl + static_cast<std::size_t>(k) * j;
+      cen[e] = from_fixed(sum[e].lo, sum[e].hi, scale[j]) / static_cast<double>(count[cl]);
+    }
+  return cen;
+}
+
+std::vector<double> withinss_from_sums(const std::vector<Fixed128>& wsum, const std::vector<std::uint32_t>& maxterm) {
+  std::vector<double> w(wsum.size());
+  for (std::size_t c = 0; c < wsum.size(); ++c) w[c] = from_fixed(wsum[c].lo, wsum[c].hi, wss_scale(maxterm[c]));
+  return w;
 }
 
 namespace {
@@ -176,9 +206,11 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
     const std::vector<double> m = e->column_maxabs();
     for (int j = 0; j < d; ++j) maxabs[j] = std::max(maxabs[j], m[j]);
   }
-  std::vector<int> scale(d);
-  for (int j = 0; j < d; ++j) scale[j] = limb_scale(maxabs[j]);
+  const std::vector<int> scale = step_scales(maxabs);
   const std::vector<double> shift = parts[0]->shift();
+  for (Engine* e : parts)  // sums in different stored coordinates cannot be added
+    if (e->shift() != shift)
+      throw EngineError(EngineError::Kind::kInvalid, "lloyd_parts: the parts store their rows less different shifts");
 
   std::vector<double> cen(kd);  // stored coordinates
   for (int j = 0; j < d; ++j)
@@ -194,11 +226,7 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
       res.iter = it + 1;
       break;
     }
-    for (int j = 0; j < d; ++j)
-      for (int cl = 0; cl < k; ++cl) {
-        const std::size_t e = cl + static_cast<std::size_t>(k) * j;
-        cen[e] = from_fixed(c.sum[e].lo, c.sum[e].hi, scale[j]) / static_cast<double>(c.count[cl]);
-      }
+    cen = centers_from_sums(c.sum, c.count, scale, k);
     if (map) map_stored(map, cen, k, shift);
   }
   // Within-SS with the final centers and labels, in two passes over the parts.
@@ -212,12 +240,9 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
     const std::vector<Fixed128> w = e->withinss_sums(cen.data(), k, maxterm);
     for (int c = 0; c < k; ++c) add_fixed(wsum[c], w[c]);
   }
-  res.withinss.resize(k);
+  res.withinss = withinss_from_sums(wsum, maxterm);
   res.size.resize(k);
-  for (int c = 0; c < k; ++c) {
-    res.withinss[c] = from_fixed(wsum[c].lo, wsum[c].hi, wss_scale(maxterm[c]));
-    res.size[c] = static_cast<int>(count[c]);
-  }
+  for (int c = 0; c < k; ++c) res.size[c] = static_cast<int>(count[c]);
   res.centers.resize(kd);
   for (int j = 0; j < d; ++j)
     for (int c = 0; c < k; ++c) res.centers[c + static_cast<std::size_t>(k) * j] = cen[c + static_cast<std::size_t>(k) * j] + shift[j];

@@ -68,6 +68,26 @@ ParResult par_candidates(Engine& engine, int k, std::uint64_t seed, IterationObs
 std::vector<std::int64_t> par_reduce(Engine& engine, int k, std::uint64_t seed, const ParResult& cand,
                                      IterationObserver* observer);
 
+// The reduction's weighted greedy picks alone: at most k indices into the m
+// candidates rows[0..m) (rows of the engine's x) with weights `weight`.
+std::vector<std::int64_t> par_reduce_picks(Engine& engine, const std::int64_t* rows, const std::vector<double>& weight,
+                                           int k, std::uint64_t seed, IterationObserver* observer);
+
+// Squared distances must neither overflow nor (single precision) underflow,
+// given the columns' max |stored x| over all the rows: else
+// EngineError(kData) says what to do.
+void check_range(const std::vector<double>& maxabs, Precision precision);
+
+// The pieces of Lloyd's algorithm over parts of the rows (lloyd_parts, and
+// the MPI ranks of src/block_driver.h): the fixed-point scales of the sums
+// from the columns' max |stored x| over all parts, the new centers (stored
+// coordinates; 0/0 = NaN for an empty cluster) from the sums of all parts,
+// and the within-SS from its fixed-point sums.
+std::vector<int> step_scales(const std::vector<double>& maxabs);
+std::vector<double> centers_from_sums(const std::vector<Fixed128>& sum, const std::vector<std::int64_t>& count,
+                                      const std::vector<int>& scale, int k);
+std::vector<double> withinss_from_sums(const std::vector<Fixed128>& wsum, const std::vector<std::uint32_t>& maxterm);
+
 // Lloyd's algorithm over engines that each hold a part of the rows (in row
 // order), step by step with exact partial sums: the result does not depend
 // on how the rows are split, and on one CUDA engine it is bit for bit

@@ -15,6 +15,7 @@
 #include "r_boundary.h"
 #include "r_observer.h"
 #include "spherical.h"
+#include "single_shift.h"
 
 namespace {
 
@@ -160,6 +161,9 @@ Rcpp::List gk_fit_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, 
     std::vector<std::vector<double>> blocks(parts);
     std::vector<std::unique_ptr<gk::Engine>> owned;
     std::vector<gk::Engine*> engines;
+    // every part stores single precision less the shift of all the rows
+    std::vector<double> shift(d, 0.0);
+    if (single) gk::single_shift(x.begin(), n, d, shift.data());
     for (int p = 0; p < parts; ++p) {
       const std::int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
       if (hi == lo) continue;
@@ -170,7 +174,7 @@ Rcpp::List gk_fit_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, 
       data.x = blocks[p].data();
       data.n = hi - lo;
       data.d = d;
-      owned.push_back(make_engine(data, engine, single, threads, device));
+      owned.push_back(make_engine(data, engine, single, threads, device, Rcpp::List(), single ? shift.data() : nullptr));
       engines.push_back(owned.back().get());
     }
     const gk::LloydFit fit = gk::lloyd_parts(engines, centers.begin(), k, iter_max, nullptr);

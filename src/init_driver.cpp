@@ -57,23 +57,28 @@ ParResult par_candidates(Engine& e, int k, std::uint64_t seed, IterationObserver
 // The reduction of k-means||: weighted greedy k-means++ over the candidates
 // (random numbers from stream GK_PAR_REDUCE_STREAM of the seed); then, with
 // fewer than k candidates, the degenerate rule on the rows of x.
-std::vector<std::int64_t> par_reduce(Engine& e, int k, std::uint64_t seed, const ParResult& cand,
-                                     IterationObserver* observer) {
-  const std::int64_t n = e.n();
-  const std::int64_t m = static_cast<std::int64_t>(cand.rows.size());
+std::vector<std::int64_t> par_reduce_picks(Engine& e, const std::int64_t* rows, const std::vector<double>& weight,
+                                           int k, std::uint64_t seed, IterationObserver* observer) {
+  const std::int64_t m = static_cast<std::int64_t>(weight.size());
   const int L = greedy_candidates(k);
   // The draws of the stream: the first pick, then L per step s = 1..k-1.
   std::vector<double> u(1 + static_cast<std::size_t>(k - 1) * L);
   for (std::size_t j = 0; j < u.size(); ++j) u[j] = counter_uniform(seed, GK_PAR_REDUCE_STREAM, j);
   std::vector<std::vector<double>> wt;
-  sum_tree_build(cand.weight.data(), m, wt, 1);
-  std::int64_t first = sum_tree_sample(cand.weight.data(), m, wt, u[0]);
+  sum_tree_build(weight.data(), m, wt, 1);
+  std::int64_t first = sum_tree_sample(weight.data(), m, wt, u[0]);
   if (first < 0) first = 0;
   // A pick never repeats a candidate (a chosen one has D2 = 0, and the
   // degenerate rule skips chosen ones), so min(k, m) picks exhaust nothing.
   const int picks = static_cast<int>(std::min<std::int64_t>(k, m));
-  const std::vector<std::int64_t> pick =
-      e.greedy(cand.rows.data(), cand.weight.data(), m, first, picks, u.data() + 1, L, observer);
+  return e.greedy(rows, weight.data(), m, first, picks, u.data() + 1, L, observer);
+}
+
+std::vector<std::int64_t> par_reduce(Engine& e, int k, std::uint64_t seed, const ParResult& cand,
+                                     IterationObserver* observer) {
+  const std::int64_t n = e.n();
+  const std::vector<std::int64_t> pick = par_reduce_picks(e, cand.rows.data(), cand.weight, k, seed, observer);
+  const int picks = static_cast<int>(pick.size());
   std::vector<std::int64_t> out;
   out.reserve(k);
   for (std::int64_t c : pick) out.push_back(cand.rows[c]);

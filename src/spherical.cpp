@@ -157,6 +157,9 @@ class SphericalEngine final : public Engine {
   QualityPoints quality(const QualityRequest& request, IterationObserver* observer) override {
     return inner_->quality(request, observer);
   }
+  std::unique_ptr<BlockInit> block_init(std::int64_t offset, std::int64_t total, int host_threads) override {
+    return inner_->block_init(offset, total, host_threads);
+  }
 
  private:
   std::unique_ptr<Engine> inner_;

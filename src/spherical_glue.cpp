@@ -12,6 +12,7 @@
 #include "engine_glue.h"
 #include "fit_driver.h"
 #include "r_boundary.h"
+#include "single_shift.h"
 #include "spherical.h"
 
 // The rows of x scaled to unit length (gk::normalize_rows), with x's
@@ -33,7 +34,8 @@ Rcpp::List gk_normalize_rows_cpp(Rcpp::NumericMatrix x, int threads) {
 // step() (gk::lloyd_parts with gk::sphere_map): the path of every engine
 // without one of its own (the CUDA engine's).  Internal: the tests check it
 // against the CPU engine's own path and that the split changes nothing.
-// (single: with parts = 1 only; parts would each take their own shift.)
+// (Single precision: every part stores its rows less the shift of all the
+// rows, as in gk_fit_parts_cpp.)
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_spherical_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, int iter_max, int parts,
                                   bool single, std::string engine, int threads, int device) {
@@ -43,6 +45,8 @@ Rcpp::List gk_spherical_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix cen
     std::vector<std::vector<double>> blocks(parts);
     std::vector<std::unique_ptr<gk::Engine>> owned;
     std::vector<gk::Engine*> engines;
+    std::vector<double> shift(d, 0.0);
+    if (single) gk::single_shift(x.begin(), n, d, shift.data());
     for (int p = 0; p < parts; ++p) {
       const std::int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
       if (hi == lo) continue;
@@ -53,7 +57,7 @@ Rcpp::List gk_spherical_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix cen
       data.x = blocks[p].data();
       data.n = hi - lo;
       data.d = d;
-      owned.push_back(gk::make_engine(data, engine, single, threads, device));
+      owned.push_back(gk::make_engine(data, engine, single, threads, device, Rcpp::List(), single ? shift.data() : nullptr));
       engines.push_back(owned.back().get());
     }
     gk::LloydFit fit = gk::lloyd_parts(engines, centers.begin(), k, iter_max, nullptr, gk::sphere_map(d));

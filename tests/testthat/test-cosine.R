@@ -304,9 +304,10 @@ test_backends("the device-agnostic path over step() (the CUDA engine's) equals t
   expect_equal(one$centers, unname(fit$centers), tolerance = 1e-13)
   expect_equal(one$withinss, fit$withinss, tolerance = 1e-10)
   expect_reference(fit, ref_skmeans(xn, c0))
-  # single precision, one part: the labels of the engine's own path
+  # single precision (the parts share one shift): the labels of the engine's own path, any split
   s <- gpukmeans:::gk_spherical_parts_cpp(xn, c0, 100L, 1L, TRUE, backend, 2L, 0L)
   expect_identical(s$cluster, fit$cluster)
+  expect_identical(gpukmeans:::gk_spherical_parts_cpp(xn, c0, 100L, 3L, TRUE, backend, 2L, 0L), s)
   # the zero-sum cluster, over parts
   z <- gpukmeans:::gk_spherical_parts_cpp(rbind(c(1, 0), c(-1, 0), c(0, -1)), rbind(c(0, 1), c(0, -1)), 10L, 2L,
                                           FALSE, backend, 1L, 0L)
@@ -399,7 +400,8 @@ test_that("bad inputs are clear errors", {
   # k distinct directions are needed
   expect_error(fit_cos(rbind(c(1, 0), c(2, 0), c(0, 1), c(0, 3)), 3, nstart = 2),
                "more cluster centers than distinct data points")
-  expect_error(fit_cos(y, 2, comm = 0), "unused argument")
+  expect_error(fit_cos(y, 2, comm = 0), "does not run over MPI yet")
+  expect_error(fit_cos(y, 2, foo = 1), "unused argument")
 })
 
 test_that("gpu_silhouette() of a spherical fit: distances between the unit rows", {

@@ -193,6 +193,11 @@ test_backends("Lloyd over parts of the rows (step by step, exact sums) does not 
   one <- fit(1)
   expect_identical(fit(3), one)
   expect_identical(fit(7, threads = 1L), one)
+  # single precision: every part stores x less the same shift (that of all
+  # the rows), so the split changes nothing there either
+  single <- function(parts) gpukmeans:::gk_fit_parts_cpp(x + 1e4, c0 + 1e4, 60L, as.integer(parts), TRUE, backend, 2L, 0L)
+  expect_identical(single(3), single(1))
+  expect_identical(single(7), single(1))
   # a part may be empty
   expect_identical(gpukmeans:::gk_fit_parts_cpp(x[1:5, ], c0[1:2, ], 10L, 9L, FALSE, backend, 2L, 0L),
                    gpukmeans:::gk_fit_parts_cpp(x[1:5, ], c0[1:2, ], 10L, 1L, FALSE, backend, 2L, 0L))
