@@ -14,8 +14,8 @@
 #include "quality_driver.h"
 #include "r_boundary.h"
 #include "r_observer.h"
-#include "spherical.h"
 #include "single_shift.h"
+#include "spherical.h"
 
 namespace {
 
