@@ -157,8 +157,8 @@ gk_poll_interrupts <- function() {
     invisible(.Call(`_gpukmeans_gk_poll_interrupts`))
 }
 
-gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, weights = NULL) {
-    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, weights)
+gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical = FALSE, weights = NULL) {
+    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical, weights)
 }
 
 gk_predict_cpp <- function(x, centers, engine, threads, device, cuda) {
@@ -175,6 +175,14 @@ gk_sweep_cpp <- function(x, starts_by_k, iter_max, single, engine, threads, devi
 
 gk_silhouette_cpp <- function(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after, cuda) {
     .Call(`_gpukmeans_gk_silhouette_cpp`, x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after, cuda)
+}
+
+gk_normalize_rows_cpp <- function(x, threads) {
+    .Call(`_gpukmeans_gk_normalize_rows_cpp`, x, threads)
+}
+
+gk_spherical_parts_cpp <- function(x, centers, iter_max, parts, single, engine, threads, device) {
+    .Call(`_gpukmeans_gk_spherical_parts_cpp`, x, centers, iter_max, parts, single, engine, threads, device)
 }
 
 gk_openmp_limits_cpp <- function() {

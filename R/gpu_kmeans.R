@@ -312,12 +312,16 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
                        precision = c("double", "single"),
                        backend = getOption("gpukmeans.backend", "auto"),
                        device = getOption("gpukmeans.device", 0L),
-                       init = c("random", "kmeans++", "kmeans||"), comm = NULL, weights = NULL) {
+                       init = c("random", "kmeans++", "kmeans||"),
+                       distance = c("euclidean", "cosine"), comm = NULL, weights = NULL) {
   t_begin <- Sys.time()
   if (!is.null(comm) && !is.null(weights)) weights_with_comm()  # R/weights.R: not yet
-  if (!is.null(comm))  # every rank of an MPI job, each with its block of rows (R/mpi.R)
+  if (!is.null(comm)) {  # every rank of an MPI job, each with its block of rows (R/mpi.R)
+    if (choose_one(distance, c("euclidean", "cosine"), "distance") == "cosine")
+      stop("distance = \"cosine\" (spherical k-means) does not run over MPI yet: comm must be NULL", call. = FALSE)
     return(mpi_gpu_kmeans(x, centers, iter.max, nstart, algorithm, trace, ...length(), precision, backend,
                           if (missing(device)) NULL else device, init, comm, t_begin))
+  }
   # stats::kmeans() has no `...`: what lands here is an error there too.
   # (The arguments after `trace` must be named in full.)
   if (...length())
@@ -329,6 +333,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   algorithm <- choose_one(algorithm, c("Lloyd", "Forgy", "Hartigan-Wong", "MacQueen"), "algorithm")
   precision <- choose_one(precision, c("double", "single"), "precision")
   init <- choose_one(init, c("random", "kmeans++", "kmeans||"), "init")
+  cosine <- choose_one(distance, c("euclidean", "cosine"), "distance") == "cosine"
+  if (cosine) cosine_check_algorithm(algorithm)  # R/cosine.R
   trace <- check_trace(trace)
   device <- check_device(device)
   check_backend(backend)
@@ -369,6 +375,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   x <- data$x
   iter.max <- iter$value
   w <- check_weights(weights, nrow(x))  # R/weights.R: NULL for none (or all 1)
+  if (cosine && !is.null(w)) weights_with_cosine()  # R/weights.R: not yet
+  if (cosine) x <- cosine_rows(x)  # unit rows: the engines' data
 
   if (!lloyd) {
     if (length(centers) != 1L) initial_centers(x, centers, nstart)  # checks only: no draws
@@ -376,6 +384,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   }
 
   st <- weighted_initial_centers(x, centers, nstart, init, w)
+  if (cosine) st <- cosine_starts(st)
   k <- st$k
   work <- as.numeric(nrow(x)) * k * ncol(x)
   engine <- weighted_backend(backend, device, work, w)
@@ -388,7 +397,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   on.exit(progress$done(), add = TRUE)
   z <- withCallingHandlers(
     gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
-               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options(), w),
+               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options(),
+               spherical = cosine, weights = w),
     gpukmeans_probe = progress$probe)
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
   z <- weighted_sums_unscaled(z, w)
@@ -405,7 +415,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
     }
     if (z$start_empty[s]) warning("empty cluster: try a better set of initial centers", call. = FALSE)
   }
-  new_gpu_kmeans(x, z, k, ifault, engine, nstart, t_begin)
+  fit <- new_gpu_kmeans(x, z, k, ifault, engine, nstart, t_begin)
+  if (cosine) cosine_fit(fit) else fit
 }
 
 # algorithm = "Hartigan-Wong" or "MacQueen": stats::kmeans() itself, on the

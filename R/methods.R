@@ -8,6 +8,7 @@
 #' @export
 print.gpu_kmeans <- function(x, ...) {
   NextMethod()
+  cosine_print(x)
   timing <- attr(x, "timing")
   extra <- ""
   if (!is.null(timing) && all(c("transfer_to_device", "transfer_to_host") %in% names(timing)))
@@ -34,7 +35,9 @@ format_seconds <- function(s) {
 #' Euclidean distance, ties to the lowest index, empty clusters never), with
 #' the engine that made the fit: on the GPU for a CUDA fit when a device is
 #' still available (and the work is not too small to gain from it), else on
-#' the CPU.
+#' the CPU.  For a spherical fit (`distance = "cosine"`, [spherical_kmeans])
+#' the rows of `newdata` are scaled to unit length first (a row of zeros is
+#' an error), so each goes to the center of largest cosine.
 #'
 #' Columns are matched by name, as predict methods do, when both `newdata`
 #' and the fit's centers have column names: `newdata` may have its columns
@@ -71,6 +74,7 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
     stop(sprintf("'newdata' has %d columns but the centers have %d",
                  ncol(newdata), ncol(centers)), call. = FALSE)
   if (nrow(newdata) == 0L) return(integer(0))
+  if (is_cosine(object)) newdata <- cosine_rows(newdata, "newdata")  # unit rows (R/cosine.R)
   storage.mode(centers) <- "double"
   device <- check_device(getOption("gpukmeans.device", 0L))
   work <- as.numeric(nrow(newdata)) * nrow(centers) * ncol(centers)

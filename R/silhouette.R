@@ -97,6 +97,7 @@ gpu_silhouette <- function(fit, x, method = c("exact", "sampled", "simplified"),
   if (missing(x)) stop("'x' is required: the data that was clustered (the fit does not keep it)", call. = FALSE)
   method <- match.arg(method)
   x <- as_data_matrix(x, "x")
+  if (is_cosine(fit)) x <- cosine_rows(x)  # a spherical fit: distances between unit rows (R/cosine.R)
   n <- nrow(x)
   sample_size <- check_count(sample_size, "sample_size")
   device <- check_device(device)

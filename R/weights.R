@@ -64,8 +64,8 @@
 #' yet: with weights `backend = "auto"` runs the CPU engine (saying so once
 #' per session, with a message of class `gpukmeans_fallback`, where a GPU
 #' would otherwise have run the fit) and `backend = "cuda"` is an error of
-#' class `gpukmeans_unsupported`, as are weights with `comm` (MPI ranks),
-#' not supported yet.  `algorithm = "Hartigan-Wong"` and `"MacQueen"`
+#' class `gpukmeans_unsupported`, as are weights with `comm` (MPI ranks)
+#' and with `distance = "cosine"`, not supported yet.  `algorithm = "Hartigan-Wong"` and `"MacQueen"`
 #' (stats' own code) take no weights.
 #'
 #' @param weights `NULL` (every row weighs 1), or the observation weights: a
@@ -190,6 +190,12 @@ weights_with_comm <- function() {
   engine_error("unsupported", "'weights' are not supported with 'comm' (MPI ranks) yet: fit without 'comm'")
 }
 
+# gpu_kmeans(distance = "cosine", weights =): spherical k-means has no
+# weights yet (a classed error, never weights silently ignored).
+weights_with_cosine <- function() {
+  engine_error("unsupported", "'weights' are not supported with distance = \"cosine\" (spherical k-means) yet")
+}
+
 # As gk_init_rows() (R/starts.R), with observation weights: the rows that a
 # weighted init chooses, per start.  Internal (tests).
 gk_init_rows_weighted <- function(x, k, init = c("kmeans++", "kmeans||", "random"), weights = NULL,
@@ -199,6 +205,6 @@ gk_init_rows_weighted <- function(x, k, init = c("kmeans++", "kmeans||", "random
   w <- check_weights(weights, nrow(x))
   starts <- weighted_initial_centers(x, k, nstart, init, w)$starts
   z <- gk_fit_cpp(x, starts, 1L, FALSE, "cpu", cpu_threads(as.numeric(nrow(x)) * k * ncol(x)), 0L,
-                  FALSE, NULL, Inf, cuda_options(), w)
+                  FALSE, NULL, Inf, cuda_options(), weights = w)
   z$start_init_rows
 }

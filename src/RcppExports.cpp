@@ -438,8 +438,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_fit_cpp
-Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda, SEXP weights);
-RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP, SEXP weightsSEXP) {
+Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda, bool spherical, SEXP weights);
+RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP, SEXP sphericalSEXP, SEXP weightsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
@@ -453,8 +453,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
+    Rcpp::traits::input_parameter< bool >::type spherical(sphericalSEXP);
     Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, weights));
+    rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical, weights));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -530,6 +531,34 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
     rcpp_result_gen = Rcpp::wrap(gk_silhouette_cpp(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after, cuda));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_normalize_rows_cpp
+Rcpp::List gk_normalize_rows_cpp(Rcpp::NumericMatrix x, int threads);
+RcppExport SEXP _gpukmeans_gk_normalize_rows_cpp(SEXP xSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_normalize_rows_cpp(x, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_spherical_parts_cpp
+Rcpp::List gk_spherical_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, int iter_max, int parts, bool single, std::string engine, int threads, int device);
+RcppExport SEXP _gpukmeans_gk_spherical_parts_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP iter_maxSEXP, SEXP partsSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
+    Rcpp::traits::input_parameter< int >::type iter_max(iter_maxSEXP);
+    Rcpp::traits::input_parameter< int >::type parts(partsSEXP);
+    Rcpp::traits::input_parameter< bool >::type single(singleSEXP);
+    Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_spherical_parts_cpp(x, centers, iter_max, parts, single, engine, threads, device));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -616,11 +645,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_rows_seen_before", (DL_FUNC) &_gpukmeans_gk_rows_seen_before, 1},
     {"_gpukmeans_gk_tree_split_test", (DL_FUNC) &_gpukmeans_gk_tree_split_test, 3},
     {"_gpukmeans_gk_poll_interrupts", (DL_FUNC) &_gpukmeans_gk_poll_interrupts, 0},
-    {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 12},
+    {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 13},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 6},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
     {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
     {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 12},
+    {"_gpukmeans_gk_normalize_rows_cpp", (DL_FUNC) &_gpukmeans_gk_normalize_rows_cpp, 2},
+    {"_gpukmeans_gk_spherical_parts_cpp", (DL_FUNC) &_gpukmeans_gk_spherical_parts_cpp, 8},
     {"_gpukmeans_gk_openmp_limits_cpp", (DL_FUNC) &_gpukmeans_gk_openmp_limits_cpp, 0},
     {"_gpukmeans_gk_fit_small_team_cpp", (DL_FUNC) &_gpukmeans_gk_fit_small_team_cpp, 4},
     {"_gpukmeans_gk_cuda_supports_weights_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_supports_weights_cpp, 0},

@@ -34,11 +34,13 @@ namespace gk {
 // ---- cpu_lloyd.cpp: x is n x d column-major in T (double or float) ----------
 
 // Lloyd's algorithm from centers0 (k x d, column-major, in the coordinates of
-// x); throws Interrupted when the observer says stop.  weights: observation
-// weights (src/weights.h; sums in cpu_weights.h), or nullptr.
+// x); throws Interrupted when the observer says stop.  map (optional): applied
+// to the centers after every update (Engine::lloyd_mapped).  weights:
+// observation weights (src/weights.h; sums in cpu_weights.h), or nullptr.
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
-                   IterationObserver* observer, const double* weights = nullptr);
+                   IterationObserver* observer, const CenterMap& map = CenterMap(),
+                   const double* weights = nullptr);
 
 // Nearest center (1-based) of every row of x.
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);

@@ -164,6 +164,7 @@ struct LloydState {
   std::vector<unsigned char> part_dirty;   // bounded: per thread, clusters to sum again
   std::size_t rows_cap;                    // bounded: per thread, room for rows gathered by sum_range()
   std::vector<T> part_rows;
+  const CenterMap* map = nullptr;          // applied after every update (spherical k-means)
   // Observation weights (or nullptr): the centers and withinss are then
   // those of wsum (cpu_weights.h), the tot.withinss of the trace weighted.
   const double* w;
@@ -354,6 +355,7 @@ struct LloydState {
       }
     }
     if (wsum) wsum->centers(res.cluster.data(), res.centers.data());
+    if (map && *map) (*map)(res.centers.data(), k);
   }
 
   // Within-cluster sums of squares with the final centers and labels, point
@@ -487,9 +489,10 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
 
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
-                   IterationObserver* observer, const double* weights) {
+                   IterationObserver* observer, const CenterMap& map, const double* weights) {
   const double t_start = wall_seconds();
   LloydState<T> S(x, n, d, k, centers0, threads, weights);
+  S.map = &map;
   const bounds::Plan plan =
       bounds::choose_plan(n, d, k, static_cast<double>(std::numeric_limits<T>::epsilon()) / 2.0);
   bool updated = true;
@@ -502,9 +505,9 @@ LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* cente
 }
 
 template LloydFit cpu_lloyd<double>(const double*, std::int64_t, int, int, const double*, int, int,
-                                    IterationObserver*, const double*);
+                                    IterationObserver*, const CenterMap&, const double*);
 template LloydFit cpu_lloyd<float>(const float*, std::int64_t, int, int, const double*, int, int,
-                                   IterationObserver*, const double*);
+                                   IterationObserver*, const CenterMap&, const double*);
 
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads,
                 int* cluster) {

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -164,6 +165,12 @@ class BlockInit {
   virtual std::vector<double> label_counts(std::int64_t m) = 0;
 };
 
+// A map of the centers applied after each update of Lloyd's algorithm
+// (k x d, column-major, in the data's coordinates, NaN rows for empty
+// clusters), e.g. spherical k-means' projection onto the unit sphere
+// (src/spherical.h).
+using CenterMap = std::function<void(double* centers, int k)>;
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -210,6 +217,15 @@ class Engine {
                                               const std::vector<std::uint32_t>& maxterm) = 0;
   // The last step's labels, 1-based.
   virtual std::vector<int> labels() = 0;
+
+  // ---- Lloyd with a map of the centers (spherical k-means) ---------------
+  // lloyd() with map(centers) after every update of the centers: the
+  // labels, iter and sizes follow the mapped centers, the final centers are
+  // mapped, withinss are the squared distances to them.  The default runs
+  // it over step() (lloyd_parts on this engine alone, src/spherical.cpp), so
+  // every engine can; an engine may have a faster path of its own.
+  virtual LloydFit lloyd_mapped(const double* centers, int k, int max_iter, IterationObserver* observer,
+                                const CenterMap& map);
 
   // ---- initialisation (arithmetic and order: src/parity.h) ----------------
   // Greedy k-means++ over the rows `rows` (m of them; nullptr: all rows) with

@@ -174,6 +174,16 @@ struct Combined {
   std::int64_t changed = 0;
 };
 
+// map (in the data's coordinates) applied to centers in stored coordinates.
+void map_stored(const CenterMap& map, std::vector<double>& cen, int k, const std::vector<double>& shift) {
+  const std::size_t kk = static_cast<std::size_t>(k);
+  for (std::size_t j = 0; j < shift.size(); ++j)
+    for (std::size_t c = 0; c < kk; ++c) cen[c + kk * j] += shift[j];
+  map(cen.data(), k);
+  for (std::size_t j = 0; j < shift.size(); ++j)
+    for (std::size_t c = 0; c < kk; ++c) cen[c + kk * j] -= shift[j];
+}
+
 Combined combine_steps(const std::vector<Engine*>& parts, const std::vector<double>& cen, int k,
                        const std::vector<int>& scale, bool first) {
   Combined c;
@@ -194,7 +204,7 @@ Combined combine_steps(const std::vector<Engine*>& parts, const std::vector<doub
 }  // namespace
 
 LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
-                     IterationObserver* observer) {
+                     IterationObserver* observer, const CenterMap& map) {
   const double t_start = wall_seconds();
   if (parts.empty()) throw EngineError(EngineError::Kind::kInvalid, "lloyd_parts: no parts");
   for (Engine* e : parts)
@@ -229,6 +239,7 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
       break;
     }
     cen = centers_from_sums(c.sum, c.count, scale, k);
+    if (map) map_stored(map, cen, k, shift);
   }
   // Within-SS with the final centers and labels, in two passes over the parts.
   std::vector<std::uint32_t> maxterm(k, 0);

@@ -92,8 +92,9 @@ std::vector<double> withinss_from_sums(const std::vector<Fixed128>& wsum, const 
 // order), step by step with exact partial sums: the result does not depend
 // on how the rows are split, and on one CUDA engine it is bit for bit
 // gk_cuda_lloyd's.  centers: k x d, column-major; cluster in row order.
+// map (optional): applied to the centers after every update (Engine::lloyd_mapped).
 LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
-                     IterationObserver* observer);
+                     IterationObserver* observer, const CenterMap& map = CenterMap());
 
 }  // namespace gk
 

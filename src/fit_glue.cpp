@@ -15,6 +15,7 @@
 #include "r_boundary.h"
 #include "r_observer.h"
 #include "single_shift.h"
+#include "spherical.h"
 
 namespace {
 
@@ -118,18 +119,22 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e) {
 }  // namespace
 
 // Fits every start in `starts` and returns the best by tot.withinss (the
-// first of equals, as stats), with per-start summaries.  weights: NULL, or
-// the observation weights (R/weights.R checked them: double, nrow(x)).
+// first of equals, as stats), with per-start summaries.  spherical: spherical
+// k-means on the unit rows x (R/cosine.R).  weights: NULL, or the
+// observation weights (R/weights.R checked them: double, nrow(x)).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine,
                       int threads, int device, bool trace, SEXP progress, double progress_after,
-                      Rcpp::List cuda, SEXP weights = R_NilValue) {
+                      Rcpp::List cuda, bool spherical = false, SEXP weights = R_NilValue) {
   return gk::guarded([&] {
     gk::HostData data = host_data(x);
     gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
     std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, cuda);
+    if (spherical && data.w)  // (R refuses them first: R/weights.R)
+      throw gk::EngineError(gk::EngineError::Kind::kUnsupported, "spherical k-means has no observation weights yet");
+    if (spherical) e = gk::make_spherical_engine(std::move(e));  // x: unit rows (src/spherical.h)
     const gk::FitOutcome fit = gk::observed(observer, [&] { return gk::fit_starts(*e, data, source, iter_max, &observer); });
     return as_list(fit, *e);
   });

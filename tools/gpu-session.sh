@@ -1,14 +1,15 @@
 #!/bin/sh
 # On the GPU machine (no R there: the R that tools/gpu/pack.sh carried), from
 # the repository root, after `sh tools/gpu/pack.sh` here filled .gpu/:
-#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence]
+#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence] [cosine]
 # Writes OUTDIR/info.txt, tests.txt (the testthat suite with the GPU present),
 # peer.txt (the PyTorch peer, inst/bench/peer_torch.py), bench.txt,
-# init.txt, sweep.txt (inst/bench/bench_sweep.R) and convergence.txt
-# (inst/bench/bench_convergence.R: the CUDA bounds vs plain Lloyd) plus the
-# benchmark CSVs.
+# init.txt, sweep.txt (inst/bench/bench_sweep.R), convergence.txt
+# (inst/bench/bench_convergence.R: the CUDA bounds vs plain Lloyd) and
+# cosine.txt with peer-cosine.txt (inst/bench/bench_cosine.R beside
+# peer_torch.py --cosine) plus the benchmark CSVs.
 set -u
-out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence]}; shift
+out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence] [cosine]}; shift
 what=${*:-tests bench}
 mkdir -p "$out"
 R="sh tools/gpu/run-r.sh"
@@ -42,4 +43,9 @@ esac
 case " $what " in *" convergence "*)
   $R inst/bench/bench_convergence.R "$out" > "$out/convergence.txt" 2>&1
   tail -n 40 "$out/convergence.txt" ;;
+esac
+case " $what " in *" cosine "*)
+  PYTHONUNBUFFERED=1 python3 inst/bench/peer_torch.py --cosine > "$out/peer-cosine.txt" 2>&1
+  $R inst/bench/bench_cosine.R gpu "$out" "$out/peer-cosine.txt" > "$out/cosine.txt" 2>&1
+  tail -n 30 "$out/cosine.txt" ;;
 esac

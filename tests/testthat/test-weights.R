@@ -106,11 +106,16 @@ test_that("the engine refuses weights it cannot fit (the driver's check)", {
   x <- as.matrix(iris[, 1:4])
   st <- list(x[c(1, 51, 101), ])
   err <- tryCatch(gpukmeans:::gk_fit_cpp(x, st, 10L, FALSE, "cuda", 1L, 0L, FALSE, NULL, Inf, list(),
-                                          rep(2, 150)), error = identity)
+                                          weights = rep(2, 150)), error = identity)
   expect_s3_class(err, "gpukmeans_error")  # not built / no device / unsupported: never a fit
   err <- tryCatch(gpukmeans:::gk_fit_cpp(x, st, 10L, FALSE, "cpu", 1L, 0L, FALSE, NULL, Inf, list(),
-                                          rep(2, 149)), error = identity)
+                                          weights = rep(2, 149)), error = identity)
   expect_s3_class(err, "gpukmeans_invalid")
+  # the spherical engine has no weights: refused in C++ too
+  err <- tryCatch(gpukmeans:::gk_fit_cpp(x / sqrt(rowSums(x^2)), list(st[[1]] / sqrt(rowSums(st[[1]]^2))), 10L, FALSE, "cpu",
+                                          1L, 0L, FALSE, NULL, Inf, list(), spherical = TRUE,
+                                          weights = rep(2, 150)), error = identity)
+  expect_s3_class(err, "gpukmeans_unsupported")
 })
 
 test_that("backend = 'auto' runs weighted fits on the CPU engine, saying so once where a GPU would run them", {
@@ -515,9 +520,19 @@ test_that("very large and very small weights: the fit of weights 1 (centers), th
   expect_false(anyNA(big$centers))
 })
 
-test_that("weights with comm (MPI ranks) are a classed error, never ignored", {
+test_that("weights with comm (MPI ranks) or distance = 'cosine' are classed errors, never ignored", {
   x <- as.matrix(iris[, 1:4])
   err <- tryCatch(gpu_kmeans(x, 3, weights = rep(1:3, 50), comm = 0), error = identity)
   expect_s3_class(err, "gpukmeans_unsupported")
   expect_match(conditionMessage(err), "'weights' are not supported with 'comm'")
+  set.seed(1)
+  before <- get_seed()
+  err <- tryCatch(gpu_kmeans(x, 3, weights = rep(1:3, 50), distance = "cosine"), error = identity)
+  expect_s3_class(err, "gpukmeans_unsupported")
+  expect_match(conditionMessage(err), "distance = \"cosine\"")
+  expect_identical(get_seed(), before)
+  # weights of 1 are no weights: the spherical fit
+  set.seed(1); a <- gpu_kmeans(x, 3, distance = "cosine")
+  set.seed(1); b <- gpu_kmeans(x, 3, distance = "cosine", weights = rep(1, 150))
+  expect_identical(strip_gk(a), strip_gk(b))
 })
