@@ -152,6 +152,24 @@
 #' distances would overflow (values beyond about 1e153) are such an error too,
 #' rather than a meaningless fit.
 #'
+#' @section Exact acceleration (distance bounds):
+#' Once few points change cluster, both engines skip most point-center
+#' distances by keeping, per point, an upper bound on the distance to its own
+#' center and lower bounds on the distances to the others, loosened each
+#' iteration by how far the centers moved (Hamerly 2010; Yinyang, Ding et al.
+#' 2015).  The bounds are rounded outward, and a point whose label they do not
+#' prove gets the exact distances with the usual tie rule, so in double
+#' precision the labels, centers and `iter` are those of plain Lloyd at every
+#' iteration: only the time changes (for example, 1e7 x 16 blobs with k = 256
+#' converge in about 1/20 of the compute time on an H100).  Each engine
+#' chooses by shape and stops using the bounds where they stop paying.  Extra
+#' memory: on the CPU engine 28 bytes per point (Hamerly, small k) or 20 + 4 G
+#' bytes per point (Yinyang, G groups of centers, at most the size of the
+#' point's data or 64 MiB in all); on the CUDA engine 12 bytes per point plus
+#' O(k d), taken only when free device memory allows (plain Lloyd otherwise).
+#' In single precision the bounded path may take a slightly different route
+#' to a fit of the same quality, as single precision may anyway.
+#'
 #' @section Limits:
 #' `n` (rows) up to 2^31 - 1 (R's limit for the rows of a matrix, and the
 #' labels are R integers); `k` up to `n`; `d` and `n * d` as memory allows
@@ -282,6 +300,14 @@
 #' Bahmani, B., Moseley, B., Vattani, A., Kumar, R. and Vassilvitskii, S.
 #' (2012) Scalable k-means++.  \emph{Proceedings of the VLDB Endowment}
 #' \bold{5}(7), 622--633.
+#'
+#' Ding, Y., Zhao, Y., Shen, X., Musuvathi, M. and Mytkowicz, T. (2015)
+#' Yinyang k-means: a drop-in replacement of the classic k-means with
+#' consistent speedup.  \emph{Proceedings of the 32nd International
+#' Conference on Machine Learning}, 579--587.
+#'
+#' Hamerly, G. (2010) Making k-means even faster.  \emph{Proceedings of the
+#' 2010 SIAM International Conference on Data Mining}, 130--140.
 #'
 #' @return An object of class `c("gpu_kmeans", "kmeans")`: a list with
 #'   components `cluster`, `centers`, `totss`, `withinss`, `tot.withinss`,

@@ -281,8 +281,8 @@ struct CudaTuning {
   int assign_kernel = 0;  // 0 by shape, 1 SIMT, 2 tensor cores (single, d > 8)
   int init_filter = 0;    // 0 by shape, 1 exact for every pair, 2 SIMT filter
   int sample_room = 0;    // rows a k-means|| round's sample holds before it is redrawn larger (0: 2l + 1024)
-  int bounds = 0;         // Lloyd's distance bounds: 0 default (plain for now), 1 never, 2 from the second
-                          // iteration, 3 where they pay
+  int bounds = 0;         // Lloyd's distance bounds: 0 default (where they pay), 1 never, 2 from the
+                          // second iteration, 3 where they pay
   double memory_cap = 0;  // bytes of device memory the engine may take (0 or Inf: all that is free)
 };
 

@@ -38,9 +38,9 @@ boxes_big <- function(copies) {
 sets <- list(
   list(id = "D blobs", x = function() simulate_blobs(1e7, 16, 256, seed = 4), k = 256L),
   list(id = "B blobs", x = function() simulate_blobs(1e6, 2, 100, seed = 5), k = 100L),
-  list(id = "E blobs", x = function() simulate_blobs(1e6, 128, 4096, seed = 6), k = 4096L),
   list(id = "uniform 1e6x8", x = function() { set.seed(7); matrix(runif(8e6), ncol = 8) }, k = 64L),
-  list(id = "boxes x100", x = function() boxes_big(100), k = 12L))
+  list(id = "boxes x100", x = function() boxes_big(100), k = 12L),
+  list(id = "E blobs", x = function() simulate_blobs(1e6, 128, 4096, seed = 6), k = 4096L))  # last: the longest
 rows <- list()
 profiles <- list()
 for (s in sets) {

@@ -6,7 +6,7 @@
 # On the two-GPU machine (CUDA, no R, no MPI), from the repository root,
 # after, here:
 #   sh tools/gpu/pack.sh                                  # .gpu/r-runtime.tar.xz, .gpu/lib (CUDA build)
-#   sh tools/gpu/mpi-runtime.sh .gpu/mpi-runtime.tar.xz   # Open MPI and Rmpi
+#   sh tools/gpu/mpi-runtime.sh .gpu/mpi-runtime.tar.xz .gpu/r-runtime.tar.xz   # Open MPI, Rmpi
 # there:
 #   sh inst/bench/bench_mpi.sh OUTDIR [n] [d] [k] [iter.max]
 # Writes OUTDIR/np1, OUTDIR/np2 (per-rank results), OUTDIR/bench_mpi.txt.

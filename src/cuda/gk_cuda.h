@@ -97,11 +97,10 @@ typedef struct {
                          which a round exceeds almost never; tests set 1) */
   double memory_cap;  /* bytes of device memory the handle may take (0 or
                          Inf: all that is free; options(gpukmeans.device_memory)) */
-  int bounds;         /* Lloyd's distance bounds: 0 the default (for now:
-                         never, until the GPU suite has validated them on a
-                         device), 1 never (plain Lloyd), 2 from the second
+  int bounds;         /* Lloyd's distance bounds: 0 the default (= 3),
+                         1 never (plain Lloyd), 2 from the second
                          iteration on (tests), 3 where they pay; the results
-                         are the same bits */
+                         are the same bits in double precision */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

@@ -279,7 +279,9 @@ int run_persistent(const Fit &f, const PersistentPlan &pp, const gk_cuda_callbac
 // iteration changes few labels (kEnter of the points), bounded iterations
 // take over (bounds.cu), in batches of kBoundedBatch; they give way to plain
 // ones again when the bounds stop paying (more than kLeave of the points
-// computed exactly per iteration).
+// computed exactly per iteration), at most kMaxLeaves times: data whose
+// points keep moving (uniform data in single precision) would otherwise
+// pay the bounds' setup again and again for nothing.
 int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, size_t errlen) {
   // (bounds from the second iteration on: plain batches of one iteration)
   const int bsz = D->opts.bounds == 2 ? 1 : batch_size(D, f.k, f.max_iter);
@@ -288,6 +290,8 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   const double kEnter = D->opts.bounds == 2 ? 2.0 : D->single ? 0.02 : 0.05;
   const double kLeave = D->single ? 0.25 : 0.5;
   const int kBoundedBatch = 16;
+  const int kMaxLeaves = 2;
+  int leaves = 0;
   bool have = have_graphs(D, f.k, f.max_iter, bsz);
   const bool may_bound = bounds_wanted(D, f.k);
   BoundsBufs bb;
@@ -323,13 +327,15 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   };
   auto after = [&](int) -> int {
     if (hs->flag) return GK_CUDA_OK;
-    if (!bounded && may_bound && (double)hs->last_changed <= kEnter * n && bounds_buffers(D, f.k, bb)) {
+    if (!bounded && may_bound && leaves < kMaxLeaves && (double)hs->last_changed <= kEnter * n &&
+        bounds_buffers(D, f.k, bb)) {
       bounded = first = true;
       return GK_CUDA_OK;
     }
     if (bounded && (double)hs->active_sum > kLeave * n * bounded_iters) {
       // back to plain iterations: their sums start from zero each iteration
       bounded = false;
+      ++leaves;
       GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * (size_t)f.k * D->d * sizeof(u64), f.s), "clearing sums");
       GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)f.k * sizeof(unsigned int), f.s), "clearing counts");
     }

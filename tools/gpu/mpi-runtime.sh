@@ -5,10 +5,13 @@
 # GPU machine that has neither (inst/bench/bench_mpi.sh does), next to the R
 # of tools/gpu/r-runtime.sh.  The libraries they link that the R runtime
 # does not carry go to /opt/rlibs (on LD_LIBRARY_PATH there).
-# usage: sh tools/gpu/mpi-runtime.sh OUT.tar.xz
-# (Made for the two-GPU benchmark; not run on a GPU machine yet.)
+# usage: sh tools/gpu/mpi-runtime.sh OUT.tar.xz [R-RUNTIME.tar.xz]
+# With the R runtime named, the libraries it carries are left out (the two
+# are unpacked together: both must fit in one carry).
 set -eu
 out=$1
+have=$(mktemp)
+[ -n "${2:-}" ] && tar -tJf "$2" | sed -n 's|^\./opt/rlibs/||p; s|^opt/rlibs/||p' | grep -v '^$' > "$have" || true
 stage=$(mktemp -d)
 list=$(mktemp)
 pkgs="openmpi-bin openmpi-common libopenmpi3 libpmix2 libhwloc15 libhwloc-plugins libevent-2.1-7
@@ -30,8 +33,14 @@ find "$stage" -type f \( -name '*.so*' -o -perm -u+x \) | while read -r f; do
   ldd "$f" 2>/dev/null | awk '$3 ~ /^\// {print $1, $3}'
 done | sort -u | while read -r name path; do
   case $name in libc.so*|libm.so*|libstdc++*|libgcc_s*|libdl.so*|libpthread*|librt.so*|ld-linux*|libresolv*|libR.so) continue ;; esac
-  [ -e "$stage$path" ] || cp -L "$path" "$stage/opt/rlibs/$name"
+  grep -qx "$name" "$have" && continue
+  [ -e "$stage$path" ] || [ -e "$stage$(readlink -f "$path")" ] || cp -L "$path" "$stage/opt/rlibs/$name"
+done
+# the libraries of the list under their sonames (ldconfig is not run there)
+for f in $(find "$stage/usr/lib/x86_64-linux-gnu" -maxdepth 1 -name 'lib*.so.*.*' -type f); do
+  so=$(objdump -p "$f" 2>/dev/null | awk '$1 == "SONAME" {print $2}')
+  [ -n "$so" ] && [ ! -e "$(dirname "$f")/$so" ] && ln -s "$(basename "$f")" "$(dirname "$f")/$so"
 done
 tar -C "$stage" -cJf "$out" .
-rm -rf "$stage" "$list"
+rm -rf "$stage" "$list" "$have"
 ls -la "$out"

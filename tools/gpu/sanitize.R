@@ -23,6 +23,14 @@ for (x in list(x2, x16, x130)) {
   }
   invisible(predict(f, x[1:100, ]))
 }
+# spherical k-means, the quality pass (silhouette) and a sweep of k
+xs <- simulate_blobs(3001, 24, 6, seed = 5)
+for (prec in c("double", "single")) {
+  set.seed(5); invisible(gpu_kmeans(xs, 6, distance = "cosine", precision = prec, backend = "cuda", iter.max = 30))
+  invisible(gpu_silhouette(fit(x16, x16[1:12, ], 20L, prec == "single", 1L)$cluster, x16, backend = "cuda"))
+  invisible(gpu_silhouette(fit(x16, x16[1:12, ], 20L, prec == "single", 1L)$cluster, x16, method = "simplified", backend = "cuda"))
+}
+set.seed(6); invisible(gpu_kmeans_sweep(x16, 2:5, nstart = 2, backend = "cuda"))
 out <- capture.output(gpu_kmeans(x2, x2[1:4, ], iter.max = 5, backend = "cuda", trace = TRUE))
 e <- tryCatch(gpu_kmeans(x2 * 1e200, 3, backend = "cuda"), error = identity)
 stopifnot(inherits(e, "gpukmeans_data_error"))
