@@ -86,6 +86,10 @@ int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t err
       return GK_CUDA_OUT_OF_MEMORY;
     }
     GK_CHECK(e, "allocating the fit workspace");
+    // zeroed once: the results are downloaded as one block [0, pack), and
+    // its gaps (alignment, the float centers in double) must not be
+    // uninitialized memory (compute-sanitizer initcheck)
+    GK_CHECK(cudaMemsetAsync(D->ws, 0, L.pack, D->stream), "clearing the fit workspace");
     D->ws_bytes = L.total;
   }
   char *b = (char *)D->ws;
@@ -329,6 +333,10 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
     if (hs->flag) return GK_CUDA_OK;
     if (!bounded && may_bound && leaves < kMaxLeaves && (double)hs->last_changed <= kEnter * n &&
         bounds_buffers(D, f.k, bb)) {
+      // the per-iteration counts of plain iterations are never written: zero
+      // them once, so that the profile's download reads no uninitialized memory
+      if (leaves == 0)
+        GK_CHECK(cudaMemsetAsync(bb.hist, 0, kBoundsHist * sizeof(u64), f.s), "clearing the counts");
       bounded = first = true;
       return GK_CUDA_OK;
     }
