@@ -27,11 +27,6 @@ namespace {
 const size_t kWSmemLimit = 96 * 1024;
 
 int clamp_scale(int s) { return s < -1022 ? -1022 : (s > 1023 ? 1023 : s); }
-int exponent_of(double v) {  // v < 2^e (v > 0)
-  int e = 0;
-  std::frexp(v, &e);
-  return e;
-}
 }  // namespace
 
 cudaError_t plan_weighted(const gk_cuda_data *D, int k, Plan &p) {
@@ -112,9 +107,7 @@ cudaError_t launch_withinss_w(const gk_cuda_data *D, const Plan &p, int k, const
 }
 
 double weighted_wss_value(const gk_cuda_data *D, u64 lo, u64 hi, unsigned int maxterm) {
-  const WeightSpec &ws = D->wspec;
-  const double v = from_fixed(lo, hi, wss_scale(maxterm) - ws.wshift);
-  return ws.whole ? v : v / ws.wscale;  // in the units of the weights given
+  return wss_value(D->wspec, lo, hi, maxterm);
 }
 
 }  // namespace gk
@@ -164,21 +157,7 @@ extern "C" int gk_cuda_set_weights(gk_cuda_data *D, const double *w, char *err, 
 
   WeightSpec ws;
   ws.w = dw;
-  ws.whole = whole ? 1 : 0;
-  int more = 0;  // bits added to (or, negative, taken from) the unweighted scales
-  if (whole) {
-    const int extra = std::max(0, exponent_of(W) - 66);
-    ws.wscale = 1.0;
-    ws.cscale = 0;
-    ws.wshift = extra;
-    more = -extra;
-  } else {
-    ws.wscale = std::ldexp(1.0, -exponent_of(wmax));
-    const int extra = std::max(0, exponent_of(W * ws.wscale) - 13);
-    ws.cscale = 112 - extra;
-    ws.wshift = 0;
-    more = 53 - extra;
-  }
+  const int more = weight_scales(whole, wmax, W, ws);  // bits added to the unweighted scales
   for (int j = 0; j < d; ++j) {
     double v;
     memcpy(&v, &h[j], 8);

@@ -30,6 +30,36 @@ struct WeightSpec {
   int wshift = 0;             // within-SS scale = wss_scale(max) - wshift (overflow guard)
 };
 
+// Fills ws.whole, wscale, cscale, wshift from the weights' summary (every
+// weight whole, the largest, the sum; weights.cu says why these) and returns
+// the bits added to the unweighted scales limb_scale(column maxima).
+inline int weight_scales(bool whole, double wmax, double W, WeightSpec &ws) {
+  int e = 0;
+  ws.whole = whole ? 1 : 0;
+  if (whole) {
+    frexp(W, &e);  // W < 2^e
+    const int extra = e > 66 ? e - 66 : 0;
+    ws.wscale = 1.0;
+    ws.cscale = 0;
+    ws.wshift = extra;
+    return -extra;
+  }
+  frexp(wmax, &e);
+  ws.wscale = ldexp(1.0, -e);
+  frexp(W * ws.wscale, &e);
+  const int extra = e > 13 ? e - 13 : 0;
+  ws.cscale = 112 - extra;
+  ws.wshift = 0;
+  return 53 - extra;
+}
+
+// Cluster c's within-SS from its fixed-point sum and the upper bits of its
+// largest key, in the units of the weights given.
+GK_FX double wss_value(const WeightSpec &ws, u64 lo, u64 hi, unsigned int maxterm) {
+  const double v = from_fixed(lo, hi, wss_scale(maxterm) - ws.wshift);
+  return ws.whole ? v : v / ws.wscale;
+}
+
 // 128-bit two's complement helpers (host and device, no __int128).
 GK_FX void mul_u64(u64 a, u64 b, u64 &lo, u64 &hi) {
   const u64 a0 = a & 0xffffffffULL, a1 = a >> 32, b0 = b & 0xffffffffULL, b1 = b >> 32;
