@@ -465,15 +465,14 @@ test_that("the fit of weights is a kmeans object: methods, all.equal, broom", {
   expect_identical(as.integer(broom::augment(fit, data = iris)$.cluster), unname(fit$cluster))
 })
 
-test_backends("weights on each engine: the CPU engine fits them, the CUDA engine refuses them", function(backend) {
+test_backends("weights on each engine: both engines fit them (whole weights: the same bits in double)", function(backend) {
   x <- as.matrix(iris[, 1:4])
   w <- rep(1:3, 50)
-  if (backend == "cuda") {
-    expect_error(gpu_kmeans(x, 3, weights = w), class = "gpukmeans_unsupported")
-    return(invisible())
-  }
   set.seed(1); fit <- gpu_kmeans(x, 3, weights = w)
-  expect_identical(attr(fit, "backend"), "cpu")
+  expect_identical(attr(fit, "backend"), backend)
+  set.seed(1); ref <- gpu_kmeans(x, 3, weights = w, backend = "cpu")
+  expect_identical(unname(fit$centers), unname(ref$centers))
+  expect_identical(fit$cluster, ref$cluster)
 })
 
 test_that("trace shows the weighted tot.withinss", {
