@@ -60,13 +60,20 @@
 #' expected counts).  Rows of weight 0 are never drawn; fewer than k distinct
 #' rows of positive weight is an error.
 #'
-#' \strong{Engines.}  The CPU engine fits weights; the CUDA engine does not
-#' yet: with weights `backend = "auto"` runs the CPU engine (saying so once
-#' per session, with a message of class `gpukmeans_fallback`, where a GPU
-#' would otherwise have run the fit) and `backend = "cuda"` is an error of
-#' class `gpukmeans_unsupported`, as are weights with `comm` (MPI ranks)
-#' and with `distance = "cosine"`, not supported yet.  `algorithm = "Hartigan-Wong"` and `"MacQueen"`
-#' (stats' own code) take no weights.
+#' \strong{Engines.}  Both engines fit weights.  The CUDA engine keeps its
+#' sums exact 128-bit fixed-point integers: a row of whole weight w adds w
+#' times its rounded value (an exact integer product), so that in double
+#' precision whole weights give the bits of the CUDA engine's own fit of the
+#' repeated rows from the same centers (centers, labels, `withinss`, `iter`),
+#' while the total weight is below 2^66; other weights add `w * x` rounded
+#' once, at scales set by the largest weight (about 2^-112 of it), so the
+#' centers equal the CPU engine's to rounding.  On the CUDA engine `totss`
+#' and the rounds of `"kmeans||"` are computed on the host by the CPU
+#' engine's code (the same values and rows as `backend = "cpu"`),
+#' `"kmeans++"` on the device.  Weights are an error of class
+#' `gpukmeans_unsupported` with `comm` (MPI ranks) and with
+#' `distance = "cosine"`, not supported yet.  `algorithm = "Hartigan-Wong"`
+#' and `"MacQueen"` (stats' own code) take no weights.
 #'
 #' @param weights `NULL` (every row weighs 1), or the observation weights: a
 #'   numeric vector of non-negative, finite numbers, one per row of `x`, not
@@ -161,8 +168,8 @@ weighted_initial_centers <- function(x, centers, nstart, init, w) {
 }
 
 # The engine of a fit (as resolve_backend()) with weights w (or NULL).  An
-# engine without weights (the CUDA engine so far: gk_cuda_supports_weights_cpp())
-# is never chosen: "auto" takes the CPU engine, telling once per session
+# engine without weights (none now: gk_cuda_supports_weights_cpp() is TRUE
+# since the CUDA engine fits them) is never chosen: "auto" takes the CPU engine, telling once per session
 # where a GPU would have run the fit; "cuda" is an error of class
 # gpukmeans_unsupported.
 # (supports and gpu_reason are for the tests.)

@@ -9,6 +9,7 @@
 
 #ifdef GPUKMEANS_CUDA
 #include "cpu_engine.h"
+#include "cpu_weights.h"
 #endif
 
 #include <cstring>
@@ -84,13 +85,22 @@ class CudaEngine final : public Engine {
     opts.memory_cap = tuning.memory_cap;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
+    if (w_) check(gk_cuda_set_weights(D_, w_, err_, kErrLen), "upload of the weights", err_);
   }
   ~CudaEngine() override { gk_cuda_free(D_); }
 
   const char* backend() const override { return "cuda"; }
   std::string device() const override { return name_; }
 
+  // Weights: Lloyd's sums on the device (gk_cuda_set_weights); k-means++ on
+  // the device with the sampling weights; totss and the k-means|| rounds on
+  // the host (below).
+  bool supports_weights() const override { return true; }
+
   double totss() override {
+    // weighted: the CPU engine's sum on the caller's double copy of x (one
+    // O(n d) pass per engine): the same bits as backend = "cpu"
+    if (w_) return cpu_weighted_totss(host_x_, n_, d_, w_, 0);
     double t = 0.0;
     check(gk_cuda_totss(D_, &t, err_, kErrLen), "totss", err_);
     return t;
@@ -172,13 +182,18 @@ class CudaEngine final : public Engine {
           rows ? "k-means|| reduction" : "k-means++ initialisation", err_);
     return out;
   }
+  // Weighted k-means|| rounds run on the host, with the CPU engine's code on
+  // the caller's double copy of x (as block_init below): the device rounds
+  // have no weights yet; its picks are then the CPU engine's.
   double par_begin(std::int64_t first) override {
+    if (w_) return host_par().par_begin(first);
     double phi = 0.0;
     check(gk_cuda_par_begin(D_, first, &phi, err_, kErrLen), "k-means|| initialisation", err_);
     return phi;
   }
   std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
-                                      IterationObserver*) override {  // a round takes milliseconds
+                                      IterationObserver* observer) override {  // a round takes milliseconds
+    if (w_) return host_par().par_round(seed, round, l, phi, phi_out, observer);
     int64_t added = 0;
     check(gk_cuda_par_round(D_, seed, round, l, phi, &added, phi_out, err_, kErrLen), "k-means|| round", err_);
     std::vector<std::int64_t> rows(added);
@@ -186,11 +201,16 @@ class CudaEngine final : public Engine {
     return rows;
   }
   std::vector<double> par_weights(std::int64_t m) override {
+    if (w_) return host_par().par_weights(m);
     std::vector<double> w(m);
     check(gk_cuda_par_weights(D_, m, w.data(), err_, kErrLen), "k-means|| weights", err_);
     return w;
   }
-  void par_end() override { gk_cuda_par_end(D_); }
+  void par_end() override {
+    if (host_) host_->par_end();
+    host_.reset();
+    gk_cuda_par_end(D_);
+  }
 
   // The initialisation of a block of a larger data set runs on the host for
   // now, on the caller's double copy of x (which outlives the engine,
@@ -225,7 +245,20 @@ class CudaEngine final : public Engine {
   }
 
  private:
+  Engine& host_par() {
+    if (!host_) {
+      HostData h;
+      h.x = host_x_;
+      h.n = n_;
+      h.d = d_;
+      h.w = w_;
+      host_ = make_cpu_engine(h, Precision::kDouble, 0);
+    }
+    return *host_;
+  }
+
   int device_;
+  std::unique_ptr<Engine> host_;  // weighted k-means|| rounds (host_par())
   const double* host_x_;  // the caller's x (n x d doubles), for block_init()
   std::string name_;
   gk_cuda_data* D_ = nullptr;
@@ -319,11 +352,9 @@ void cuda_fault_test(int) { throw EngineError(EngineError::Kind::kNotBuilt, kNot
 
 #endif
 
-// Observation weights are not in the CUDA engine yet: R then refuses
-// backend = "cuda" and "auto" takes the CPU engine.  To add them, implement
-// them here and in src/cuda (totss, lloyd, greedy and the k-means|| rounds
-// with HostData::w, as src/weights.h defines them), override
-// Engine::supports_weights() and return true.
-bool cuda_supports_weights() { return false; }
+// The CUDA engine fits observation weights (CudaEngine::supports_weights()).
+// In a build without CUDA, backend = "cuda" then fails as without weights
+// (not built), not for the weights.
+bool cuda_supports_weights() { return true; }
 
 }  // namespace gk

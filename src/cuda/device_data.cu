@@ -37,6 +37,7 @@ void destroy(gk_cuda_data *D) {
   if (D->stream) cudaStreamDestroy(D->stream);
   if (D->ws) cudaFree(D->ws);
   if (D->bounds) cudaFree(D->bounds);
+  if (D->wspec.w) cudaFree((void *)D->wspec.w);
   if (D->block) cudaFree(D->block);
   delete D;
 }

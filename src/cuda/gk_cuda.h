@@ -123,6 +123,20 @@ void gk_cuda_free(gk_cuda_data *data);
    (stats: sum(scale(x, scale = FALSE)^2)), computed at upload. */
 int gk_cuda_totss(gk_cuda_data *data, double *totss, char *err, size_t errlen);
 
+/* Observation weights (src/weights.h says what they mean): w, n finite
+   values >= 0, not all 0, copied to the device.  Later gk_cuda_lloyd calls on
+   data fit them: centers are weighted means (a cluster of weight 0 gets NaN),
+   withinss weighted sums, size the count of rows.  The sums stay exact
+   128-bit fixed-point integers (src/cuda/detail/weight_fixed.cuh): with whole
+   weights (0, 1, 2, ... <= 2^53) a row adds w times its rounded value, so
+   that in double precision a fit has the bits of the fit of the rows
+   replicated w times (when the total weight is below 2^66; above, the scales
+   drop by the excess bits so that nothing overflows); other weights add w x
+   rounded once, at scales set by the largest weight.  Rows of weight 0 do
+   not set the scales.  gk_cuda_totss stays unweighted (the caller computes
+   the weighted totss), and the other functions ignore the weights. */
+int gk_cuda_set_weights(gk_cuda_data *data, const double *w, char *err, size_t errlen);
+
 /* ---- Lloyd's algorithm ---------------------------------------------------- */
 
 typedef struct {

@@ -177,10 +177,15 @@ extern "C" int gk_cuda_greedy(gk_cuda_data *D, const int64_t *rows, const double
       if (D->single) return weighted_pp<float>(D, rows, weight, m, first, picks, unif, L, cb, s, out, err, errlen);
       return weighted_pp<double>(D, rows, weight, m, first, picks, unif, L, cb, s, out, err, errlen);
     }
+    DevBuf<double> w;  // weights of all rows (a weighted fit's k-means++)
+    if (weight) {
+      GK_CHECK(w.alloc(D->n), "allocating the weights");
+      GK_CHECK(cudaMemcpyAsync(w.p, weight, D->n * sizeof(double), cudaMemcpyHostToDevice, s), "copying weights");
+    }
     if (D->single)
-      return pp_run<float>(static_cast<const float *>(D->x), D->n, D->d, nullptr, first, picks, unif, L, cb, s,
+      return pp_run<float>(static_cast<const float *>(D->x), D->n, D->d, w.p, first, picks, unif, L, cb, s,
                            out, err, errlen);
-    return pp_run<double>(static_cast<const double *>(D->x), D->n, D->d, nullptr, first, picks, unif, L, cb, s,
+    return pp_run<double>(static_cast<const double *>(D->x), D->n, D->d, w.p, first, picks, unif, L, cb, s,
                           out, err, errlen);
   });
 }

@@ -17,6 +17,9 @@
 //               distance bounds per point and compute distances only where
 //               the bounds do not prove the label (bounds.cu): the same
 //               labels, centers and iterations as plain ones, bit for bit.
+// A weighted fit (gk_cuda_set_weights) runs graph or traced batches of
+// plain iterations whose sums, update and within-SS are the weighted
+// kernels (weights.cu); it has no persistent or bounded batches yet.
 #include <algorithm>
 #include <chrono>
 #include <vector>
@@ -33,7 +36,7 @@ size_t al256(size_t b) { return (b + 255) / 256 * 256; }
 
 // Fit workspace layout (offsets into D->ws); [0, pack) is downloaded at the end.
 struct Layout {
-  size_t st, cen_d, wacc, wcnt, wmax, pack, acc, counts, cen_f, total;
+  size_t st, cen_d, wacc, wcnt, wmax, pack, acc, counts, wsum, cen_f, total;
   Layout(int k, int d) {
     const size_t kd = (size_t)k * d;
     st = 0;
@@ -44,7 +47,8 @@ struct Layout {
     pack = wmax + (size_t)k * sizeof(unsigned int);
     acc = al256(pack);
     counts = acc + al256(2 * kd * sizeof(u64));
-    cen_f = counts + al256(2 * (size_t)k * sizeof(unsigned int));
+    wsum = counts + al256(2 * (size_t)k * sizeof(unsigned int));
+    cen_f = wsum + al256(2 * (size_t)k * sizeof(u64));
     total = cen_f + al256(kd * sizeof(float));
   }
 };
@@ -99,6 +103,7 @@ int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t err
   w.acc = (u64 *)(b + L.acc);
   w.wacc = (u64 *)(b + L.wacc);
   w.counts = (unsigned int *)(b + L.counts);
+  w.wsum = (u64 *)(b + L.wsum);
   w.wcnt = (unsigned int *)(b + L.wcnt);
   w.wmax = (unsigned int *)(b + L.wmax);
   w.pack = L.pack;
@@ -141,12 +146,17 @@ struct Fit {
 
   cudaError_t assign_and_sum() const {
     const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
+    if (D->weighted) {  // labels only (planned without sums), then the weighted sums
+      cudaError_t e = launch_assign(D, plan, cen, k, D->labels, w.st, max_iter, false, nullptr, nullptr, nullptr, s);
+      return e != cudaSuccess ? e : launch_accumulate_w(D, plan, k, w, max_iter, s);
+    }
     cudaError_t e = launch_assign(D, plan, cen, k, D->labels, w.st, max_iter, plan.path == 0, w.acc, w.counts,
                                   D->d_scale, s);
     if (e != cudaSuccess || plan.path == 0) return e;
     return launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, D->d_scale, s);
   }
   cudaError_t finalize() const {
+    if (D->weighted) return launch_finalize_w(D, plan, k, w, max_iter, s);
     return launch_finalize(D, plan, k, w.st, max_iter, w.acc, w.counts, w.cen_d, w.cen_f, s);
   }
   cudaError_t iteration() const {
@@ -154,6 +164,7 @@ struct Fit {
     return e != cudaSuccess ? e : finalize();
   }
   cudaError_t withinss() const {
+    if (D->weighted) return launch_withinss_w(D, plan, k, w, s);
     return launch_withinss(D, plan, D->labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s);
   }
 };
@@ -256,7 +267,9 @@ int run_traced(const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, 
   };
   auto report = [&](int it) -> int {
     double tot = 0;
-    for (int c = 0; c < k; ++c) tot += from_fixed(wh[2 * c], wh[2 * c + 1], wss_scale(wm[c]));
+    for (int c = 0; c < k; ++c)
+      tot += f.D->weighted ? weighted_wss_value(f.D, wh[2 * c], wh[2 * c + 1], wm[c])
+                           : from_fixed(wh[2 * c], wh[2 * c + 1], wss_scale(wm[c]));
     if (cb->on_iteration(cb->ctx, it, (int64_t)hs->last_changed, tot)) return interrupted(err, errlen);
     return GK_CUDA_OK;
   };
@@ -297,7 +310,7 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   const int kMaxLeaves = 2;
   int leaves = 0;
   bool have = have_graphs(D, f.k, f.max_iter, bsz);
-  const bool may_bound = bounds_wanted(D, f.k);
+  const bool may_bound = !D->weighted && bounds_wanted(D, f.k);
   BoundsBufs bb;
   bool bounded = false, first = false;
   int bounded_iters = 0;
@@ -398,7 +411,9 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
     for (int c = 0; c < k; ++c) centers[c + (size_t)k * j] = cres[c + (size_t)k * j] + D->shift[j];
   for (int c = 0; c < k; ++c) {
     if (size) size[c] = (int)sz[c];
-    if (withinss) withinss[c] = from_fixed(whp[2 * c], whp[2 * c + 1], wss_scale(wmp[c]));
+    if (withinss)
+      withinss[c] = D->weighted ? weighted_wss_value(D, whp[2 * c], whp[2 * c + 1], wmp[c])
+                                : from_fixed(whp[2 * c], whp[2 * c + 1], wss_scale(wmp[c]));
   }
   if (info) {
     info->iter = hs.flag ? hs.conv_iter : f.max_iter + 1;
@@ -432,10 +447,12 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
   GK_CHECK(cudaMemsetAsync(D->labels, 0xff, (size_t)D->n * sizeof(int), f.s), "initialising labels");
   GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * kd * sizeof(u64), f.s), "clearing sums");
   GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), f.s), "clearing counts");
+  if (D->weighted) GK_CHECK(cudaMemsetAsync(f.w.wsum, 0, 2 * (size_t)k * sizeof(u64), f.s), "clearing counts");
   GK_CHECK(cudaMemsetAsync(f.w.st, 0, sizeof(State), f.s), "clearing the state");
   GK_CHECK(cudaEventRecord(D->ev0, f.s), "recording an event");
-  GK_CHECK(plan_assign(D, k, true, f.plan), "planning the assignment");
+  GK_CHECK(plan_assign(D, k, !D->weighted, f.plan), "planning the assignment");
   GK_CHECK(plan_update(D, k, f.plan), "planning the update");
+  if (D->weighted) GK_CHECK(plan_weighted(D, k, f.plan), "planning the weighted update");
 
   State hs;
   memset(&hs, 0, sizeof(hs));
@@ -444,7 +461,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
     st = run_traced(f, cb, &hs, err, errlen);
   } else {
     PersistentPlan pp;
-    if (D->opts.bounds != 2) GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
+    if (D->opts.bounds != 2 && !D->weighted) GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
     st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, err, errlen);
   }
   if (st != GK_CUDA_OK) return st;

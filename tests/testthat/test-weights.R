@@ -90,14 +90,13 @@ test_that("weights with other algorithms, too many centers, backend = 'cuda' are
     expect_s3_class(err, "gpukmeans_data_error")
     expect_match(conditionMessage(err), "more cluster centers than distinct data points with positive weight")
   }
-  # the CUDA engine has no weights yet: a classed error, before any device is looked for
-  err <- tryCatch(gpu_kmeans(x, 3, weights = w, backend = "cuda"), error = identity)
-  expect_s3_class(err, "gpukmeans_unsupported")
-  expect_s3_class(err, "gpukmeans_error")
-  expect_match(conditionMessage(err), "CUDA engine does not support 'weights' yet")
-  expect_false(gpukmeans:::gk_cuda_supports_weights_cpp())
-  # backend = "cuda" with weights all 1 is the unweighted fit (the usual checks)
-  if (!has_gpu()) expect_error(gpu_kmeans(x, 3, weights = rep(1, 150), backend = "cuda"), "not available")
+  # the CUDA engine fits weights: without a device, backend = "cuda" fails as
+  # without weights (test-weights-cuda.R runs them on a GPU)
+  expect_true(gpukmeans:::gk_cuda_supports_weights_cpp())
+  if (!has_gpu()) {
+    expect_error(gpu_kmeans(x, 3, weights = w, backend = "cuda"), "not available")
+    expect_error(gpu_kmeans(x, 3, weights = rep(1, 150), backend = "cuda"), "not available")
+  }
 })
 
 test_that("the engine refuses weights it cannot fit (the driver's check)", {
@@ -105,9 +104,11 @@ test_that("the engine refuses weights it cannot fit (the driver's check)", {
   # from R; gk_fit_cpp with an engine without weights is refused in C++.
   x <- as.matrix(iris[, 1:4])
   st <- list(x[c(1, 51, 101), ])
-  err <- tryCatch(gpukmeans:::gk_fit_cpp(x, st, 10L, FALSE, "cuda", 1L, 0L, FALSE, NULL, Inf, list(),
-                                          weights = rep(2, 150)), error = identity)
-  expect_s3_class(err, "gpukmeans_error")  # not built / no device / unsupported: never a fit
+  if (!has_gpu()) {  # (with a device the CUDA engine fits them: test-weights-cuda.R)
+    err <- tryCatch(gpukmeans:::gk_fit_cpp(x, st, 10L, FALSE, "cuda", 1L, 0L, FALSE, NULL, Inf, list(),
+                                            weights = rep(2, 150)), error = identity)
+    expect_s3_class(err, "gpukmeans_error")  # not built / no device: never a fit
+  }
   err <- tryCatch(gpukmeans:::gk_fit_cpp(x, st, 10L, FALSE, "cpu", 1L, 0L, FALSE, NULL, Inf, list(),
                                           weights = rep(2, 149)), error = identity)
   expect_s3_class(err, "gpukmeans_invalid")
@@ -464,15 +465,14 @@ test_that("the fit of weights is a kmeans object: methods, all.equal, broom", {
   expect_identical(as.integer(broom::augment(fit, data = iris)$.cluster), unname(fit$cluster))
 })
 
-test_backends("weights on each engine: the CPU engine fits them, the CUDA engine refuses them", function(backend) {
+test_backends("weights on each engine: both engines fit them (whole weights: the same bits in double)", function(backend) {
   x <- as.matrix(iris[, 1:4])
   w <- rep(1:3, 50)
-  if (backend == "cuda") {
-    expect_error(gpu_kmeans(x, 3, weights = w), class = "gpukmeans_unsupported")
-    return(invisible())
-  }
   set.seed(1); fit <- gpu_kmeans(x, 3, weights = w)
-  expect_identical(attr(fit, "backend"), "cpu")
+  expect_identical(attr(fit, "backend"), backend)
+  set.seed(1); ref <- gpu_kmeans(x, 3, weights = w, backend = "cpu")
+  expect_identical(unname(fit$centers), unname(ref$centers))
+  expect_identical(fit$cluster, ref$cluster)
 })
 
 test_that("trace shows the weighted tot.withinss", {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "weight_fixed.cuh"
 
 namespace gk {
 namespace init {
@@ -66,6 +67,10 @@ struct gk_cuda_data {
   // The last fit's share of points whose distances were computed, per
   // iteration (1 for plain iterations; gk_cuda_fit_profile).
   std::vector<double> profile;
+  // Observation weights (gk_cuda_set_weights; weights.cu): weighted fits
+  // when weighted is 1 (wspec.w: n doubles on the device, owned here).
+  int weighted = 0;
+  gk::WeightSpec wspec;
 };
 
 namespace gk {
@@ -86,6 +91,10 @@ struct Plan {
   bool w_shared = true;
   int fin_grid = 0;      // finalize kernel
   int tf32 = 0;          // tiled single (d > 8): tensor-core 3xTF32 kernel instead of SIMT
+  // weighted fits (weights.cu): accumulate and within-SS kernels
+  int wacc_gx = 0, wacc_gy = 0, wacc_jb = 0;
+  size_t wacc_smem = 0, ww_smem = 0;
+  bool wacc_shared = true, ww_shared = true;
 };
 
 // assign.cu --------------------------------------------------------------
@@ -124,6 +133,7 @@ struct Workspace {
   double *cen_d;
   float *cen_f;          // single precision only
   u64 *acc, *wacc;
+  u64 *wsum;             // weighted fits: the weighted counts (2k words, 128-bit)
   unsigned int *counts, *wcnt, *wmax;
   size_t pack;           // [0, pack) of the workspace: the results downloaded at the end
 };
@@ -159,6 +169,20 @@ cudaError_t launch_bounds_first(const gk_cuda_data *D, const Plan &plan, int k, 
 // A bounded iteration (filter, assignment of the active points, update, movements).
 cudaError_t launch_bounds_iteration(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
                                     const BoundsBufs &b, int max_iter, cudaStream_t s);
+
+// weights.cu ---------------------------------------------------------------
+// The weighted kernels' launch shapes (into the wacc_* / ww_* fields).
+cudaError_t plan_weighted(const gk_cuda_data *D, int k, Plan &plan);
+// Weighted sums of x and weighted counts (into acc and w.wsum).
+cudaError_t launch_accumulate_w(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w, int max_iter,
+                                cudaStream_t s);
+// New centers from the weighted sums and counts (or convergence).
+cudaError_t launch_finalize_w(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w, int max_iter,
+                              cudaStream_t s);
+// Weighted within-SS (scales: weighted_wss_value) and sizes (rows).
+cudaError_t launch_withinss_w(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w, cudaStream_t s);
+// Cluster c's weighted within-SS from its fixed-point sum and maximum.
+double weighted_wss_value(const gk_cuda_data *D, u64 lo, u64 hi, unsigned int maxterm);
 
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {
