@@ -6,10 +6,12 @@ options(gpukmeans.progress = FALSE)
 fit <- function(x, c0, iter, single, bounds) {
   gpukmeans:::gk_fit_cpp(x, list(c0), iter, single, "cuda", 0L, 0L, FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, bounds)))
 }
+# GK_SANITIZE_QUICK=true: smaller data and no sweep (racecheck is ~1000x slower)
+quick <- identical(Sys.getenv("GK_SANITIZE_QUICK"), "true")
 set.seed(1)
-x2 <- simulate_blobs(20011, 2, 8, seed = 1)
-x16 <- simulate_blobs(6007, 16, 20, seed = 2)
-x130 <- simulate_blobs(1003, 130, 5, seed = 3)
+x2 <- simulate_blobs(if (quick) 4001 else 20011, 2, 8, seed = 1)
+x16 <- simulate_blobs(if (quick) 1201 else 6007, 16, 20, seed = 2)
+x130 <- simulate_blobs(if (quick) 301 else 1003, 130, 5, seed = 3)
 for (x in list(x2, x16, x130)) {
   for (single in c(FALSE, TRUE)) {
     a <- fit(x, x[1:12, ], 40L, single, 1L)
@@ -30,7 +32,15 @@ for (prec in c("double", "single")) {
   invisible(gpu_silhouette(fit(x16, x16[1:12, ], 20L, prec == "single", 1L)$cluster, x16, backend = "cuda"))
   invisible(gpu_silhouette(fit(x16, x16[1:12, ], 20L, prec == "single", 1L)$cluster, x16, method = "simplified", backend = "cuda"))
 }
-set.seed(6); invisible(gpu_kmeans_sweep(x16, 2:5, nstart = 2, backend = "cuda"))
+if (!quick) { set.seed(6); invisible(gpu_kmeans_sweep(x16, 2:5, nstart = 2, backend = "cuda")) }
+# observation weights: whole and fractional, Lloyd and the initialisations
+w <- rep_len(c(0, 1, 3), nrow(x16))
+for (prec in c("double", "single")) {
+  for (init in c("random", "kmeans++", "kmeans||")) {
+    set.seed(7); invisible(gpu_kmeans(x16, 6, weights = w, init = init, precision = prec, backend = "cuda", iter.max = 20))
+  }
+  set.seed(7); invisible(gpu_kmeans(x16, 6, weights = runif(nrow(x16)), precision = prec, backend = "cuda", iter.max = 20))
+}
 out <- capture.output(gpu_kmeans(x2, x2[1:4, ], iter.max = 5, backend = "cuda", trace = TRUE))
 e <- tryCatch(gpu_kmeans(x2 * 1e200, 3, backend = "cuda"), error = identity)
 stopifnot(inherits(e, "gpukmeans_data_error"))
