@@ -6,7 +6,9 @@
 # iterations: the weighted fits have no distance bounds yet), all 2, whole
 # 1..10, fractional (runif(0.5, 2)).  Prints ms per iteration (compute
 # phase), the ratio to the unweighted fit, and checks that weights 2 give
-# the unweighted labels, iterations and centers (double: identical).
+# the unweighted labels and iterations, and its centers to the last bits
+# (the sums of the replicated rows are twice the integers; their
+# conversion to double may round differently in the last bit).
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 info <- gpukmeans_info()
@@ -32,7 +34,7 @@ for (prec in c("double", "single")) {
     if (is.null(base)) base <- list(f = f, ms = ms)
     check <- if (nm == "all 2") {
       sprintf("labels %s, iter %s, centers %s", identical(f$cluster, base$f$cluster), identical(f$iter, base$f$iter),
-              if (prec == "double") identical(f$centers, base$f$centers) else isTRUE(all.equal(f$centers, base$f$centers)))
+              isTRUE(all.equal(f$centers, base$f$centers, tolerance = if (prec == "double") 1e-15 else 1e-7)))
     } else ""
     cat(sprintf("%-6s %-12s %3d it %8.3f ms/iter  %5.2fx  %s\n", prec, nm, f$iter, ms, ms / base$ms, check))
   }
