@@ -105,3 +105,6 @@ make_blobs <- function(n, d, k, sd = 1, spread = 50, with_labels = FALSE) {
   if (with_labels) attr(x, "label") <- lab
   x
 }
+
+# (base R has it from 4.4 on; the package has its own, not exported)
+`%||%` <- function(a, b) if (is.null(a)) b else a
