@@ -60,12 +60,12 @@ resolve_backend <- function(backend, device, work = Inf) {
 #   an error of class gpukmeans_out_of_memory naming both;
 # - tuning: its kernel choices for benchmarks and tests (internal:
 #   options(gpukmeans.cuda_tuning = c(assign_kernel, init_filter,
-#   sample_room, bounds)) as src/engine.h's CudaTuning; unset for the
-#   defaults, which choose by shape).  Every choice gives the same fit in
-#   double precision.
+#   sample_room, bounds[, staging])) as src/engine.h's CudaTuning; unset
+#   for the defaults, which choose by shape).  Every choice gives the same
+#   fit in double precision.
 cuda_options <- function(tuning = getOption("gpukmeans.cuda_tuning")) {
-  if (!is.null(tuning) && (!is.numeric(tuning) || length(tuning) != 4L || anyNA(tuning)))
-    stop("'gpukmeans.cuda_tuning' must be 4 whole numbers (or NULL)", call. = FALSE)
+  if (!is.null(tuning) && (!is.numeric(tuning) || !length(tuning) %in% 4:5 || anyNA(tuning)))
+    stop("'gpukmeans.cuda_tuning' must be 4 or 5 whole numbers (or NULL)", call. = FALSE)
   mem <- getOption("gpukmeans.device_memory")
   if (!is.null(mem) && (!is.numeric(mem) || length(mem) != 1L || is.na(mem) || mem <= 0))
     stop("options(gpukmeans.device_memory =) must be a number of bytes > 0 (or NULL for all free memory), not ",

@@ -75,7 +75,7 @@ class CudaEngine final : public Engine {
     const char* refused = cuda_use_refused();
     if (*refused) throw EngineError(EngineError::Kind::kNoDevice, refused);
     name_ = cuda_device_name(device);
-    gk_cuda_options opts;
+    gk_cuda_options opts = {};
     opts.device = device;
     opts.single = precision == Precision::kSingle ? 1 : 0;
     opts.assign_kernel = tuning.assign_kernel;
@@ -83,6 +83,8 @@ class CudaEngine final : public Engine {
     opts.sample_room = tuning.sample_room;
     opts.bounds = tuning.bounds;
     opts.memory_cap = tuning.memory_cap;
+    opts.staging = tuning.staging;
+    opts.host_threads = tuning.host_threads;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
     if (w_) check(gk_cuda_set_weights(D_, w_, err_, kErrLen), "upload of the weights", err_);

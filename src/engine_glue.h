@@ -16,7 +16,7 @@
 namespace gk {
 
 // cuda: the CUDA engine's options from R (R/backend.R, cuda_options()):
-//   list(tuning = c(assign_kernel, init_filter, sample_room, bounds) or
+//   list(tuning = c(assign_kernel, init_filter, sample_room, bounds[, staging]) or
 //        integer(0) for the defaults (gk::CudaTuning; tests and benchmarks),
 //        device_memory = the bytes it may use (Inf: all that is free))
 // An empty list means the defaults.  shift: the single-precision shift (d
@@ -35,7 +35,9 @@ inline std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const s
       t.sample_room = tuning[2];
       t.bounds = tuning[3];
     }
+    if (tuning.size() >= 5) t.staging = tuning[4];
   }
+  t.host_threads = threads;
   if (cuda.containsElementNamed("device_memory")) t.memory_cap = Rcpp::as<double>(cuda["device_memory"]);
   return gk::make_cuda_engine(data, p, device, shift, t);
 }

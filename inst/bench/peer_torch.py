@@ -125,6 +125,10 @@ def main():
     if "--cosine" in sys.argv[1:]:
         cosine_main()
         return
+    if "--ceilings" in sys.argv[1:]:  # the card's copy rates only (bench_upload.R)
+        print("device", torch.cuda.get_device_name(0), "torch", torch.__version__, flush=True)
+        ceilings()
+        return
     torch.manual_seed(0)
     print("device", torch.cuda.get_device_name(0), "torch", torch.__version__, flush=True)
     ceilings()

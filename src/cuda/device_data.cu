@@ -2,8 +2,9 @@
 // column maxima).
 //
 // An upload is: one allocation (alloc_block: x | labels | scales | scratch |
-// means), the copy of x (copy_double, or copy_single: staged doubles
-// converted on the device to float(x - shift)), the per-column maxima and
+// means), the copy of x (large data: staged_upload, through pinned buffers;
+// else copy_double, or copy_single: staged doubles converted on the device
+// to float(x - shift)), the per-column maxima and
 // fixed-point scales (column_scales), then the total sum of squares
 // (compute_totss), all on the device.
 #include <algorithm>
@@ -199,10 +200,10 @@ int upload_into(gk_cuda_data *D, const double *x, const double *shift, char *err
   if (D->single) {
     if (shift) D->shift.assign(shift, shift + D->d);
     else single_shift(x, D->n, D->d, D->shift.data());
-    st = copy_single(D, x, chunk, err, errlen);
-  } else {
-    st = copy_double(D, x, err, errlen);
   }
+  bool staged = false;
+  if (staging_wanted(D)) st = staged_upload(D, x, &staged, err, errlen);
+  if (st == GK_CUDA_OK && !staged) st = D->single ? copy_single(D, x, chunk, err, errlen) : copy_double(D, x, err, errlen);
   if (st == GK_CUDA_OK) st = column_scales(D, err, errlen);
   if (st == GK_CUDA_OK) st = compute_totss(D, err, errlen);
   return st;

@@ -101,6 +101,12 @@ typedef struct {
                          1 never (plain Lloyd), 2 from the second
                          iteration on (tests), 3 where they pay; the results
                          are the same bits in double precision */
+  int staging;        /* the upload of x: 0 by size (default: large data
+                         through pinned staging buffers filled by host
+                         threads), 1 one pageable copy, 2 staging with small
+                         buffers whatever the size (tests); same bits */
+  int host_threads;   /* host threads that fill the staging buffers (0: up
+                         to 8, as the machine has cores) */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

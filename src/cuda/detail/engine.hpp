@@ -10,6 +10,7 @@
 //   init_pp.cu      greedy k-means++ (gk_cuda_greedy)
 //   init_par.cu     the k-means|| rounds (gk_cuda_par_*)
 //   device_info.cu  gk_cuda_get_info, gk_cuda_get_device
+//   staged_copy.cu  the upload of x through pinned staging buffers
 // Each kernel is launched from the translation unit that defines it; the
 // others call the host wrappers declared here.
 #ifndef GPUKMEANS_DETAIL_ENGINE_HPP
@@ -183,6 +184,15 @@ cudaError_t launch_finalize_w(const gk_cuda_data *D, const Plan &plan, int k, co
 cudaError_t launch_withinss_w(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w, cudaStream_t s);
 // Cluster c's weighted within-SS from its fixed-point sum and maximum.
 double weighted_wss_value(const gk_cuda_data *D, u64 lo, u64 hi, unsigned int maxterm);
+
+// staged_copy.cu -----------------------------------------------------------
+// x (n x d doubles, column-major, host) into D->x (stored precision: float
+// of x - D->shift in single) through pinned staging buffers filled by host
+// threads, overlapped with the copies.  *used = false (and nothing copied)
+// when pinned memory cannot be had: the caller copies the plain way.
+int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_t errlen);
+// Whether an upload of this size goes through the staging buffers.
+bool staging_wanted(const gk_cuda_data *D);
 
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {

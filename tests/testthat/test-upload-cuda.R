@@ -1,0 +1,55 @@
+# CUDA engine: the upload of x through pinned staging buffers filled by host
+# threads (src/cuda/staged_copy.cu) gives the device the same bits as the
+# plain copy: every fit is identical.  Staging mode (5th tuning value):
+# 1 one pageable copy, 2 staging with 64 KiB buffers (many chunks, chunk
+# boundaries inside columns, buffers reused), 0 by size.
+local_edition(3)
+
+fit_staged <- function(x, centers, staging, single = FALSE, threads = 0L, weights = NULL) {
+  gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), 30L, single, "cuda", as.integer(threads), 0L,
+                         FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, 0L, as.integer(staging))), weights = weights)
+}
+
+test_that("cuda: staged uploads give the plain upload's fit, bit for bit, in both precisions", {
+  skip_if_no_gpu()
+  set.seed(1)
+  cases <- list(make_blobs(30011, 7, 12, sd = 2, spread = 10),           # 26 chunks in double, 13 in single
+                make_blobs(8192, 1, 3),                                    # exactly one double chunk
+                make_blobs(8193, 2, 4),                                    # one element past a chunk
+                make_blobs(5000, 40, 9) + 1e6,                             # far from the origin (single: the shift)
+                matrix(c(1, 2, 3), 3, 1))                                  # tiny
+  for (x in cases) {
+    k <- min(nrow(x), 5L)
+    c0 <- x[seq_len(k), , drop = FALSE]
+    for (single in c(FALSE, TRUE)) {
+      plain <- fit_staged(x, c0, 1L, single)
+      for (threads in c(1L, 3L, 0L)) {
+        staged <- fit_staged(x, c0, 2L, single, threads)
+        for (comp in c("cluster", "centers", "withinss", "size", "iter", "totss"))
+          expect_identical(staged[[comp]], plain[[comp]],
+                           label = sprintf("%d x %d, single %s, %d threads: %s", nrow(x), ncol(x), single, threads, comp))
+      }
+    }
+  }
+})
+
+test_that("cuda: gpu_kmeans with staging forced equals the default upload and stats", {
+  skip_if_no_gpu()
+  x <- simulate_blobs(20000, 6, 8, seed = 3)
+  set.seed(4); a <- gpu_kmeans(x, 8, nstart = 3, backend = "cuda")
+  withr::local_options(gpukmeans.cuda_tuning = c(0L, 0L, 0L, 0L, 2L))
+  set.seed(4); b <- gpu_kmeans(x, 8, nstart = 3, backend = "cuda")
+  expect_identical(b$cluster, a$cluster)
+  expect_identical(b$centers, a$centers)
+  expect_identical(b$totss, a$totss)
+  set.seed(4); s <- stats::kmeans(x, 8, nstart = 3, algorithm = "Lloyd", iter.max = 1000)
+  expect_identical(unname(b$cluster), unname(s$cluster))
+  expect_equal(b$tot.withinss, s$tot.withinss, tolerance = 1e-12)
+})
+
+test_that("the CUDA tuning option takes 4 or 5 numbers", {
+  expect_identical(gpukmeans:::cuda_options(c(0, 0, 0, 0, 2))$tuning, c(0L, 0L, 0L, 0L, 2L))
+  expect_identical(gpukmeans:::cuda_options(c(0, 0, 0, 1))$tuning, c(0L, 0L, 0L, 1L))
+  expect_error(gpukmeans:::cuda_options(c(0, 0, 0)), "4 or 5 whole numbers")
+  expect_error(gpukmeans:::cuda_options(c(0, 0, 0, 0, NA)), "4 or 5 whole numbers")
+})
