@@ -180,7 +180,10 @@
 #' sums, checked against the free device memory (or
 #' `options(gpukmeans.device_memory = bytes)`) before anything is copied: a
 #' fit that does not fit is an error of class `gpukmeans_out_of_memory`
-#' naming the bytes needed and available.  Threads: at most OpenMP's thread
+#' naming the bytes needed and available.  Data of 256 MiB or more is copied
+#' to the device through three pinned host buffers of 32 MiB, filled by up to
+#' 16 host threads (in single precision converted to float on the host, so
+#' half the bytes cross the link).  Threads: at most OpenMP's thread
 #' limit (`OMP_THREAD_LIMIT`) and the cores R may use.
 #'
 #' @section Processes and forks:

@@ -51,7 +51,13 @@ inline bool binade<double>(double v, double* L, double* H, double* u) {
   std::uint64_t b;
   std::memcpy(&b, &v, 8);
   const std::uint64_t E = (b >> 52) & 0x7ff;  // |v| in [2^(E - 1023), 2^(E - 1022))
-  if (E < 64 || E >= 0x7fe) return false;     // near 0 (u would be subnormal), or near overflow
+  if (E == 0 || E >= 0x7fe) return false;      // subnormal (spacing: below), or near overflow
+  if (E < 64) {  // ulps below 2^-1011: subnormal for E < 53, not from the bits below
+    *L = std::ldexp(1.0, (int)E - 1023);
+    *H = std::ldexp(1.0, (int)E - 1022);
+    *u = std::ldexp(1.0, (int)E - 1075);
+    return true;
+  }
   const std::uint64_t lb = E << 52, hb = (E + 1) << 52, ub = (E - 52) << 52;
   std::memcpy(L, &lb, 8);
   std::memcpy(H, &hb, 8);
@@ -70,10 +76,20 @@ T repeat_block(T s, const T* t, int d, std::uint64_t w) {
   constexpr std::uint64_t kDirect = 16;
   T reach = 0;  // how far one block can move the value (rounded up below)
   for (int c = 0; c < d; ++c) reach = reach + std::fabs(t[c]);
+  // zero terms: one block (-0 + 0 is +0), then nothing changes
+  if (reach == 0) return w > 0 ? block(s) : s;
+  // below twice the smallest normal number every value is a multiple of the
+  // smallest subnormal with that spacing: additions there are exact
+  const T two_min = std::numeric_limits<T>::min() * 2;
   while (w > kDirect) {
     const T a = block(s), b = block(a), c = block(b), e = block(c);
     w -= 4;
     s = e;
+    // a fixed point or a cycle of two (a sum that the block no longer moves,
+    // e.g. sitting on a power of two, where the binade test below never
+    // holds): the rest of the blocks are known
+    if (b == a && std::signbit(b) == std::signbit(a)) return a;
+    if (c == a && e == b) return w % 2 == 0 ? e : a;
     if (!std::isfinite(s) || !std::isfinite(reach)) {
       // Inf and NaN absorb within two blocks (Inf plus the other Inf: NaN)
       for (int r = 0; r < 2 && w > 0; ++r, --w) s = block(s);
@@ -82,7 +98,23 @@ T repeat_block(T s, const T* t, int d, std::uint64_t w) {
     // a -> b -> c -> e within one binade, with margins: then b is on the
     // cycle, and every second block from b (and from e) adds R = e - b.
     T L, H, u;
-    if (b == 0 || !binade<T>(b, &L, &H, &u)) continue;  // near 0 (subnormal ulps): step on
+    if (b == 0 || !binade<T>(b, &L, &H, &u)) {
+      // near 0: while every value stays below two_min, a block adds exactly
+      // B = c - b, and m blocks add m B (a multiple of the smallest
+      // subnormal below two_min: exact)
+      const T B = c - b;
+      if (std::fabs(b) < two_min && std::fabs(c) < two_min && std::fabs(e) < two_min && B != 0) {
+        const T room = two_min - std::fabs(e) - reach;  // exact: values below two_min
+        const T q = std::floor(room / std::fabs(B));
+        if (q >= 2) {
+          std::uint64_t m = static_cast<std::uint64_t>(q) - 1;
+          m = std::min<std::uint64_t>(m, w);
+          s = e + static_cast<T>(m) * B;
+          w -= m;
+        }
+      }
+      continue;
+    }
     const T lo = L + u, hi = H - u;
     const bool neg = std::signbit(b);
     auto inside = [&](T v) {

@@ -286,7 +286,7 @@ struct CudaTuning {
   double memory_cap = 0;  // bytes of device memory the engine may take (0 or Inf: all that is free)
   int staging = 0;        // upload of x: 0 by size (pinned staging for large data), 1 one pageable copy,
                           // 2 staging with small buffers (tests)
-  int host_threads = 0;   // host threads of the staged upload (the package's thread count; 0: up to 8)
+  int host_threads = 0;   // host threads of the staged upload (the package's thread count; 0: up to 16)
 };
 
 // The CUDA engine on device `device`; shift (d values or nullptr) fixes the

@@ -87,6 +87,23 @@ int fixed_cases() {
   check(T(0), {T(0.1)}, 1000000);
   check(T(1e16), {T(1)}, 100000);
   check(T(1e16), {T(3)}, 100000);
+  // zero terms, and sums among the subnormal and smallest normal numbers
+  // (these once stepped one block at a time: w = 2^53 did not end)
+  const T dm = std::numeric_limits<T>::denorm_min(), mn = std::numeric_limits<T>::min();
+  check(T(0), {T(0)}, 3000000);
+  check(T(-0.0), {T(0), T(0)}, 3000000);
+  check(T(5), {T(0)}, 3000000);
+  check(T(0), {dm}, 3000000);
+  check(T(0), {T(3) * dm}, 3000000);
+  check(T(0), {T(-7) * dm}, 3000000);
+  check(mn * T(1.5), {T(5) * dm, dm}, 3000000);
+  check(T(0), {mn / T(1000)}, 3000000);
+  check(-mn, {mn / T(3)}, 3000000);
+  // a sum that stops on a power of two (the block adds less than half its
+  // ulp above, more than half below): it stayed there one block at a time
+  const T p60 = std::ldexp(T(1), 60 + std::numeric_limits<T>::digits - 53);
+  check(p60, {T(100)}, 3000000);
+  check(p60 - T(16) * std::ldexp(T(1), std::numeric_limits<T>::digits - 53) * T(64), {T(100)}, 3000000);
   return bad;
 }
 

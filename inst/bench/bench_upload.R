@@ -23,8 +23,8 @@ if (length(args) >= 2L && file.exists(args[2L])) {
     if (length(m)) ceil[[w]] <- as.numeric(m[1L])
   }
 }
-cat(sprintf("gpukmeans upload benchmark | %s | %s | card's copy rates (PyTorch, same run): pinned %.1f GB/s, pageable %.1f GB/s\n",
-            card, today, ceil[["pinned"]], ceil[["pageable"]]))
+cat(sprintf("gpukmeans upload benchmark | %s | %s | card's copy rates (PyTorch, same run): pinned %.1f GB/s, pageable %.1f GB/s | host threads %d\n",
+            card, today, ceil[["pinned"]], ceil[["pageable"]], as.integer(info$cpu_threads)))
 rows <- list()
 for (n in c(1e7, 1e8)) {
   set.seed(1)

@@ -106,7 +106,7 @@ typedef struct {
                          threads), 1 one pageable copy, 2 staging with small
                          buffers whatever the size (tests); same bits */
   int host_threads;   /* host threads that fill the staging buffers (0: up
-                         to 8, as the machine has cores) */
+                         to 16, as the machine has cores) */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

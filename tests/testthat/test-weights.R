@@ -216,6 +216,26 @@ test_that("large whole weights (long runs of additions) give the replicated fit'
   expect_identical(unname(gpukmeans:::gk_repeat_block_check_cpp(3000L, 7)), c(0L, 0L))
 })
 
+test_that("whole weights up to 2^53 on data with zeros and tiny values end at once (the CPU engine's long runs)", {
+  set.seed(8)
+  x <- cbind(make_blobs(3000, 2, 3, sd = 2, spread = 10), 0)  # a column of zeros: zero terms
+  x[1:5, 1] <- c(1e-310, 5e-324, 3e-320, 2.2e-308, 0)
+  c0 <- x[c(10, 20, 30), ]
+  for (w in list(rep(2^53, 3000), rep(2^40, 3000), sample(c(1, 2^45, 2^53), 3000, TRUE))) {
+    # (such weights repeat rows 2^40..2^53 times: the sums of the replicated
+    # rows in stats' order stall, as stats' would; the point here is that the
+    # fit ends, on any number of threads, with the same result)
+    a <- withr::with_options(list(gpukmeans.threads = 1L),
+                             suppressWarnings(gpu_kmeans(x, c0, weights = w, backend = "cpu", iter.max = 50)))
+    b <- withr::with_options(list(gpukmeans.threads = 2L),
+                             suppressWarnings(gpu_kmeans(x, c0, weights = w, backend = "cpu", iter.max = 50)))
+    expect_identical(a$cluster, b$cluster)
+    expect_identical(a$centers, b$centers)
+    expect_true(all(is.finite(a$centers)))
+    expect_true(all(a$centers[, 3] == 0))
+  }
+})
+
 test_that("whole weights equal stats::kmeans on the replicated rows (random starts, nstart >= 2: the same draws)", {
   for (s in 1:4) {
     dat <- wt_blobs(n = 150, seed = 20 + s)
@@ -465,14 +485,16 @@ test_that("the fit of weights is a kmeans object: methods, all.equal, broom", {
   expect_identical(as.integer(broom::augment(fit, data = iris)$.cluster), unname(fit$cluster))
 })
 
-test_backends("weights on each engine: both engines fit them (whole weights: the same bits in double)", function(backend) {
+test_backends("weights on each engine: both engines fit them (the same labels; centers equal to rounding)", function(backend) {
   x <- as.matrix(iris[, 1:4])
   w <- rep(1:3, 50)
   set.seed(1); fit <- gpu_kmeans(x, 3, weights = w)
   expect_identical(attr(fit, "backend"), backend)
   set.seed(1); ref <- gpu_kmeans(x, 3, weights = w, backend = "cpu")
-  expect_identical(unname(fit$centers), unname(ref$centers))
+  # (the CPU engine adds in stats' order, the CUDA engine exactly: as without weights)
+  expect_equal(unname(fit$centers), unname(ref$centers), tolerance = 1e-14)
   expect_identical(fit$cluster, ref$cluster)
+  expect_identical(fit$iter, ref$iter)
 })
 
 test_that("trace shows the weighted tot.withinss", {
