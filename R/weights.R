@@ -32,7 +32,11 @@
 #' (they settle their own labels).  It adds each cluster's rows in row
 #' order, as stats does, and a row of weight w as w additions in a row
 #' (computed exactly in a few steps, not w), whatever the number of threads,
-#' so a weighted fit does not depend on the threads either.
+#' so a weighted fit does not depend on the threads either.  Like stats' on
+#' the repeated rows, those sums stall once a cluster's sum is so large that
+#' adding a row no longer changes it (whole weights of about 2^40 and more):
+#' scale such weights down (the fit they define is the same; the CUDA
+#' engine's exact sums do not stall, see Engines).
 #' Other weights multiply each row's terms (`w * x` rounded, added in the
 #' same order); weights whose largest is beyond 2^64 or below 2^-64 are
 #' first scaled by a power of two (exact), so that nothing overflows or
