@@ -267,7 +267,12 @@
 #'
 #' @param x numeric matrix of data, or an object that can be coerced to one
 #'   (a data frame of numeric columns, a numeric vector for 1-D data, an
-#'   integer matrix).  No `NA`, `NaN` or infinite values.
+#'   integer matrix).  No `NA`, `NaN` or infinite values.  A dense or sparse
+#'   matrix of package \pkg{Matrix}, a \pkg{bigmemory} `big.matrix` (in
+#'   memory or file-backed) or a \pkg{DelayedArray} matrix (such as an
+#'   \pkg{HDF5Array} file) is read in blocks of rows into one dense double
+#'   matrix (what `stats::kmeans()` fits through `as.matrix()`, without a
+#'   second dense copy); the engines then read that matrix.
 #' @param centers either the number of clusters k, or a matrix (or data frame)
 #'   of k distinct initial centers with as many columns as `x`.  As in stats, a
 #'   single number is always k.

@@ -13,7 +13,8 @@ nstart_max <- 1e6
 
 # The data as a double matrix, exactly as stats::kmeans sees it
 # (as.matrix(x) then storage.mode "double"), after checking that it is numeric
-# and finite.  A double matrix is returned as is (no copy).
+# and finite.  A double matrix is returned as is (no copy); a Matrix,
+# big.matrix or DelayedArray matrix is read in blocks (R/matrix_sources.R).
 as_data_matrix <- function(x, arg = "x") {
   d <- data_matrix(x, arg)
   if (!is.null(d$problem)) stop(d$problem, call. = FALSE)
@@ -25,6 +26,13 @@ as_data_matrix <- function(x, arg = "x") {
 # (after drawing the first random start).  list(x = double matrix or NULL,
 # problem = NULL or a message); x is NULL only when it is not numeric.
 data_matrix <- function(x, arg = "x") {
+  if (is_matrix_source(x)) {  # Matrix, big.matrix, DelayedArray (R/matrix_sources.R)
+    dense <- read_matrix_source(x)
+    if (is.null(dense))
+      return(list(x = NULL, problem = sprintf("'%s' must be a numeric matrix, not a %s of %s values", arg,
+                                              class(x)[1L], typeof(as.matrix(x[1L, , drop = FALSE])))))
+    x <- dense
+  }
   if (is.data.frame(x)) {
     ok <- vapply(x, function(col) (is.numeric(col) || is.logical(col)) && !is.factor(col),
                  logical(1))

@@ -12,7 +12,8 @@ PKGS="r-base-dev r-cran-rcpp r-cran-rcpparmadillo
       r-cran-broom r-cran-ggplot2 r-cran-cli r-cran-roxygen2
       r-cran-clue r-cran-factoextra r-cran-tibble r-cran-parallelly r-cran-progressr
       r-cran-cluster r-cran-fpc r-bioc-bluster qpdf tidy devscripts
-      r-cran-rmpi openmpi-bin libopenmpi-dev"
+      r-cran-rmpi openmpi-bin libopenmpi-dev
+      r-cran-bigmemory r-bioc-hdf5array"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086

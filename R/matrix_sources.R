@@ -1,0 +1,40 @@
+# Matrices that are not base R matrices: the dense and sparse classes of
+# package Matrix, bigmemory's big.matrix (in memory or file-backed) and
+# DelayedArray matrices (HDF5Array and others).  stats::kmeans() takes them
+# through as.matrix(); here they are read in blocks of rows into one double
+# matrix, so that the peak is that matrix and one block rather than two
+# dense copies (and a file-backed source is read once, in order).  The
+# engines then read that matrix as any other.
+
+matrix_source_classes <- c("Matrix", "big.matrix", "DelayedArray")
+
+# Whether x is one of them (S4 objects of those classes or their subclasses).
+is_matrix_source <- function(x) {
+  isS4(x) && any(vapply(matrix_source_classes, function(cl) methods::is(x, cl), logical(1)))
+}
+
+# x (a matrix source) as a double matrix with as.matrix(x)'s dimnames, read
+# `block_rows` rows at a time (default: about 32 MiB of doubles a block).
+# NULL when a block is not numeric (the caller says so).
+read_matrix_source <- function(x, block_rows = NULL) {
+  dims <- dim(x)
+  if (length(dims) != 2L) return(NULL)
+  n <- dims[1L]
+  d <- dims[2L]
+  if (n > .Machine$integer.max)
+    stop(sprintf("'x' has %s rows: at most %s (R's limit for the rows of a matrix)",
+                 format(n, big.mark = ","), format(.Machine$integer.max, big.mark = ",")), call. = FALSE)
+  out <- matrix(0, n, d)
+  if (n > 0 && d > 0) {
+    rows <- block_rows %||% max(1, floor(2^22 / d))
+    for (lo in seq(1, n, by = rows)) {
+      hi <- min(n, lo + rows - 1)
+      b <- as.matrix(x[lo:hi, , drop = FALSE])
+      if (!is.numeric(b) && !is.logical(b)) return(NULL)
+      out[lo:hi, ] <- b
+    }
+  }
+  dn <- dimnames(x)
+  if (!is.null(dn) && !(is.null(dn[[1L]]) && is.null(dn[[2L]]))) dimnames(out) <- dn
+  out
+}

@@ -1,0 +1,91 @@
+# Matrices that are not base R matrices (R/matrix_sources.R): package Matrix's
+# dense and sparse classes, bigmemory's big.matrix (in memory and
+# file-backed), DelayedArray/HDF5Array matrices.  stats::kmeans() takes them
+# through as.matrix(): so must gpu_kmeans(), with the same fit.
+local_edition(3)
+
+sources_data <- function() {
+  set.seed(11)
+  x <- make_blobs(503, 4, 5, sd = 2, spread = 10)
+  x[sample(length(x), 300)] <- 0  # zeros, as sparse data has
+  dimnames(x) <- list(paste0("r", seq_len(nrow(x))), paste0("v", 1:4))
+  x
+}
+
+test_that("a matrix source is read in blocks into the dense matrix as.matrix() gives", {
+  skip_if_not_installed("Matrix")
+  x <- sources_data()
+  for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+    expect_true(gpukmeans:::is_matrix_source(m))
+    for (rows in list(NULL, 1, 7, 502, 503, 1e4)) {
+      expect_identical(gpukmeans:::read_matrix_source(m, block_rows = rows), as.matrix(m))
+    }
+  }
+  expect_false(gpukmeans:::is_matrix_source(x))
+  expect_false(gpukmeans:::is_matrix_source(as.data.frame(x)))
+  # without dimnames, and with column names only
+  m <- Matrix::Matrix(unname(x), sparse = TRUE)
+  expect_identical(gpukmeans:::read_matrix_source(m, 10), as.matrix(m))
+  colnames(m) <- colnames(x)
+  expect_identical(gpukmeans:::read_matrix_source(m, 10), as.matrix(m))
+})
+
+test_backends("Matrix sparse and dense matrices give stats' fit (and gpu_kmeans' on the dense matrix)", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- sources_data()
+  for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+    p <- expect_kmeans_parity(m, 5, iter.max = 50, seed = 3, tolerance = 1e-12)
+    set.seed(3); g <- gpu_kmeans(x, 5, iter.max = 50)
+    expect_identical(p$g$cluster, g$cluster)
+    expect_identical(p$g$centers, g$centers)
+    expect_identical(names(p$g$cluster), rownames(x))
+    expect_identical(colnames(p$g$centers), colnames(x))
+    expect_identical(predict(p$g, m[1:20, ]), predict(g, x[1:20, ]))
+  }
+})
+
+test_that("a matrix source with NA or non-numeric values is a clear error", {
+  skip_if_not_installed("Matrix")
+  x <- sources_data()
+  x[7, 3] <- NA
+  expect_error(gpu_kmeans(Matrix::Matrix(x, sparse = TRUE), 3), "row 7, column 3")
+  # logical values (a sparse pattern of TRUE/FALSE) are 0 and 1, as for a logical matrix
+  expect_s3_class(gpu_kmeans(Matrix::Matrix(sources_data() > 1, sparse = TRUE), 2), "kmeans")
+})
+
+test_that("big.matrix sources, in memory and file-backed, give the fit of the base matrix", {
+  skip_if_not_installed("bigmemory")
+  x <- sources_data()
+  set.seed(3); ref <- gpu_kmeans(x, 5, iter.max = 50, backend = "cpu")
+  dir <- withr::local_tempdir()
+  bm <- list(bigmemory::as.big.matrix(x),
+             bigmemory::as.big.matrix(x, backingfile = "x.bin", descriptorfile = "x.desc", backingpath = dir))
+  for (b in bm) {
+    expect_true(gpukmeans:::is_matrix_source(b))
+    set.seed(3); f <- gpu_kmeans(b, 5, iter.max = 50, backend = "cpu")
+    expect_identical(f$cluster, ref$cluster)
+    expect_identical(f$centers, ref$centers)
+    expect_identical(f$totss, ref$totss)
+  }
+  # an integer big.matrix: its values as doubles
+  xi <- round(x * 10)
+  storage.mode(xi) <- "integer"
+  set.seed(3); a <- gpu_kmeans(bigmemory::as.big.matrix(xi, type = "integer"), 5, iter.max = 50, backend = "cpu")
+  set.seed(3); b <- gpu_kmeans(xi, 5, iter.max = 50, backend = "cpu")
+  expect_identical(unname(a$centers), unname(b$centers))
+  expect_identical(unname(a$cluster), unname(b$cluster))
+})
+
+test_that("DelayedArray and HDF5Array matrices give the fit of the base matrix", {
+  skip_if_not_installed("HDF5Array")
+  x <- sources_data()
+  set.seed(3); ref <- gpu_kmeans(x, 5, iter.max = 50, backend = "cpu")
+  file <- withr::local_tempfile(fileext = ".h5")
+  h <- suppressMessages(HDF5Array::writeHDF5Array(x, filepath = file, name = "x", with.dimnames = TRUE))
+  for (m in list(h, DelayedArray::DelayedArray(x) * 1)) {
+    expect_true(gpukmeans:::is_matrix_source(m))
+    set.seed(3); f <- gpu_kmeans(m, 5, iter.max = 50, backend = "cpu")
+    expect_identical(f$cluster, ref$cluster)
+    expect_identical(f$centers, ref$centers)
+  }
+})
