@@ -5,13 +5,13 @@
 # usage: sh tools/gpu/r-runtime.sh OUT.tar.xz [more site-library packages ...]
 set -eu
 out=$1; shift
-# testthat and what it loads, Rcpp and cli (gpukmeans imports them), the small
-# suggested packages the GPU suite and benchmarks use (cluster, clue,
-# progressr), and extras
+# testthat and what it loads, Rcpp and cli (gpukmeans imports them), the
+# suggested packages the GPU suite and benchmarks use that are small enough
+# to carry (cluster, Matrix with lattice, clue, progressr), and extras
 pkgs="Rcpp cli testthat withr brio callr crayon desc diffobj digest ellipsis evaluate fansi fs glue jsonlite
       lifecycle magrittr pillar pkgconfig pkgload praise processx ps R6 rematch2 rlang rprojroot tibble utf8
       vctrs waldo clue progressr globals $*"
-skip="translations tcltk Matrix mgcv survival nlme lattice MASS KernSmooth boot class codetools foreign nnet
+skip="translations tcltk mgcv survival nlme MASS KernSmooth boot class codetools foreign nnet
       rpart spatial"
 stage=$(mktemp -d)
 mkdir -p "$stage/usr/lib/R/site-library" "$stage/opt/rlibs" "$stage/usr/share/R/doc" "$stage/etc"
