@@ -94,6 +94,8 @@
 
 #include "cpu_bounds.h"
 
+#include "cpu_block.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -242,15 +244,6 @@ inline int min_two(const T* v, int m, T* m1, T* m2) {
   return q1;
 }
 
-constexpr int kMaxBlock = 256;
-
-template <typename T>
-int block_size(int d) {
-  int b = static_cast<int>(32768 / (sizeof(T) * static_cast<size_t>(d)));
-  b = std::max(16, std::min(kMaxBlock, b));
-  return b - b % 8;
-}
-
 // assign_block() of cpu_lloyd.cpp (the same labels and best distances, the
 // same arithmetic) that also keeps, of the other centers, the smallest
 // non-NaN distance (second), a center at that distance (lab2) and the
@@ -268,25 +261,7 @@ inline __attribute__((always_inline)) void assign_block3_impl(const T* __restric
     lab[p] = lab2[p] = 0;
   }
   for (int j = 0; j < k; ++j) {
-    const T* cj = cen + static_cast<std::int64_t>(j) * d;
-    {
-      const T c0 = cj[0];
-      const T* xc = x + i0;
-#pragma omp simd
-      for (int p = 0; p < B; ++p) {
-        T t = xc[p] - c0;
-        dd[p] = t * t;
-      }
-    }
-    for (int c = 1; c < d; ++c) {
-      const T cc = cj[c];
-      const T* xc = x + static_cast<std::int64_t>(c) * n + i0;
-#pragma omp simd
-      for (int p = 0; p < B; ++p) {
-        T t = xc[p] - cc;
-        dd[p] += t * t;
-      }
-    }
+    block_sq_distances(x, n, d, cen + static_cast<std::int64_t>(j) * d, i0, B, dd);
 #pragma omp simd
     for (int p = 0; p < B; ++p) {
       const T v = dd[p];
@@ -325,25 +300,7 @@ inline __attribute__((always_inline)) void assign_block_groups_impl(
   }
   for (std::size_t e = 0; e < static_cast<std::size_t>(G) * B; ++e) gm1[e] = gm2[e] = inf;
   for (int j = 0; j < k; ++j) {
-    const T* cj = cen + static_cast<std::int64_t>(j) * d;
-    {
-      const T c0 = cj[0];
-      const T* xc = x + i0;
-#pragma omp simd
-      for (int p = 0; p < B; ++p) {
-        T t = xc[p] - c0;
-        dd[p] = t * t;
-      }
-    }
-    for (int c = 1; c < d; ++c) {
-      const T cc = cj[c];
-      const T* xc = x + static_cast<std::int64_t>(c) * n + i0;
-#pragma omp simd
-      for (int p = 0; p < B; ++p) {
-        T t = xc[p] - cc;
-        dd[p] += t * t;
-      }
-    }
+    block_sq_distances(x, n, d, cen + static_cast<std::int64_t>(j) * d, i0, B, dd);
     T* g1 = gm1 + static_cast<std::size_t>(grp[j]) * B;
     T* g2 = gm2 + static_cast<std::size_t>(grp[j]) * B;
 #pragma omp simd

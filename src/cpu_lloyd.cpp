@@ -24,6 +24,7 @@
 
 #include "cpu_engine.h"
 
+#include "cpu_block.h"
 #include "cpu_bounds.h"
 #include "cpu_weights.h"
 #include "pass_poll.h"
@@ -42,16 +43,6 @@ namespace gk {
 
 namespace {
 
-constexpr int kMaxBlock = 256;
-
-// Points per block: keep a block's coordinates (B x d) within ~32 KiB.
-template <typename T>
-int block_size(int d) {
-  int b = static_cast<int>(32768 / (sizeof(T) * static_cast<size_t>(d)));
-  b = std::max(16, std::min(kMaxBlock, b));
-  return b - b % 8;
-}
-
 // Nearest center for points [i0, i0 + B).  cen is k x d row-major.
 // Writes 0-based labels and the squared distance to the chosen center.
 template <typename T>
@@ -64,25 +55,7 @@ inline __attribute__((always_inline)) void assign_block_impl(
     lab[p] = 0;
   }
   for (int j = 0; j < k; ++j) {
-    const T* cj = cen + static_cast<std::int64_t>(j) * d;
-    {
-      const T c0 = cj[0];
-      const T* xc = x + i0;
-#pragma omp simd
-      for (int p = 0; p < B; ++p) {
-        T t = xc[p] - c0;
-        dd[p] = t * t;  // stats: 0.0 + t*t, which is t*t exactly
-      }
-    }
-    for (int c = 1; c < d; ++c) {
-      const T cc = cj[c];
-      const T* xc = x + static_cast<std::int64_t>(c) * n + i0;
-#pragma omp simd
-      for (int p = 0; p < B; ++p) {
-        T t = xc[p] - cc;
-        dd[p] += t * t;
-      }
-    }
+    block_sq_distances(x, n, d, cen + static_cast<std::int64_t>(j) * d, i0, B, dd);
     // Strict '<': ties keep the lower index; NaN (empty) centers never win.
 #pragma omp simd
     for (int p = 0; p < B; ++p) {
