@@ -7,11 +7,15 @@
 
 #include <Rcpp.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "engine.h"
 #include "r_observer.h"
+#include "single_shift.h"
 
 namespace gk {
 
@@ -40,6 +44,40 @@ inline std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const s
   t.host_threads = threads;
   if (cuda.containsElementNamed("device_memory")) t.memory_cap = Rcpp::as<double>(cuda["device_memory"]);
   return gk::make_cuda_engine(data, p, device, shift, t);
+}
+
+// The rows of x split into `parts` contiguous blocks, each copied and held
+// by an engine of its own (the internal entry points that test
+// gk::lloyd_parts); in single precision every part stores its rows less the
+// shift of all the rows.  Empty parts get no engine.
+struct PartEngines {
+  std::vector<std::vector<double>> blocks;  // what the engines read: declared first, freed last
+  std::vector<std::unique_ptr<gk::Engine>> owned;
+  std::vector<gk::Engine*> engines;
+};
+
+inline PartEngines part_engines(const Rcpp::NumericMatrix& x, int parts, const std::string& engine, bool single,
+                                int threads, int device) {
+  const std::int64_t n = x.nrow();
+  const int d = x.ncol();
+  PartEngines pe;
+  pe.blocks.resize(parts);
+  std::vector<double> shift(d, 0.0);
+  if (single) gk::single_shift(x.begin(), n, d, shift.data());
+  for (int p = 0; p < parts; ++p) {
+    const std::int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+    if (hi == lo) continue;
+    pe.blocks[p].resize(static_cast<std::size_t>(hi - lo) * d);
+    for (int j = 0; j < d; ++j)
+      std::copy(x.begin() + n * j + lo, x.begin() + n * j + hi, pe.blocks[p].begin() + (hi - lo) * j);
+    gk::HostData data;
+    data.x = pe.blocks[p].data();
+    data.n = hi - lo;
+    data.d = d;
+    pe.owned.push_back(make_engine(data, engine, single, threads, device, Rcpp::List(), single ? shift.data() : nullptr));
+    pe.engines.push_back(pe.owned.back().get());
+  }
+  return pe;
 }
 
 inline gk::HostData host_data(const Rcpp::NumericMatrix& x) {

@@ -14,7 +14,6 @@
 #include "quality_driver.h"
 #include "r_boundary.h"
 #include "r_observer.h"
-#include "single_shift.h"
 #include "spherical.h"
 
 namespace {
@@ -160,28 +159,9 @@ Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix ce
 Rcpp::List gk_fit_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, int iter_max, int parts, bool single,
                             std::string engine, int threads, int device) {
   return gk::guarded([&] {
-    const std::int64_t n = x.nrow();
     const int d = x.ncol(), k = centers.nrow();
-    std::vector<std::vector<double>> blocks(parts);
-    std::vector<std::unique_ptr<gk::Engine>> owned;
-    std::vector<gk::Engine*> engines;
-    // every part stores single precision less the shift of all the rows
-    std::vector<double> shift(d, 0.0);
-    if (single) gk::single_shift(x.begin(), n, d, shift.data());
-    for (int p = 0; p < parts; ++p) {
-      const std::int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-      if (hi == lo) continue;
-      blocks[p].resize(static_cast<std::size_t>(hi - lo) * d);
-      for (int j = 0; j < d; ++j)
-        std::copy(x.begin() + n * j + lo, x.begin() + n * j + hi, blocks[p].begin() + (hi - lo) * j);
-      gk::HostData data;
-      data.x = blocks[p].data();
-      data.n = hi - lo;
-      data.d = d;
-      owned.push_back(make_engine(data, engine, single, threads, device, Rcpp::List(), single ? shift.data() : nullptr));
-      engines.push_back(owned.back().get());
-    }
-    const gk::LloydFit fit = gk::lloyd_parts(engines, centers.begin(), k, iter_max, nullptr);
+    const gk::PartEngines pe = gk::part_engines(x, parts, engine, single, threads, device);
+    const gk::LloydFit fit = gk::lloyd_parts(pe.engines, centers.begin(), k, iter_max, nullptr);
     return Rcpp::List::create(Rcpp::_["cluster"] = Rcpp::wrap(fit.cluster),
                               Rcpp::_["centers"] = as_matrix(fit.centers, k, d),
                               Rcpp::_["withinss"] = Rcpp::wrap(fit.withinss), Rcpp::_["size"] = Rcpp::wrap(fit.size),

@@ -12,7 +12,6 @@
 #include "engine_glue.h"
 #include "fit_driver.h"
 #include "r_boundary.h"
-#include "single_shift.h"
 #include "spherical.h"
 
 // The rows of x scaled to unit length (gk::normalize_rows), with x's
@@ -40,27 +39,9 @@ Rcpp::List gk_normalize_rows_cpp(Rcpp::NumericMatrix x, int threads) {
 Rcpp::List gk_spherical_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, int iter_max, int parts,
                                   bool single, std::string engine, int threads, int device) {
   return gk::guarded([&] {
-    const std::int64_t n = x.nrow();
     const int d = x.ncol(), k = centers.nrow();
-    std::vector<std::vector<double>> blocks(parts);
-    std::vector<std::unique_ptr<gk::Engine>> owned;
-    std::vector<gk::Engine*> engines;
-    std::vector<double> shift(d, 0.0);
-    if (single) gk::single_shift(x.begin(), n, d, shift.data());
-    for (int p = 0; p < parts; ++p) {
-      const std::int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-      if (hi == lo) continue;
-      blocks[p].resize(static_cast<std::size_t>(hi - lo) * d);
-      for (int j = 0; j < d; ++j)
-        std::copy(x.begin() + n * j + lo, x.begin() + n * j + hi, blocks[p].begin() + (hi - lo) * j);
-      gk::HostData data;
-      data.x = blocks[p].data();
-      data.n = hi - lo;
-      data.d = d;
-      owned.push_back(gk::make_engine(data, engine, single, threads, device, Rcpp::List(), single ? shift.data() : nullptr));
-      engines.push_back(owned.back().get());
-    }
-    gk::LloydFit fit = gk::lloyd_parts(engines, centers.begin(), k, iter_max, nullptr, gk::sphere_map(d));
+    const gk::PartEngines pe = gk::part_engines(x, parts, engine, single, threads, device);
+    gk::LloydFit fit = gk::lloyd_parts(pe.engines, centers.begin(), k, iter_max, nullptr, gk::sphere_map(d));
     for (double& w : fit.withinss) w *= 0.5;
     Rcpp::NumericMatrix cen(k, d);
     std::copy(fit.centers.begin(), fit.centers.end(), cen.begin());
