@@ -2,11 +2,11 @@
 #include "block_driver.h"
 
 #include <cmath>
-#include <cstring>
 #include <unordered_map>
 
 #include "exact_reduce.h"
 #include "parity.h"
+#include "row_keys.h"
 
 namespace gk {
 
@@ -217,29 +217,11 @@ std::vector<std::int64_t> par_reduce_gathered(const HostData& candidates, const 
 
 // ---- distinct rows -------------------------------------------------------------
 
-namespace {
-
-// Rows compare as R's duplicated() compares doubles: exactly, 0 == -0.
-inline std::uint64_t key_bits(double v) {
-  if (v == 0.0) v = 0.0;
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
-inline std::uint64_t hash_row(const HostData& x, std::int64_t i) {
-  std::uint64_t h = 0x6a09e667f3bcc909ULL;
-  for (int c = 0; c < x.d; ++c) h = splitmix64_mix(h ^ key_bits(x.x[i + x.n * static_cast<std::int64_t>(c)]));
-  return h;
-}
-
-}  // namespace
-
 std::vector<std::uint64_t> row_hashes(const HostData& x, const std::vector<std::int64_t>& rows) {
   std::vector<std::uint64_t> h(rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r) {
     if (rows[r] < 0 || rows[r] >= x.n) invalid("row hashes: a row outside x");
-    h[r] = hash_row(x, rows[r]);
+    h[r] = row_hash(x.x, x.n, x.d, rows[r]);
   }
   return h;
 }
@@ -273,7 +255,10 @@ std::vector<std::vector<char>> rows_seen_before(const std::vector<HostData>& by_
   };
   struct Hash {
     const std::vector<HostData>* b;
-    std::size_t operator()(const Ref& r) const { return static_cast<std::size_t>(hash_row((*b)[r.block], r.row)); }
+    std::size_t operator()(const Ref& r) const {
+      const HostData& x = (*b)[r.block];
+      return static_cast<std::size_t>(row_hash(x.x, x.n, x.d, r.row));
+    }
   };
   struct Equal {
     const std::vector<HostData>* b;

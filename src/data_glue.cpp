@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <unordered_map>
 #include <vector>
 
 #include "engine.h"
 #include "r_boundary.h"
+#include "row_keys.h"
 #include "parity.h"
 #include "threads.h"
 
@@ -37,15 +37,8 @@ double gk_first_nonfinite(Rcpp::NumericMatrix x, int threads) {
 
 namespace {
 
-// Rows compare as base R's duplicated() compares them for a numeric matrix:
-// exactly, with -0 equal to 0.
-inline std::uint64_t key_bits(double v) {
-  if (v == 0.0) v = 0.0;
-  std::uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
-
+// Rows compare as base R's duplicated() compares them (src/row_keys.h);
+// a cheaper hash than gk::row_hash(), enough for a table in one process.
 struct RowHash {
   const double* x;
   R_xlen_t n;
@@ -53,7 +46,7 @@ struct RowHash {
   std::size_t operator()(R_xlen_t i) const {
     std::uint64_t h = 1469598103934665603ULL;
     for (int c = 0; c < d; ++c) {
-      h ^= key_bits(x[i + n * c]);
+      h ^= gk::row_key_bits(x[i + n * c]);
       h *= 1099511628211ULL;
       h ^= h >> 29;
     }
