@@ -19,12 +19,13 @@ namespace gk {
 
 constexpr int kMaxBlock = 256;
 
-// Points per block: keep a block's coordinates (B x d) within ~32 KiB.
+// Points per block: keep a block's coordinates (B x d) within ~32 KiB; a
+// multiple of 16, the screen's tile (cpu_screen.h).
 template <typename T>
 int block_size(int d) {
   int b = static_cast<int>(32768 / (sizeof(T) * static_cast<std::size_t>(d)));
   b = std::max(16, std::min(kMaxBlock, b));
-  return b - b % 8;
+  return b - b % 16;
 }
 
 // dd[p] = the squared distance of point i0 + p to the center cj (d values),

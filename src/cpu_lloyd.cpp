@@ -26,6 +26,7 @@
 
 #include "cpu_block.h"
 #include "cpu_bounds.h"
+#include "cpu_screen.h"
 #include "cpu_weights.h"
 #include "pass_poll.h"
 
@@ -66,16 +67,102 @@ inline __attribute__((always_inline)) void assign_block_impl(
   }
 }
 
-// Non-template entry points so that the compiler can build an AVX2 clone
-// next to the baseline one (GK_CLONES, cpu_engine.h).
-GK_CLONES void assign_block(const double* x, std::int64_t n, int d, int k, const double* cen,
-                            std::int64_t i0, int B, int* lab, double* best) {
-  assign_block_impl<double>(x, n, d, k, cen, i0, B, lab, best);
+// The same through the screen (cpu_screen.h): a certified point gets the
+// exact distance to its one candidate, every other point all k exact
+// distances (the rule above, one point at a time: the same operations in
+// the same order, so the same bits).  Returns the distances computed.
+template <typename T>
+inline __attribute__((always_inline)) std::int64_t assign_block_screened_impl(
+    const T* __restrict x, std::int64_t n, int d, int k, const T* __restrict cen, std::int64_t i0, int B,
+    int* __restrict lab, T* __restrict best, const CenterScreen<T>& screen) {
+  const T inf = std::numeric_limits<T>::infinity();
+  int cand[kMaxBlock];
+  unsigned char ok[kMaxBlock];
+  const int m = B - B % kScreenTile;
+  if (m > 0) screen.screen(x, n, i0, m, cand, ok);
+  for (int p = m; p < B; ++p) {
+    cand[p] = 0;
+    ok[p] = 0;
+  }
+  T dd[kMaxBlock];
+  {
+    const T* xc = x + i0;
+#pragma omp simd
+    for (int p = 0; p < B; ++p) {
+      T t = xc[p] - cen[static_cast<std::int64_t>(cand[p]) * d];
+      dd[p] = t * t;
+    }
+  }
+  for (int c = 1; c < d; ++c) {
+    const T* xc = x + static_cast<std::int64_t>(c) * n + i0;
+#pragma omp simd
+    for (int p = 0; p < B; ++p) {
+      T t = xc[p] - cen[static_cast<std::int64_t>(cand[p]) * d + c];
+      dd[p] += t * t;
+    }
+  }
+  T row[kMaxBlock];  // the point's coordinates when d <= kMaxBlock
+  std::int64_t evals = B;
+  for (int p = 0; p < B; ++p) {
+    if (ok[p] && dd[p] < inf) {
+      lab[p] = cand[p];
+      best[p] = dd[p];
+      continue;
+    }
+    evals += k;
+    const bool gathered = d <= kMaxBlock;
+    if (gathered)
+      for (int c = 0; c < d; ++c) row[c] = x[i0 + p + static_cast<std::int64_t>(c) * n];
+    T bp = inf;
+    int lp = 0;
+    for (int j = 0; j < k; ++j) {
+      const T* cj = cen + static_cast<std::int64_t>(j) * d;
+      T sq;
+      if (gathered) {
+        T t = row[0] - cj[0];
+        sq = t * t;
+        for (int c = 1; c < d; ++c) {
+          t = row[c] - cj[c];
+          sq += t * t;
+        }
+      } else {
+        T t = x[i0 + p] - cj[0];
+        sq = t * t;
+        for (int c = 1; c < d; ++c) {
+          t = x[i0 + p + static_cast<std::int64_t>(c) * n] - cj[c];
+          sq += t * t;
+        }
+      }
+      if (sq < bp) {
+        bp = sq;
+        lp = j;
+      }
+    }
+    lab[p] = lp;
+    best[p] = bp;
+  }
+  return evals;
 }
 
-GK_CLONES void assign_block(const float* x, std::int64_t n, int d, int k, const float* cen,
-                            std::int64_t i0, int B, int* lab, float* best) {
+// Non-template entry points so that the compiler can build an AVX2 clone
+// next to the baseline one (GK_CLONES, cpu_engine.h).  screen: used when
+// non-null and active.  Returns the distances computed.
+GK_CLONES std::int64_t assign_block(const double* x, std::int64_t n, int d, int k, const double* cen,
+                                    std::int64_t i0, int B, int* lab, double* best,
+                                    const CenterScreen<double>* screen) {
+  if (screen && screen->active())
+    return assign_block_screened_impl<double>(x, n, d, k, cen, i0, B, lab, best, *screen);
+  assign_block_impl<double>(x, n, d, k, cen, i0, B, lab, best);
+  return static_cast<std::int64_t>(B) * k;
+}
+
+GK_CLONES std::int64_t assign_block(const float* x, std::int64_t n, int d, int k, const float* cen,
+                                    std::int64_t i0, int B, int* lab, float* best,
+                                    const CenterScreen<float>* screen) {
+  if (screen && screen->active())
+    return assign_block_screened_impl<float>(x, n, d, k, cen, i0, B, lab, best, *screen);
   assign_block_impl<float>(x, n, d, k, cen, i0, B, lab, best);
+  return static_cast<std::int64_t>(B) * k;
 }
 
 // Thread t's contiguous share of n points.
@@ -96,17 +183,20 @@ void centers_row_major(const double* centers, int k, int d, T* out) {
 // Assigns points [lo, hi) block by block: labels (0-based) updated, points
 // per cluster added to cnt; visit(i0, nb, lab, best) sees each block's new
 // labels and distances.  Returns the points whose label changed.  Stops
-// early when poll (may be null) says so.
+// early when poll (may be null) says so.  screen (may be null): the
+// certified screen of these centers (cpu_screen.h); evals (may be null):
+// the distances computed are added to it.
 template <typename T, typename Visit>
 std::int64_t assign_range(const T* x, std::int64_t n, int d, int k, const T* cen_rm, std::int64_t lo,
-                          std::int64_t hi, int B, int* labels, std::int64_t* cnt, PassPoll* poll, Visit visit) {
-  std::int64_t changed = 0;
+                          std::int64_t hi, int B, int* labels, std::int64_t* cnt, PassPoll* poll,
+                          const CenterScreen<T>* screen, std::int64_t* evals, Visit visit) {
+  std::int64_t changed = 0, ev = 0;
   int lab[kMaxBlock];
   T best[kMaxBlock];
   for (std::int64_t i0 = lo; i0 < hi; i0 += B) {
     if (poll && poll->stop()) break;
     const int nb = static_cast<int>(std::min<std::int64_t>(B, hi - i0));
-    assign_block(x, n, d, k, cen_rm, i0, nb, lab, best);
+    ev += assign_block(x, n, d, k, cen_rm, i0, nb, lab, best, screen);
     for (int p = 0; p < nb; ++p) {
       if (labels[i0 + p] != lab[p]) {
         labels[i0 + p] = lab[p];
@@ -116,6 +206,7 @@ std::int64_t assign_range(const T* x, std::int64_t n, int d, int k, const T* cen
     }
     visit(i0, nb, lab, best);
   }
+  if (evals) *evals += ev;
   return changed;
 }
 
@@ -129,6 +220,8 @@ struct LloydState {
   std::size_t kd;
   LloydFit res;
   std::vector<T> cen_rm;                 // row-major, in T, for distances
+  const bool use_screen;                 // screen_wanted(): the plain passes screen
+  CenterScreen<T> screen;                // of cen_rm, when use_screen
   std::vector<double> part_sum;          // per-thread partial sums
   std::vector<std::int64_t> part_count;  // per-thread counts
   std::vector<std::int64_t> part_changed;
@@ -146,7 +239,7 @@ struct LloydState {
   LloydState(const T* x_, std::int64_t n_, int d_, int k_, const double* centers0, int threads,
              const double* w_ = nullptr)
       : x(x_), n(n_), d(d_), k(k_), nt(threads_for(threads, n_ / 64)), B(block_size<T>(d_)),
-        kd(static_cast<std::size_t>(k_) * d_), cen_rm(kd), part_sum(kd * nt),
+        kd(static_cast<std::size_t>(k_) * d_), cen_rm(kd), use_screen(screen_wanted(d_, k_)), part_sum(kd * nt),
         part_count(static_cast<std::size_t>(k_) * nt), part_changed(nt), part_dist(nt), part_evals(nt),
         rows_cap(std::max<std::size_t>(2048, static_cast<std::size_t>(d_))), part_rows(rows_cap * nt), w(w_) {
     if (w) wsum.reset(new WeightedSums<T>(x, n, d, k, w, nt));
@@ -156,11 +249,16 @@ struct LloydState {
     res.withinss.assign(k, 0.0);
   }
 
-  void load_centers() { centers_row_major(res.centers.data(), k, d, cen_rm.data()); }
+  // The centers of the next iteration; prepare_screen: it will be plain.
+  void load_centers(bool prepare_screen) {
+    centers_row_major(res.centers.data(), k, d, cen_rm.data());
+    if (use_screen && prepare_screen) screen.prepare(cen_rm.data(), k, d);
+  }
 
   // Assignment, fused with the accumulation of the next centers' sums; returns
   // the points that changed cluster, *tot the tot.withinss of the assignment.
-  std::int64_t assign_and_sum(double* tot, IterationObserver* observer) {
+  // *evals: the distances computed.
+  std::int64_t assign_and_sum(double* tot, std::int64_t* evals, IterationObserver* observer) {
     int* cl = res.cluster.data();
     PassPoll poll(observer, nt);
     for_each_slot(nt, poll, [&](int t) {
@@ -171,8 +269,9 @@ struct LloydState {
       std::fill(sum, sum + kd, 0.0);
       std::fill(cnt, cnt + k, 0);
       double dist = 0.0;
+      part_evals[t] = 0;
       part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, cl, cnt, &poll,
-                                     [&](std::int64_t i0, int nb, const int* lab, const T* best) {
+                                     use_screen ? &screen : nullptr, &part_evals[t], [&](std::int64_t i0, int nb, const int* lab, const T* best) {
         if (w) {  // weighted: the weighted tot.withinss; the sums are wsum's
           for (int p = 0; p < nb; ++p) dist += w[i0 + p] * static_cast<double>(best[p]);
           return;
@@ -190,9 +289,11 @@ struct LloydState {
     poll.finish();
     std::int64_t changed = 0;
     *tot = 0.0;
+    *evals = 0;
     for (int t = 0; t < nt; ++t) {
       changed += part_changed[t];
       *tot += part_dist[t];
+      *evals += part_evals[t];
     }
     return changed;
   }
@@ -410,16 +511,15 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
   try {
     for (iter = 0; iter < max_iter; ++iter) {
       const double t_iter = wall_seconds();
-      S.load_centers();
       char kind = next;
       if (use_bounds && plan.cycle) kind = "FBBPP"[iter % 5];
+      S.load_centers(kind == 'P');
       if (kind == 'B' && !bd->begin_bounded(S.cen_rm.data(), S.res.size.data())) kind = 'F';
       if (kind == 'F') bd->begin_full(S.cen_rm.data());
       double tot = 0.0;
       std::int64_t evals = 0, changed = 0;
       if (kind == 'P') {
-        changed = S.assign_and_sum(&tot, observer);
-        evals = S.n * S.k;
+        changed = S.assign_and_sum(&tot, &evals, observer);
       } else {
         const bool fused = kind == 'F' || dirty_share > kFuseShare;
         changed = S.bounded_and_sum(*bd, kind == 'F', fused, want_tot, &tot, &evals, &dirty_share, observer);
@@ -488,6 +588,8 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
   const int B = block_size<double>(d);
   std::vector<double> cen_rm(static_cast<std::size_t>(k) * d);
   centers_row_major(centers, k, d, cen_rm.data());
+  CenterScreen<double> screen;
+  if (screen_wanted(d, k)) screen.prepare(cen_rm.data(), k, d);
   const std::int64_t nblocks = (n + B - 1) / B;
 #pragma omp parallel for num_threads(nt) schedule(static)
   for (std::int64_t b = 0; b < nblocks; ++b) {
@@ -495,7 +597,7 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
     double best[kMaxBlock];
     const std::int64_t i0 = b * B;
     const int nb = static_cast<int>(std::min<std::int64_t>(B, n - i0));
-    assign_block(x, n, d, k, cen_rm.data(), i0, nb, lab, best);
+    assign_block(x, n, d, k, cen_rm.data(), i0, nb, lab, best, &screen);
     for (int p = 0; p < nb; ++p) cluster[i0 + p] = lab[p] + 1;
   }
 }
@@ -545,6 +647,8 @@ StepSums cpu_step(const T* x, std::int64_t n, int d, int k, const double* center
   const int B = block_size<T>(d);
   std::vector<T> cen_rm(kd);
   centers_row_major(centers, k, d, cen_rm.data());
+  CenterScreen<T> screen;
+  if (screen_wanted(d, k)) screen.prepare(cen_rm.data(), k, d);
   std::vector<double> pw(d);
   for (int c = 0; c < d; ++c) pw[c] = pow2(scale[c]);
   std::vector<Fixed128> part_sum(kd * nt, Fixed128{0, 0});
@@ -554,7 +658,7 @@ StepSums cpu_step(const T* x, std::int64_t n, int d, int k, const double* center
     thread_range(n, nt, t, &lo, &hi);
     Fixed128* sum = part_sum.data() + kd * t;
     std::int64_t* cnt = part_count.data() + static_cast<std::size_t>(k) * t;
-    part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, labels, cnt, nullptr,
+    part_changed[t] = assign_range(x, n, d, k, cen_rm.data(), lo, hi, B, labels, cnt, nullptr, &screen, nullptr,
                                    [&](std::int64_t i0, int nb, const int* lab, const T*) {
       for (int p = 0; p < nb; ++p)
         for (int c = 0; c < d; ++c)

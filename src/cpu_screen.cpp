@@ -1,0 +1,288 @@
+// cpu_screen.cpp: the certified screen of cpu_screen.h.
+//
+// Why a point can be certified.  Let x and c_j be the values in T (the
+// exact rule reads the same ones), u T's unit roundoff, s_j = |c_j|^2 -
+// 2 x.c_j and T_j = |x|^2 + s_j = |x - c_j|^2 (real numbers).
+//  * The screen value G_j: |c_j|^2 is summed in double and rounded to T
+//    once, x.c_j summed over the coordinates in order with or without
+//    fused multiply-adds (error <= gamma_d sum |x_c c_jc|), and G_j =
+//    fl(|c_j|^2 - 2 x.c_j) rounded once more.  With Cauchy-Schwarz,
+//        |G_j - s_j| <= gamma_{d+2} (|c_j|^2 + 2 |x| |c_j|) + a_G =: e,
+//    bounded for every j at once with the largest |c_j|^2 and |c_j|.
+//  * The exact rule's E_j rounds each difference, square and partial sum
+//    of d non-negative terms: |E_j - T_j| <= gamma_{d+2} T_j + a_E.
+//  * Hence with g >= gamma_{d+2}, G_1 the smallest screen value (center
+//    j1) and G_2 the next: for every j != j1 (G_j >= G_2),
+//        E_j - E_j1 >= T_j (1 - g) - T_j1 (1 + g) - 2 a_E
+//                   >= G_2 (1 - g) - G_1 (1 + g) - 2 e - 2 g |x|^2 - 2 a_E,
+//    so E_j1 < E_j (j1 is the strict argmin, whatever the tie rule) when
+//        G_2 (1 - g) - G_1 (1 + g) > 2 e + 2 g |x|^2 + 2 a_E,
+//    tested in double with every quantity on the right rounded up and the
+//    rounding of the left covered by an extra 4 u_double (|G_1| + |G_2|).
+// g = (d + 4) u >= gamma_{d+2} while (d + 2)(d + 4) u <= 2; a_G, a_E cover
+// underflow (each rounding may lose half the smallest subnormal).  Values
+// are kept far from overflow (the limits in prepare() and screen()), so no
+// G is infinite unless there is no second center with numbers; NaN centers
+// (empty clusters) have G = NaN and are never chosen, as in the exact rule.
+//
+// The tiles: T_W-lane vectors (GCC vector extensions), PV vectors of points
+// by Q centers of accumulators kept in registers, one FMA per coordinate
+// and pair, the centers coordinate-major so that a coordinate of Q centers
+// is Q consecutive values.  Three builds of the kernel (AVX-512, AVX2 + FMA,
+// baseline), chosen once by what the processor supports.
+
+// The screen's own rounding is covered by the bound: let the compiler fuse.
+#if defined(__clang__)
+#pragma clang fp contract(fast)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=fast")
+#endif
+
+#include "cpu_screen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "cpu_block.h"
+
+namespace gk {
+
+bool screen_wanted(int d, int k) {
+  const char* env = std::getenv("GPUKMEANS_CPU_SCREEN");
+  const std::string mode = env ? env : "";
+  if (mode == "off") return false;
+  if (mode == "on") return k >= 2;
+  // Auto: the screen costs about one FMA per coordinate and pair against
+  // three rounded operations, plus a fixed cost per pair (the running
+  // minima) and per point (the certificate, one exact distance); measured
+  // on 1e5 points (inst/bench/bench_cpu.R), it pays from d = 8 and k = 8.
+  return d >= 8 && k >= 8;
+}
+
+namespace {
+
+template <typename T>
+struct Limits;
+template <>
+struct Limits<double> {
+  static constexpr double u = 1.1102230246251565e-16;   // 2^-53
+  static constexpr double eta = 4.9406564584124654e-324;  // 2^-1074 (a rounding loses half at most)
+  static constexpr double big = 1e280;                    // |c|^2, |x|^2 stay below
+};
+template <>
+struct Limits<float> {
+  static constexpr double u = 5.9604644775390625e-08;   // 2^-24
+  static constexpr double eta = 1.401298464324817e-45;  // 2^-149
+  static constexpr double big = 1e34;
+};
+
+constexpr double kUp = 1.0 + 8.881784197001252e-16;  // 1 + 2^-50: rounds a few operations up
+
+// One tile: PT = PV * W points at xs (column stride n) against every center;
+// b1/b2: the two smallest screen values per point, i1: the center of b1.
+template <typename T, int W, int PV, int Q>
+inline __attribute__((always_inline)) void screen_tile(const T* __restrict xs, std::int64_t n, int d,
+                                                       const T* __restrict ct, const T* __restrict nb, int kp,
+                                                       T* __restrict b1o, T* __restrict b2o, int* __restrict i1o) {
+  typedef T V __attribute__((vector_size(W * sizeof(T))));
+  typedef decltype(V{} < V{}) IV;  // lanes of T's size: masks and center indices
+  const T inf = std::numeric_limits<T>::infinity();
+  V b1[PV], b2[PV];
+  IV i1[PV];
+  for (int v = 0; v < PV; ++v) {
+    b1[v] = V{} + inf;
+    b2[v] = V{} + inf;
+    i1[v] = IV{};
+  }
+  for (int j0 = 0; j0 < kp; j0 += Q) {
+    V acc[Q][PV];
+    for (int q = 0; q < Q; ++q)
+      for (int v = 0; v < PV; ++v) acc[q][v] = V{};
+    const T* cc = ct + j0;
+    const T* xc = xs;
+    for (int c = 0; c < d; ++c, cc += kp, xc += n) {
+      V xv[PV];
+      for (int v = 0; v < PV; ++v) std::memcpy(&xv[v], xc + v * W, sizeof(V));
+      for (int q = 0; q < Q; ++q) {
+        const V cb = V{} + cc[q];
+        for (int v = 0; v < PV; ++v) acc[q][v] += xv[v] * cb;
+      }
+    }
+    for (int q = 0; q < Q; ++q) {
+      const V nbq = V{} + nb[j0 + q];
+      const IV jq = IV{} + (j0 + q);
+      for (int v = 0; v < PV; ++v) {
+        const V g = nbq - (acc[q][v] + acc[q][v]);
+        const IV lt1 = g < b1[v], lt2 = g < b2[v];  // false for NaN: never chosen
+        b2[v] = lt1 ? b1[v] : (lt2 ? g : b2[v]);
+        b1[v] = lt1 ? g : b1[v];
+        i1[v] = lt1 ? jq : i1[v];
+      }
+    }
+  }
+  for (int v = 0; v < PV; ++v)
+    for (int l = 0; l < W; ++l) {
+      b1o[v * W + l] = b1[v][l];
+      b2o[v * W + l] = b2[v][l];
+      i1o[v * W + l] = static_cast<int>(i1[v][l]);
+    }
+}
+
+// The tiles of m points (a multiple of W * PV) at xs.
+template <typename T, int W, int PV, int Q>
+inline __attribute__((always_inline)) void screen_tiles(const T* xs, std::int64_t n, int d, const T* ct,
+                                                        const T* nb, int kp, int m, T* b1, T* b2, int* i1) {
+  for (int p = 0; p < m; p += W * PV)
+    screen_tile<T, W, PV, Q>(xs + p, n, d, ct, nb, kp, b1 + p, b2 + p, i1 + p);
+}
+
+enum class Isa { kBase, kAvx2, kAvx512 };
+
+Isa detect_isa() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")) return Isa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+#endif
+  return Isa::kBase;
+}
+
+Isa isa() {
+  static const Isa v = detect_isa();
+  return v;
+}
+
+// Centers per tile of each build (the registers hold Q x PV accumulators).
+template <typename T>
+int tile_centers(Isa i) {
+  return i == Isa::kAvx512 ? 12 : i == Isa::kAvx2 ? 5 : (sizeof(T) == 8 ? 2 : 3);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+#define GK_SCREEN_AVX512 __attribute__((target("avx512f,avx512dq,fma")))
+#define GK_SCREEN_AVX2 __attribute__((target("avx2,fma")))
+#define GK_SCREEN_ISAS 1
+#endif
+
+#ifdef GK_SCREEN_ISAS
+GK_SCREEN_AVX512 void tiles_avx512(const double* xs, std::int64_t n, int d, const double* ct, const double* nb,
+                                   int kp, int m, double* b1, double* b2, int* i1) {
+  screen_tiles<double, 8, 2, 12>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
+}
+GK_SCREEN_AVX512 void tiles_avx512(const float* xs, std::int64_t n, int d, const float* ct, const float* nb,
+                                   int kp, int m, float* b1, float* b2, int* i1) {
+  screen_tiles<float, 16, 1, 12>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
+}
+GK_SCREEN_AVX2 void tiles_avx2(const double* xs, std::int64_t n, int d, const double* ct, const double* nb, int kp,
+                               int m, double* b1, double* b2, int* i1) {
+  screen_tiles<double, 4, 2, 5>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
+}
+GK_SCREEN_AVX2 void tiles_avx2(const float* xs, std::int64_t n, int d, const float* ct, const float* nb, int kp,
+                               int m, float* b1, float* b2, int* i1) {
+  screen_tiles<float, 8, 2, 5>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
+}
+#endif
+void tiles_base(const double* xs, std::int64_t n, int d, const double* ct, const double* nb, int kp, int m,
+                double* b1, double* b2, int* i1) {
+  screen_tiles<double, 2, 4, 2>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
+}
+void tiles_base(const float* xs, std::int64_t n, int d, const float* ct, const float* nb, int kp, int m, float* b1,
+                float* b2, int* i1) {
+  screen_tiles<float, 4, 2, 3>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
+}
+
+}  // namespace
+
+template <typename T>
+void CenterScreen<T>::prepare(const T* cen, int k, int d) {
+  typedef Limits<T> L;
+  active_ = false;
+  k_ = k;
+  d_ = d;
+  const double g = (d + 4.0) * L::u;
+  if (k < 2 || d < 1 || (d + 2.0) * (d + 4.0) * L::u > 2.0) return;
+  const int q = tile_centers<T>(isa());
+  kp_ = (k + q - 1) / q * q;
+  ct_.assign(static_cast<std::size_t>(d) * kp_, T(0));
+  nb_.assign(kp_, std::numeric_limits<T>::quiet_NaN());
+  double nbmax = 0.0;
+  int live = 0;
+  for (int j = 0; j < k; ++j) {
+    const T* cj = cen + static_cast<std::size_t>(j) * d;
+    double s = 0.0;
+    bool number = true;
+    for (int c = 0; c < d; ++c) {
+      const double v = static_cast<double>(cj[c]);
+      number = number && !std::isnan(v);
+      s += v * v;
+    }
+    if (!number) continue;  // an empty cluster's center: never chosen
+    ++live;
+    for (int c = 0; c < d; ++c) ct_[static_cast<std::size_t>(c) * kp_ + j] = cj[c];
+    nb_[j] = static_cast<T>(s);
+    // |c|^2 rounded up: s has relative error <= gamma_d (double)
+    nbmax = std::max(nbmax, s * (1.0 + (d + 2.0) * 2.220446049250313e-16));
+  }
+  if (live == 0 || !(nbmax <= L::big)) return;
+  nb_max_ = nbmax * kUp;
+  nc_max_ = std::sqrt(nb_max_) * kUp;
+  g_ = g;
+  active_ = true;
+}
+
+template <typename T>
+int CenterScreen<T>::screen(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand,
+                            unsigned char* ok) const {
+  typedef Limits<T> L;
+  T b1[kMaxBlock], b2[kMaxBlock];
+  double nx2[kMaxBlock];
+  const T* xs = x + i0;
+  switch (isa()) {
+#ifdef GK_SCREEN_ISAS
+    case Isa::kAvx512: tiles_avx512(xs, n, d_, ct_.data(), nb_.data(), kp_, m, b1, b2, cand); break;
+    case Isa::kAvx2: tiles_avx2(xs, n, d_, ct_.data(), nb_.data(), kp_, m, b1, b2, cand); break;
+#endif
+    default: tiles_base(xs, n, d_, ct_.data(), nb_.data(), kp_, m, b1, b2, cand); break;
+  }
+  // |x|^2 in double (relative error <= gamma_d; products of floats exact)
+  for (int p = 0; p < m; ++p) nx2[p] = 0.0;
+  for (int c = 0; c < d_; ++c) {
+    const T* xc = xs + static_cast<std::int64_t>(c) * n;
+    for (int p = 0; p < m; ++p) {
+      const double v = static_cast<double>(xc[p]);
+      nx2[p] += v * v;
+    }
+  }
+  const double g = g_;
+  const double a_g = (8.0 * d_ + 16.0) * L::eta, a_e = (4.0 * d_ + 8.0) * L::eta;
+  const double inf = std::numeric_limits<double>::infinity();
+  int certified = 0;
+  for (int p = 0; p < m; ++p) {
+    const double N = nx2[p] * (1.0 + (d_ + 2.0) * 2.220446049250313e-16) * kUp;  // |x|^2 rounded up
+    const double G1 = static_cast<double>(b1[p]), G2 = static_cast<double>(b2[p]);
+    bool sure = false;
+    if (N <= L::big && G1 < inf) {
+      if (G2 == inf) {
+        sure = true;  // no other center with numbers
+      } else {
+        const double nx = std::sqrt(N) * kUp;
+        const double e = (g * (nb_max_ + 2.0 * nx * nc_max_) * kUp + a_g) * kUp;
+        const double rhs = (2.0 * e + 2.0 * g * N + 2.0 * a_e) * kUp * kUp +
+                           4.0 * 1.1102230246251565e-16 * (std::fabs(G1) + std::fabs(G2));
+        sure = G2 * (1.0 - g) - G1 * (1.0 + g) > rhs;
+      }
+    }
+    ok[p] = sure;
+    certified += sure;
+  }
+  return certified;
+}
+
+template class CenterScreen<double>;
+template class CenterScreen<float>;
+
+}  // namespace gk
