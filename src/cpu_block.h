@@ -54,6 +54,32 @@ inline __attribute__((always_inline)) void block_sq_distances(const T* __restric
   }
 }
 
+// dd[p] = the squared distance of point i0 + p to its own center
+// cen + own[p] * d (cen: k x d row-major), p < B: the same operations as
+// block_sq_distances() for that center.
+template <typename T>
+inline __attribute__((always_inline)) void block_sq_distances_own(const T* __restrict x, std::int64_t n, int d,
+                                                                  const T* __restrict cen,
+                                                                  const int* __restrict own, std::int64_t i0,
+                                                                  int B, T* __restrict dd) {
+  {
+    const T* xc = x + i0;
+#pragma omp simd
+    for (int p = 0; p < B; ++p) {
+      T t = xc[p] - cen[static_cast<std::int64_t>(own[p]) * d];
+      dd[p] = t * t;
+    }
+  }
+  for (int c = 1; c < d; ++c) {
+    const T* xc = x + static_cast<std::int64_t>(c) * n + i0;
+#pragma omp simd
+    for (int p = 0; p < B; ++p) {
+      T t = xc[p] - cen[static_cast<std::int64_t>(own[p]) * d + c];
+      dd[p] += t * t;
+    }
+  }
+}
+
 }  // namespace gk
 
 #endif

@@ -501,6 +501,7 @@ Bounds<T>::Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, co
   umax_ = std::ldexp(1.0, (L::max_exponent - 8) / 2);
   linf_ = std::ldexp(1.0, L::max_exponent / 2 - 1);
   fm_ = 1.0 + (2.0 * d + 16.0) * 0x1p-53;
+  use_screen_ = plan.variant == Variant::kHamerly && screen_wanted(d, k);
 
   grp_ = group_centers(centers0, k, d, plan.variant == Variant::kYinyang ? plan.groups : 1);
   G_ = 1 + *std::max_element(grp_.begin(), grp_.end());
@@ -601,6 +602,7 @@ void Bounds<T>::set_centers(const T* cen_rm) {
 template <typename T>
 void Bounds<T>::begin_full(const T* cen_rm) {
   set_centers(cen_rm);
+  if (use_screen_ && variant_ == Variant::kHamerly) screen_.prepare(cen_rm, k_, d_);
   version_ = 0;
   cum_up_.assign(G_, 0.0);
   cum_dn_.assign(G_, 0.0);
@@ -685,6 +687,66 @@ void Bounds<T>::set_hamerly(std::int64_t i, int a, T b, int j2, T s2, T s3) {
   j2_[i] = j2;
 }
 
+// set_hamerly() for a point certified by the screen, whose lower bounds on
+// the real distances to j2 and to every other center come from the screen
+// (+Inf: no such center with numbers, as lower(Inf) for an exact distance).
+template <typename T>
+void Bounds<T>::set_hamerly_screened(std::int64_t i, int a, T b, int j2, double l2, double l3) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!(l2 < inf)) j2 = a == 0 ? 1 : 0;  // (the screen needs k >= 2)
+  set_u(i, a, upper(b));
+  l2adj_[i] = add_dn(l2 < inf ? l2 : linf_, c2_dn_[j2]);
+  l3adj_[i] = add_dn(l3 < inf ? l3 : linf_, cx_dn_[a]);
+  j2_[i] = j2;
+}
+
+// Hamerly's full pass through the screen: a certified point gets the exact
+// distance to its center (the upper bound) and the screen's lower bounds;
+// any other point the exact distances of assign_block3, as without it.
+template <typename T>
+std::int64_t Bounds<T>::hamerly_full_screened(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt,
+                                              std::int64_t* evals) {
+  const T inf = std::numeric_limits<T>::infinity();
+  const int B = block_size<T>(d_);
+  int cand[kMaxBlock], cand2[kMaxBlock];
+  unsigned char ok[kMaxBlock];
+  double lo2[kMaxBlock], lo3[kMaxBlock];
+  T dd[kMaxBlock];
+  std::int64_t changed = 0, ev = 0;
+  for (std::int64_t i0 = lo; i0 < hi; i0 += B) {
+    const int nb = static_cast<int>(std::min<std::int64_t>(B, hi - i0));
+    const int m = nb - nb % kScreenTile;
+    if (m > 0) screen_.screen3(x_, n_, i0, m, cand, ok, cand2, lo2, lo3);
+    for (int p = m; p < nb; ++p) {
+      cand[p] = 0;
+      ok[p] = 0;
+    }
+    block_sq_distances_own(x_, n_, d_, cur_.data(), cand, i0, nb, dd);
+    for (int p = 0; p < nb; ++p) {
+      const std::int64_t i = i0 + p;
+      int a;
+      if (ok[p] && dd[p] < inf) {
+        a = cand[p];
+        set_hamerly_screened(i, a, dd[p], cand2[p], lo2[p], lo3[p]);
+        ev += 1;
+      } else {
+        int a2;
+        T b, s2, s3;
+        assign_block3(x_, n_, d_, k_, cur_.data(), i, 1, &a, &b, &a2, &s2, &s3);
+        set_hamerly_block(i, 1, &a, &b, &a2, &s2, &s3);
+        ev += k_;
+      }
+      if (labels[i] != a) {
+        labels[i] = a;
+        ++changed;
+      }
+      ++cnt[a];
+    }
+  }
+  *evals += ev;
+  return changed;
+}
+
 // set_hamerly() for the nb points of a block from i0 (assign_block3's
 // output), SIMD across the points: upper() and lower() without branches
 // (sqrt(Inf) f + s = Inf, NaN stays NaN; second and third are never NaN).
@@ -720,6 +782,8 @@ std::int64_t Bounds<T>::full_pass(std::int64_t lo, std::int64_t hi, int* labels,
                                   std::int64_t* evals) {
   const T inf = std::numeric_limits<T>::infinity();
   std::int64_t changed = 0;
+  if (variant_ == Variant::kHamerly && use_screen_ && screen_.active())
+    return hamerly_full_screened(lo, hi, labels, cnt, evals);
   *evals += (hi - lo) * static_cast<std::int64_t>(k_);
   if (variant_ == Variant::kHamerly) {
     // Blocks of points, SIMD across points.

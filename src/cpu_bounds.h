@@ -49,6 +49,8 @@
 #include <string>
 #include <vector>
 
+#include "cpu_screen.h"
+
 namespace gk {
 namespace bounds {
 
@@ -108,6 +110,9 @@ class Bounds {
   int yinyang_scan(std::int64_t i, const T* xi, int a, T da, double u, double lprev, Work& s,
                    std::int64_t* evals);
   void set_hamerly(std::int64_t i, int a, T b, int j2, T s2, T s3);
+  void set_hamerly_screened(std::int64_t i, int a, T b, int j2, double l2, double l3);
+  std::int64_t hamerly_full_screened(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt,
+                                     std::int64_t* evals);
   void set_hamerly_block(std::int64_t i0, int nb, const int* lab, const T* best, const int* lab2, const T* second,
                          const T* third);
   void set_centers(const T* cen_rm);
@@ -120,6 +125,9 @@ class Bounds {
   std::int64_t n_;
   int d_, k_, G_;
   Variant variant_;
+  // the full passes of Hamerly's bounds screen (cpu_screen.h) when wanted
+  bool use_screen_ = false;
+  CenterScreen<T> screen_;
   // margins (cpu_bounds.cpp: the error analysis)
   double f_, g_, s_, umax_, linf_, fm_;
   // the groups: centers in group order (perm_), group g = positions

@@ -85,22 +85,7 @@ inline __attribute__((always_inline)) std::int64_t assign_block_screened_impl(
     ok[p] = 0;
   }
   T dd[kMaxBlock];
-  {
-    const T* xc = x + i0;
-#pragma omp simd
-    for (int p = 0; p < B; ++p) {
-      T t = xc[p] - cen[static_cast<std::int64_t>(cand[p]) * d];
-      dd[p] = t * t;
-    }
-  }
-  for (int c = 1; c < d; ++c) {
-    const T* xc = x + static_cast<std::int64_t>(c) * n + i0;
-#pragma omp simd
-    for (int p = 0; p < B; ++p) {
-      T t = xc[p] - cen[static_cast<std::int64_t>(cand[p]) * d + c];
-      dd[p] += t * t;
-    }
-  }
+  block_sq_distances_own(x, n, d, cen, cand, i0, B, dd);
   T row[kMaxBlock];  // the point's coordinates when d <= kMaxBlock
   std::int64_t evals = B;
   for (int p = 0; p < B; ++p) {

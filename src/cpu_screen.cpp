@@ -82,21 +82,28 @@ struct Limits<float> {
 
 constexpr double kUp = 1.0 + 8.881784197001252e-16;  // 1 + 2^-50: rounds a few operations up
 
-// One tile: PT = PV * W points at xs (column stride n) against every center;
-// b1/b2: the two smallest screen values per point, i1: the center of b1.
-template <typename T, int W, int PV, int Q>
+// The two (Third: three) smallest screen values of each point of a tile and
+// the centers of the first (and second).
+template <typename T>
+struct ScreenOut {
+  T *b1, *b2, *b3;
+  int *i1, *i2;
+  ScreenOut at(int p) const { return {b1 + p, b2 + p, b3 + p, i1 + p, i2 + p}; }
+};
+
+// One tile: PT = PV * W points at xs (column stride n) against every center.
+template <typename T, int W, int PV, int Q, bool Third>
 inline __attribute__((always_inline)) void screen_tile(const T* __restrict xs, std::int64_t n, int d,
                                                        const T* __restrict ct, const T* __restrict nb, int kp,
-                                                       T* __restrict b1o, T* __restrict b2o, int* __restrict i1o) {
+                                                       const ScreenOut<T>& out) {
   typedef T V __attribute__((vector_size(W * sizeof(T))));
   typedef decltype(V{} < V{}) IV;  // lanes of T's size: masks and center indices
   const T inf = std::numeric_limits<T>::infinity();
-  V b1[PV], b2[PV];
-  IV i1[PV];
+  V b1[PV], b2[PV], b3[PV];
+  IV i1[PV], i2[PV];
   for (int v = 0; v < PV; ++v) {
-    b1[v] = V{} + inf;
-    b2[v] = V{} + inf;
-    i1[v] = IV{};
+    b1[v] = b2[v] = b3[v] = V{} + inf;
+    i1[v] = i2[v] = IV{};
   }
   for (int j0 = 0; j0 < kp; j0 += Q) {
     V acc[Q][PV];
@@ -118,6 +125,10 @@ inline __attribute__((always_inline)) void screen_tile(const T* __restrict xs, s
       for (int v = 0; v < PV; ++v) {
         const V g = nbq - (acc[q][v] + acc[q][v]);
         const IV lt1 = g < b1[v], lt2 = g < b2[v];  // false for NaN: never chosen
+        if (Third) {
+          b3[v] = lt2 ? b2[v] : (g < b3[v] ? g : b3[v]);
+          i2[v] = lt1 ? i1[v] : (lt2 ? jq : i2[v]);
+        }
         b2[v] = lt1 ? b1[v] : (lt2 ? g : b2[v]);
         b1[v] = lt1 ? g : b1[v];
         i1[v] = lt1 ? jq : i1[v];
@@ -126,18 +137,27 @@ inline __attribute__((always_inline)) void screen_tile(const T* __restrict xs, s
   }
   for (int v = 0; v < PV; ++v)
     for (int l = 0; l < W; ++l) {
-      b1o[v * W + l] = b1[v][l];
-      b2o[v * W + l] = b2[v][l];
-      i1o[v * W + l] = static_cast<int>(i1[v][l]);
+      out.b1[v * W + l] = b1[v][l];
+      out.b2[v * W + l] = b2[v][l];
+      out.i1[v * W + l] = static_cast<int>(i1[v][l]);
+      if (Third) {
+        out.b3[v * W + l] = b3[v][l];
+        out.i2[v * W + l] = static_cast<int>(i2[v][l]);
+      }
     }
 }
 
 // The tiles of m points (a multiple of W * PV) at xs.
 template <typename T, int W, int PV, int Q>
 inline __attribute__((always_inline)) void screen_tiles(const T* xs, std::int64_t n, int d, const T* ct,
-                                                        const T* nb, int kp, int m, T* b1, T* b2, int* i1) {
-  for (int p = 0; p < m; p += W * PV)
-    screen_tile<T, W, PV, Q>(xs + p, n, d, ct, nb, kp, b1 + p, b2 + p, i1 + p);
+                                                        const T* nb, int kp, int m, bool third,
+                                                        const ScreenOut<T>& out) {
+  for (int p = 0; p < m; p += W * PV) {
+    if (third)
+      screen_tile<T, W, PV, Q, true>(xs + p, n, d, ct, nb, kp, out.at(p));
+    else
+      screen_tile<T, W, PV, Q, false>(xs + p, n, d, ct, nb, kp, out.at(p));
+  }
 }
 
 enum class Isa { kBase, kAvx2, kAvx512 };
@@ -168,32 +188,20 @@ int tile_centers(Isa i) {
 #define GK_SCREEN_ISAS 1
 #endif
 
+#define GK_SCREEN_BUILD(NAME, ATTR, T, W, PV, Q)                                                          \
+  ATTR void NAME(const T* xs, std::int64_t n, int d, const T* ct, const T* nb, int kp, int m, bool third, \
+                 const ScreenOut<T>& out) {                                                             \
+    screen_tiles<T, W, PV, Q>(xs, n, d, ct, nb, kp, m, third, out);                                     \
+  }
 #ifdef GK_SCREEN_ISAS
-GK_SCREEN_AVX512 void tiles_avx512(const double* xs, std::int64_t n, int d, const double* ct, const double* nb,
-                                   int kp, int m, double* b1, double* b2, int* i1) {
-  screen_tiles<double, 8, 2, 12>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
-}
-GK_SCREEN_AVX512 void tiles_avx512(const float* xs, std::int64_t n, int d, const float* ct, const float* nb,
-                                   int kp, int m, float* b1, float* b2, int* i1) {
-  screen_tiles<float, 16, 1, 12>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
-}
-GK_SCREEN_AVX2 void tiles_avx2(const double* xs, std::int64_t n, int d, const double* ct, const double* nb, int kp,
-                               int m, double* b1, double* b2, int* i1) {
-  screen_tiles<double, 4, 2, 5>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
-}
-GK_SCREEN_AVX2 void tiles_avx2(const float* xs, std::int64_t n, int d, const float* ct, const float* nb, int kp,
-                               int m, float* b1, float* b2, int* i1) {
-  screen_tiles<float, 8, 2, 5>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
-}
+GK_SCREEN_BUILD(tiles_avx512, GK_SCREEN_AVX512, double, 8, 2, 12)
+GK_SCREEN_BUILD(tiles_avx512, GK_SCREEN_AVX512, float, 16, 1, 12)
+GK_SCREEN_BUILD(tiles_avx2, GK_SCREEN_AVX2, double, 4, 2, 5)
+GK_SCREEN_BUILD(tiles_avx2, GK_SCREEN_AVX2, float, 8, 2, 5)
 #endif
-void tiles_base(const double* xs, std::int64_t n, int d, const double* ct, const double* nb, int kp, int m,
-                double* b1, double* b2, int* i1) {
-  screen_tiles<double, 2, 4, 2>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
-}
-void tiles_base(const float* xs, std::int64_t n, int d, const float* ct, const float* nb, int kp, int m, float* b1,
-                float* b2, int* i1) {
-  screen_tiles<float, 4, 2, 3>(xs, n, d, ct, nb, kp, m, b1, b2, i1);
-}
+GK_SCREEN_BUILD(tiles_base, , double, 2, 4, 2)
+GK_SCREEN_BUILD(tiles_base, , float, 4, 2, 3)
+#undef GK_SCREEN_BUILD
 
 }  // namespace
 
@@ -234,19 +242,29 @@ void CenterScreen<T>::prepare(const T* cen, int k, int d) {
   active_ = true;
 }
 
+// The screen of points [i0, i0 + m): per point the certificate of cand[p]
+// (ok[p]) and, when lo2 is not null (the full pass of the bounds), the
+// second center cand2[p] and lower bounds lo2[p], lo3[p] on the real
+// distances |x - c_j| to it and to every other center but cand[p] (+Inf
+// when there is no such center with numbers).  Lower bounds: for every j,
+// T_j >= |x|^2 + G_j - e (the top of the file), every operation rounded
+// down by a relative 2^-51 of its operands' magnitude.
 template <typename T>
-int CenterScreen<T>::screen(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand,
-                            unsigned char* ok) const {
+int CenterScreen<T>::run(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok,
+                         int* cand2, double* lo2, double* lo3) const {
   typedef Limits<T> L;
-  T b1[kMaxBlock], b2[kMaxBlock];
+  const bool third = lo2 != nullptr;
+  T b1[kMaxBlock], b2[kMaxBlock], b3[kMaxBlock];
+  int i2[kMaxBlock];
   double nx2[kMaxBlock];
   const T* xs = x + i0;
+  const ScreenOut<T> out{b1, b2, b3, cand, i2};
   switch (isa()) {
 #ifdef GK_SCREEN_ISAS
-    case Isa::kAvx512: tiles_avx512(xs, n, d_, ct_.data(), nb_.data(), kp_, m, b1, b2, cand); break;
-    case Isa::kAvx2: tiles_avx2(xs, n, d_, ct_.data(), nb_.data(), kp_, m, b1, b2, cand); break;
+    case Isa::kAvx512: tiles_avx512(xs, n, d_, ct_.data(), nb_.data(), kp_, m, third, out); break;
+    case Isa::kAvx2: tiles_avx2(xs, n, d_, ct_.data(), nb_.data(), kp_, m, third, out); break;
 #endif
-    default: tiles_base(xs, n, d_, ct_.data(), nb_.data(), kp_, m, b1, b2, cand); break;
+    default: tiles_base(xs, n, d_, ct_.data(), nb_.data(), kp_, m, third, out); break;
   }
   // |x|^2 in double (relative error <= gamma_d; products of floats exact)
   for (int p = 0; p < m; ++p) nx2[p] = 0.0;
@@ -260,17 +278,19 @@ int CenterScreen<T>::screen(const T* x, std::int64_t n, std::int64_t i0, int m, 
   const double g = g_;
   const double a_g = (8.0 * d_ + 16.0) * L::eta, a_e = (4.0 * d_ + 8.0) * L::eta;
   const double inf = std::numeric_limits<double>::infinity();
+  const double rel = (d_ + 2.0) * 2.220446049250313e-16;  // of nx2
   int certified = 0;
   for (int p = 0; p < m; ++p) {
-    const double N = nx2[p] * (1.0 + (d_ + 2.0) * 2.220446049250313e-16) * kUp;  // |x|^2 rounded up
+    const double N = nx2[p] * (1.0 + rel) * kUp;  // |x|^2 rounded up
     const double G1 = static_cast<double>(b1[p]), G2 = static_cast<double>(b2[p]);
+    const bool bounded = N <= L::big && G1 < inf;
+    const double nx = std::sqrt(N) * kUp;
+    const double e = (g * (nb_max_ + 2.0 * nx * nc_max_) * kUp + a_g) * kUp;
     bool sure = false;
-    if (N <= L::big && G1 < inf) {
+    if (bounded) {
       if (G2 == inf) {
         sure = true;  // no other center with numbers
       } else {
-        const double nx = std::sqrt(N) * kUp;
-        const double e = (g * (nb_max_ + 2.0 * nx * nc_max_) * kUp + a_g) * kUp;
         const double rhs = (2.0 * e + 2.0 * g * N + 2.0 * a_e) * kUp * kUp +
                            4.0 * 1.1102230246251565e-16 * (std::fabs(G1) + std::fabs(G2));
         sure = G2 * (1.0 - g) - G1 * (1.0 + g) > rhs;
@@ -278,8 +298,32 @@ int CenterScreen<T>::screen(const T* x, std::int64_t n, std::int64_t i0, int m, 
     }
     ok[p] = sure;
     certified += sure;
+    if (third) {
+      cand2[p] = i2[p];
+      const double Nlo = nx2[p] * (1.0 - rel) * (1.0 - 8.881784197001252e-16);
+      auto lower = [&](double G) {
+        if (!(G < inf)) return inf;
+        if (!bounded) return 0.0;
+        const double s = (Nlo + G - e) - 4.0 * 1.1102230246251565e-16 * (Nlo + std::fabs(G) + e);
+        return s > 0.0 ? std::sqrt(s) * (1.0 - 8.881784197001252e-16) : 0.0;
+      };
+      lo2[p] = lower(G2);
+      lo3[p] = lower(static_cast<double>(b3[p]));
+    }
   }
   return certified;
+}
+
+template <typename T>
+int CenterScreen<T>::screen(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand,
+                            unsigned char* ok) const {
+  return run(x, n, i0, m, cand, ok, nullptr, nullptr, nullptr);
+}
+
+template <typename T>
+int CenterScreen<T>::screen3(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok,
+                             int* cand2, double* lo2, double* lo3) const {
+  return run(x, n, i0, m, cand, ok, cand2, lo2, lo3);
 }
 
 template class CenterScreen<double>;

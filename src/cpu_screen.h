@@ -49,7 +49,18 @@ class CenterScreen {
   // the points certified.
   int screen(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok) const;
 
+  // The same for the full pass of the distance bounds (cpu_bounds.h), which
+  // also needs: cand2[p], the center of the second smallest screen value,
+  // and lower bounds on the real distances |x - c| to it (lo2[p]) and to
+  // every center but cand[p] and cand2[p] (lo3[p]); +Inf where there is no
+  // such center with numbers.  The bounds hold for every point, certified
+  // or not (0 when the point's bound is void).
+  int screen3(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok, int* cand2,
+              double* lo2, double* lo3) const;
+
  private:
+  int run(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok, int* cand2, double* lo2,
+          double* lo3) const;
   bool active_ = false;
   int k_ = 0, d_ = 0, kp_ = 0;  // kp_: k rounded up to the tile of centers
   std::vector<T> ct_;           // d x kp_, coordinate-major; pad centers 0

@@ -127,3 +127,36 @@ test_that("single precision, predict and the default choice", {
   small <- simulate_blobs(1000, 2, 3, seed = 12)
   expect_identical(exact_share(small, small[1:3, ], "auto", iter.max = 10), 1)
 })
+
+test_that("Hamerly's full passes through the screen: the fit of plain Lloyd", {
+  # bounds set from the screen's lower bounds, checked by the bounded
+  # iterations that follow (forced at every iteration, and the cycle of
+  # full, bounded and plain iterations)
+  hamerly_fit <- function(x, centers, mode, screen, ...) {
+    withr::local_envvar(GPUKMEANS_CPU_SCREEN = screen, GPUKMEANS_CPU_BOUNDS = mode)
+    withr::local_options(gpukmeans.threads = 2L, gpukmeans.progress = FALSE)
+    with_warnings(gpu_kmeans(x, centers, backend = "cpu", ...))
+  }
+  x <- simulate_blobs(3000, 16, 30, seed = 13)
+  set.seed(13)
+  cases <- list(list(x = x, c0 = x[sample.int(3000, 30), ]))
+  set.seed(14)
+  y <- matrix(rnorm(1200 * 10), ncol = 10)
+  c0 <- y[1:10, ]
+  c0[2, ] <- c0[1, ]
+  c0[2, 3] <- c0[1, 3] * (1 + 2^-52)
+  cases[[2]] <- list(x = y, c0 = c0)
+  cases[[3]] <- list(x = y * 1e-170, c0 = y[1:10, ] * 1e-170)
+  cases[[4]] <- list(x = y + 1e6, c0 = y[1:10, ] + 1e6)
+  z <- rbind(matrix(rnorm(4000), ncol = 8), matrix(rnorm(4000, 20), ncol = 8))
+  cases[[5]] <- list(x = z, c0 = rbind(rep(0, 8), rep(20, 8), rep(1e6, 8), rep(10, 8), rep(0.5, 8),
+                                       rep(19, 8), rep(-3, 8), rep(30, 8)))
+  for (cs in cases) {
+    ref <- hamerly_fit(cs$x, cs$c0, "off", "off", iter.max = 40)
+    for (mode in c("hamerly", "hamerly:cycle", "auto")) {
+      got <- hamerly_fit(cs$x, cs$c0, mode, "on", iter.max = 40)
+      expect_identical(unclass(got$value)[fit_parts], unclass(ref$value)[fit_parts], label = mode)
+      expect_identical(got$warnings, ref$warnings)
+    }
+  }
+})
