@@ -58,9 +58,12 @@ bool screen_wanted(int d, int k) {
   if (mode == "on") return k >= 2;
   // Auto: the screen costs about one FMA per coordinate and pair against
   // three rounded operations, plus a fixed cost per pair (the running
-  // minima) and per point (the certificate, one exact distance); measured
-  // on 1e5 points (inst/bench/bench_cpu.R), it pays from d = 8 and k = 8.
-  return d >= 8 && k >= 8;
+  // minima), per tile of centers (k is padded to the tile: 12 with
+  // AVX-512) and per point (|x|^2, the certificate, one exact distance).
+  // Measured on 1e5 points, d = 2 to 128, one thread (2026-11-23, AMD EPYC
+  // with AVX-512): it pays from k = 32 at every d >= 2 (1.1x at d = 2 to
+  // 2.7x at d = 64, k = 256) and costs up to 1.5x below k = 16.
+  return d >= 2 && k >= 32;
 }
 
 namespace {

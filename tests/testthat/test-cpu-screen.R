@@ -122,8 +122,10 @@ test_that("single precision, predict and the default choice", {
   withr::with_envvar(c(GPUKMEANS_CPU_SCREEN = "on"), p_on <- predict(fit, newx))
   withr::with_envvar(c(GPUKMEANS_CPU_SCREEN = "off"), p_off <- predict(fit, newx))
   expect_identical(p_on, p_off)
-  # auto screens this shape (d >= 8, k >= 8) and not a small one
-  expect_lt(exact_share(x, c0, "auto", iter.max = 30), 0.3)
+  # auto screens from k = 32 on, not below
+  expect_identical(exact_share(x, c0, "auto", iter.max = 30), 1)
+  y <- simulate_blobs(3000, 4, 40, seed = 13)
+  expect_lt(exact_share(y, y[1:40, ], "auto", iter.max = 30), 0.3)
   small <- simulate_blobs(1000, 2, 3, seed = 12)
   expect_identical(exact_share(small, small[1:3, ], "auto", iter.max = 10), 1)
 })
