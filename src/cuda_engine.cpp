@@ -6,6 +6,7 @@
 // engine: make_cuda_engine throws "not built" and cuda_info() says so.
 #include "engine.h"
 #include "process_guard.h"
+#include "stage_log.h"
 
 #ifdef GPUKMEANS_CUDA
 #include "cpu_engine.h"
@@ -114,11 +115,13 @@ class CudaEngine final : public Engine {
     r.cluster.resize(n_);
     r.size.resize(k);
     r.withinss.resize(k);
+    stage_mark("lloyd_alloc");
     const gk_cuda_callbacks cb = callbacks(observer, observer && observer->wants_iterations());
     gk_cuda_fit_info info;
     check(gk_cuda_lloyd(D_, k, max_iter, r.centers.data(), &cb, r.cluster.data(), r.size.data(),
                         r.withinss.data(), &info, err_, kErrLen),
           "Lloyd iterations", err_);
+    stage_mark("lloyd_cuda");
     r.iter = info.iter;
     r.seconds_compute = info.ms_compute / 1000.0;
     r.seconds_download = info.ms_download / 1000.0;

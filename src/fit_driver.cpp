@@ -1,6 +1,7 @@
 // fit_driver.cpp: restarts and the best start, and Lloyd over several
 // engines (see fit_driver.h).
 #include "fit_driver.h"
+#include "stage_log.h"
 
 #include <algorithm>
 #include <cfloat>
@@ -107,7 +108,9 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     throw EngineError(EngineError::Kind::kUnsupported,
                       std::string("the ") + engine.backend() + " engine does not support observation weights yet");
   check_range(engine);
+  stage_mark("check_range");
   out.totss = engine.totss();
+  stage_mark("totss");
   const int nstart = source.count();
   out.starts.resize(nstart);
   double best_wss = 0.0;
@@ -125,7 +128,9 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
                                                          ? "more cluster centers than distinct data points with positive weight."
                                                          : "more cluster centers than distinct data points.");
     }
+    stage_mark("start");
     LloydFit fit = engine.lloyd(spec.centers.data(), spec.k, max_iter, observer);
+    stage_mark("lloyd");
     out.seconds_compute += fit.seconds_compute;
     out.seconds_download += fit.seconds_download;
     sum.tot_withinss = r_sum(fit.withinss);
@@ -137,6 +142,7 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
       out.best_start = s;
       out.best = std::move(fit);
     }
+    stage_mark("keep");
   }
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include "engine.h"
 #include "engine_glue.h"
+#include "stage_log.h"
 #include "fit_driver.h"
 #include "quality_driver.h"
 #include "r_boundary.h"
@@ -126,16 +127,23 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
                       int threads, int device, bool trace, SEXP progress, double progress_after,
                       Rcpp::List cuda, bool spherical = false, SEXP weights = R_NilValue) {
   return gk::guarded([&] {
+    gk::StageLog log;
     gk::HostData data = host_data(x);
     gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
     std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, cuda);
+    log.mark("engine");
     if (spherical && data.w)  // (R refuses them first: R/weights.R)
       throw gk::EngineError(gk::EngineError::Kind::kUnsupported, "spherical k-means has no observation weights yet");
     if (spherical) e = gk::make_spherical_engine(std::move(e));  // x: unit rows (src/spherical.h)
     const gk::FitOutcome fit = gk::observed(observer, [&] { return gk::fit_starts(*e, data, source, iter_max, &observer); });
-    return as_list(fit, *e);
+    log.mark("fit");
+    Rcpp::List out = as_list(fit, *e);
+    log.mark("result");
+    e.reset();
+    log.mark("release");
+    return out;
   });
 }
 

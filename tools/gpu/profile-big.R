@@ -39,6 +39,13 @@ for (prec in c("single", "double")) {
                 tm[["transfer_to_host"]], tm[["init"]], inside, s_new, s_total,
                 paste(sprintf("%s=%.3f", names(attr(g, "timing")), attr(g, "timing")), collapse = " ")))
   }
+  sl <- tempfile()
+  Sys.setenv(GPUKMEANS_STAGE_LOG = sl)
+  g <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, precision = prec, backend = "cuda"))
+  Sys.unsetenv("GPUKMEANS_STAGE_LOG")
+  cat("stages inside the engine call (GPUKMEANS_STAGE_LOG, seconds since the previous mark),", prec, ":\n")
+  st <- utils::read.table(sl, col.names = c("stage", "seconds"))
+  cat(paste(sprintf("%s %.3f", st$stage, st$seconds), collapse = " | "), "\n")
   f <- tempfile()
   Rprof(f, interval = 0.005)
   g <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, precision = prec, backend = "cuda"))
