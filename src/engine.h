@@ -28,6 +28,7 @@
 
 #include "block_tree.h"
 #include "fixed_point.h"
+#include "labels.h"
 #include "observer.h"
 
 namespace gk {
@@ -72,7 +73,7 @@ struct HostData {
 // The outcome of Lloyd's algorithm from one set of initial centers.
 struct LloydFit {
   std::vector<double> centers;   // k x d column-major, the final centers
-  std::vector<int> cluster;      // n, 1-based
+  Labels cluster;                // n, 1-based (labels.h: not zero-filled when sized)
   std::vector<int> size;         // k
   std::vector<double> withinss;  // k
   int iter = 0;                  // stats' convention: max_iter + 1 when not converged

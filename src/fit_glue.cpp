@@ -81,7 +81,7 @@ Rcpp::NumericMatrix as_matrix(const std::vector<double>& v, int nrow, int ncol) 
   return m;
 }
 
-Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e) {
+Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads) {
   const int nstart = static_cast<int>(fit.starts.size());
   Rcpp::NumericVector start_wss(nstart);
   Rcpp::IntegerVector start_iter(nstart);
@@ -107,7 +107,7 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e) {
                                          Rcpp::_["init"] = fit.seconds_init)
            : Rcpp::NumericVector::create(Rcpp::_["compute"] = fit.seconds_compute, Rcpp::_["init"] = fit.seconds_init);
   return Rcpp::List::create(
-      Rcpp::_["cluster"] = Rcpp::wrap(fit.best.cluster), Rcpp::_["centers"] = as_matrix(fit.best.centers, k, e.d()),
+      Rcpp::_["cluster"] = gk::int_vector(fit.best.cluster, threads), Rcpp::_["centers"] = as_matrix(fit.best.centers, k, e.d()),
       Rcpp::_["totss"] = fit.totss, Rcpp::_["withinss"] = Rcpp::wrap(fit.best.withinss),
       Rcpp::_["size"] = Rcpp::wrap(fit.best.size), Rcpp::_["iter"] = fit.best.iter,
       Rcpp::_["best_start"] = fit.best_start + 1, Rcpp::_["start_tot_withinss"] = start_wss,
@@ -139,7 +139,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
     if (spherical) e = gk::make_spherical_engine(std::move(e));  // x: unit rows (src/spherical.h)
     const gk::FitOutcome fit = gk::observed(observer, [&] { return gk::fit_starts(*e, data, source, iter_max, &observer); });
     log.mark("fit");
-    Rcpp::List out = as_list(fit, *e);
+    Rcpp::List out = as_list(fit, *e, threads);
     log.mark("result");
     e.reset();
     log.mark("release");
@@ -170,7 +170,7 @@ Rcpp::List gk_fit_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, 
     const int d = x.ncol(), k = centers.nrow();
     const gk::PartEngines pe = gk::part_engines(x, parts, engine, single, threads, device);
     const gk::LloydFit fit = gk::lloyd_parts(pe.engines, centers.begin(), k, iter_max, nullptr);
-    return Rcpp::List::create(Rcpp::_["cluster"] = Rcpp::wrap(fit.cluster),
+    return Rcpp::List::create(Rcpp::_["cluster"] = gk::int_vector(fit.cluster),
                               Rcpp::_["centers"] = as_matrix(fit.centers, k, d),
                               Rcpp::_["withinss"] = Rcpp::wrap(fit.withinss), Rcpp::_["size"] = Rcpp::wrap(fit.size),
                               Rcpp::_["iter"] = fit.iter);
@@ -205,7 +205,7 @@ Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::Int
         gk::observed(observer, [&] { return gk::fit_sweep(*e, data, src, its, opt, &observer); });
     Rcpp::List fits(steps.size()), quality(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      fits[i] = as_list(steps[i].fit, *e);
+      fits[i] = as_list(steps[i].fit, *e, threads);
       const gk::QualitySums& q = steps[i].quality;
       quality[i] = Rcpp::List::create(
           Rcpp::_["size"] = Rcpp::NumericVector(q.size.begin(), q.size.end()),

@@ -45,7 +45,7 @@ Rcpp::List gk_spherical_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix cen
     for (double& w : fit.withinss) w *= 0.5;
     Rcpp::NumericMatrix cen(k, d);
     std::copy(fit.centers.begin(), fit.centers.end(), cen.begin());
-    return Rcpp::List::create(Rcpp::_["cluster"] = Rcpp::wrap(fit.cluster), Rcpp::_["centers"] = cen,
+    return Rcpp::List::create(Rcpp::_["cluster"] = gk::int_vector(fit.cluster), Rcpp::_["centers"] = cen,
                               Rcpp::_["withinss"] = Rcpp::wrap(fit.withinss), Rcpp::_["size"] = Rcpp::wrap(fit.size),
                               Rcpp::_["iter"] = fit.iter);
   });

@@ -58,7 +58,7 @@ Rcpp::List gk_fit_small_team_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix cent
 #else
     fit = e->lloyd(centers.begin(), centers.nrow(), iter_max, nullptr);
 #endif
-    return Rcpp::List::create(Rcpp::_["cluster"] = Rcpp::wrap(fit.cluster), Rcpp::_["size"] = Rcpp::wrap(fit.size),
+    return Rcpp::List::create(Rcpp::_["cluster"] = gk::int_vector(fit.cluster), Rcpp::_["size"] = Rcpp::wrap(fit.size),
                               Rcpp::_["iter"] = fit.iter,
                               Rcpp::_["centers"] = Rcpp::NumericVector(fit.centers.begin(), fit.centers.end()));
   });
