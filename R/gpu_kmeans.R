@@ -170,6 +170,16 @@
 #' In single precision the bounded path may take a slightly different route
 #' to a fit of the same quality, as single precision may anyway.
 #'
+#' From k = 32 centers the CPU engine also screens every iteration that
+#' computes all distances: it computes |c|^2 - 2 x.c for a tile of points and
+#' centers with fused multiply-adds in SIMD registers (AVX-512 or AVX2 where
+#' the processor has them), and a rigorous bound on the error of that
+#' shortcut proves the nearest center of most points; only the points it
+#' cannot prove (ties, near ties, data far from the origin or at extreme
+#' scales) get every exact distance. Labels, centers and `iter` are again
+#' those of the exact rule, bit for bit (on 1e5 x 64 data with k = 256 an
+#' iteration costs about a third of the exact one).
+#'
 #' @section Limits:
 #' `n` (rows) up to 2^31 - 1 (R's limit for the rows of a matrix, and the
 #' labels are R integers); `k` up to `n`; `d` and `n * d` as memory allows
