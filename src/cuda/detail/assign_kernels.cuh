@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "common.cuh"
+#include "dfilter.cuh"
 #include "tf32.cuh"
 
 namespace gk {
@@ -419,9 +420,16 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 // its own centers (index order, strict <); lanes and the two center warps are
 // combined at the end with (distance, index) order: the lowest index among
 // equal minima, NaN never chosen, as the sequential scan.
-__global__ void __launch_bounds__(256, 2)
-k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
-              int *__restrict__ labels, State *st, int max_iter) {
+//
+// F (double precision, dfilter.cuh): x and cen are the float images of the
+// data and of the double centers; best/bidx/sec track the lowest and second
+// lowest w_j = v_j - kappa |b_j|^2 (rounded down) instead of v_j, and a
+// point's label is written only where df_certified proves it; the other
+// points go to the exact pass's list.
+template <bool F>
+__device__ __forceinline__ void assign_tf32_body(const float *__restrict__ x, long long n, int d,
+                                                 const float *__restrict__ cen, int k, int *__restrict__ labels,
+                                                 State *st, int max_iter, const DFArgs &fa) {
   enum { BM = 128, BN = 128, BK = 16, LD = 136 };
   if (fit_finished(st, max_iter)) return;
   __shared__ __align__(16) float xs[BK][LD];
@@ -429,16 +437,21 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
   __shared__ float ccs[BN];
   __shared__ float rbd[BM];
   __shared__ int rbi[BM];
+  __shared__ float rbs[F ? BM : 1];
   __shared__ unsigned int sh_changed;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp & 3, wn = warp >> 2;
   const int g = lane >> 2, t = lane & 3;
   const long long i0 = (long long)blockIdx.x * BM;
+  if (F && fa.cnt[1]) {  // a center's image out of the box: every point exact
+    if (tid < BM && i0 + tid < n) df_list(i0 + tid, fa);
+    return;
+  }
   if (tid == 0) sh_changed = 0;
-  float best[4];
+  float best[4], sec[4];
   int bidx[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
+  for (int r = 0; r < 4; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; if (F) sec[r] = pos_inf<float>(); }
 
   for (int c0 = 0; c0 < k; c0 += BN) {
     float acc[2][8][4];
@@ -506,7 +519,13 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
           for (int q = 0; q < 2; ++q) {
             const int cl = wn * 64 + nt * 8 + 2 * t + q;
             const float dd = fmaf(-2.0f, acc[mt][nt][h * 2 + q], ccs[cl]);
-            if (dd < best[r]) { best[r] = dd; bidx[r] = c0 + cl; }
+            if (F) {
+              const float w = __fmaf_rd(-fa.im.kappa, ccs[cl], dd);
+              if (w < best[r]) { sec[r] = best[r]; best[r] = w; bidx[r] = c0 + cl; }
+              else if (w < sec[r]) sec[r] = w;
+            } else {
+              if (dd < best[r]) { best[r] = dd; bidx[r] = c0 + cl; }
+            }
           }
       }
     __syncthreads();  // ccs is rewritten by the next tile
@@ -518,7 +537,18 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
     for (int off = 1; off <= 2; off <<= 1) {
       float od = __shfl_xor_sync(0xffffffffu, best[r], off);
       int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
-      if (od < best[r] || (od == best[r] && oi < bidx[r])) { best[r] = od; bidx[r] = oi; }
+      if (F) {
+        const float os = __shfl_xor_sync(0xffffffffu, sec[r], off);
+        if (od < best[r] || (od == best[r] && oi < bidx[r])) {
+          sec[r] = fminf(best[r], os);
+          best[r] = od;
+          bidx[r] = oi;
+        } else {
+          sec[r] = fminf(sec[r], od);
+        }
+      } else {
+        if (od < best[r] || (od == best[r] && oi < bidx[r])) { best[r] = od; bidx[r] = oi; }
+      }
     }
   }
   if (wn == 1 && t == 0) {
@@ -527,6 +557,7 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
       const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
       rbd[row] = best[r];
       rbi[row] = bidx[r];
+      if (F) rbs[row] = sec[r];
     }
   }
   __syncthreads();
@@ -539,18 +570,49 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
       int bi = bidx[r];
       const float od = rbd[row];
       const int oi = rbi[row];
-      if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
+      float bs = F ? sec[r] : 0.f;
+      if (F) {
+        const float os = rbs[row];
+        if (od < bd || (od == bd && oi < bi)) {
+          bs = fminf(bd, os);
+          bd = od;
+          bi = oi;
+        } else {
+          bs = fminf(bs, od);
+        }
+      } else {
+        if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
+      }
       const long long i = i0 + row;
       if (i < n) {
-        int old = labels[i];
-        int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
-        if (old != nl) { ++ch; labels[i] = nl; }
+        if (F && !(bi != 0x7fffffff && df_certified(bd, bs, fa.nb[bi], fa.na[i], d, fa))) {
+          df_list(i, fa);
+        } else {
+          int old = labels[i];
+          int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
+          if (old != nl) { ++ch; labels[i] = nl; }
+        }
       }
     }
   }
   if (ch) atomicAdd(&sh_changed, ch);
   __syncthreads();
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
+__global__ void __launch_bounds__(256, 2)
+k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
+              int *__restrict__ labels, State *st, int max_iter) {
+  DFArgs none;
+  assign_tf32_body<false>(x, n, d, cen, k, labels, st, max_iter, none);
+}
+
+// Double precision through the certified filter (dfilter.cuh): x, cen the
+// float images; labels written where proven, other points listed.
+__global__ void __launch_bounds__(256, 2)
+k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
+                     int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
+  assign_tf32_body<true>(x, n, d, cen, k, labels, st, max_iter, fa);
 }
 
 }  // namespace
