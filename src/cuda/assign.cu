@@ -213,7 +213,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.cnt = f.cnt;
   a.tot = f.tot;
   k_assign_tf32_filter<<<plan.grid, 256, 0, s>>>(f.xi, D->n, D->d, f.ci, k, labels, st, max_iter, a);
-  k_df_exact<<<std::max(1, D->sms * 8), 256, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
+  k_df_exact<<<std::max(1, D->sms * 8), kDfExactThreads, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
                                                       max_iter, f.list, f.cnt, f.tot);
   return cudaGetLastError();
 }

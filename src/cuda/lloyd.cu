@@ -313,8 +313,10 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   const int bsz = D->opts.bounds == 2 ? 1 : batch_size(D, f.k, f.max_iter);
   const double n = (double)D->n;
   // double arithmetic on active points costs more against float plain kernels
-  const double kEnter = D->opts.bounds == 2 ? 2.0 : D->single ? 0.02 : 0.05;
-  const double kLeave = D->single ? 0.25 : 0.5;
+  // (the certified filter makes plain double iterations about as cheap as single ones)
+  const bool cheap = D->single || f.df.on;
+  const double kEnter = D->opts.bounds == 2 ? 2.0 : cheap ? 0.02 : 0.05;
+  const double kLeave = cheap ? 0.25 : 0.5;
   const int kBoundedBatch = 16;
   const int kMaxLeaves = 2;
   int leaves = 0;

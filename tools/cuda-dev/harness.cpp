@@ -538,6 +538,53 @@ static void run_bench() {
   }
 }
 
+// D and E in double: the exact kernel and the certified filter, with the
+// default bounds and with plain iterations only (bounds = 1); the filtered
+// fits must be the exact ones bit for bit.
+static void run_dbench() {
+  struct P { const char *id; long long n; int d, k; };
+  P probs[] = {{"D", 10000000, 16, 256}, {"E", 1000000, 128, 4096}};
+  printf("\n%-3s %-7s %-6s %6s %11s  %s\n", "id", "kernel", "bounds", "iters", "ms/iter", "filter");
+  for (auto &p : probs) {
+    auto x = uniform(p.n, p.d, 2024 + p.k);
+    auto c0 = init_centers(x, p.n, p.d, p.k);
+    for (int bounds = 0; bounds <= 1; ++bounds) {
+      Fitter F(x, p.n, p.d, 0, bounds);
+      Result ref;
+      for (int filt = 0; filt <= 1; ++filt) {
+        setenv("GPUKMEANS_DFILTER", filt ? "1" : "0", 1);
+        F.fit(p.k, c0, 2);  // warm-up (and the filter's image of x)
+        std::vector<double> per;
+        Result last;
+        for (int rep = 0; rep < 3; ++rep) {
+          Result r = F.fit(p.k, c0, 10);
+          if (r.status) { printf("  %s fit failed: %s\n", p.id, r.msg.c_str()); break; }
+          per.push_back(r.info.ms_compute / (r.converged ? r.info.iter : 10));
+          last = r;
+        }
+        if (per.empty()) continue;
+        std::sort(per.begin(), per.end());
+        char extra[200] = "";
+        if (!filt) ref = last;
+        else {
+          int64_t ex = 0, it = 0;
+          int used = 0;
+          gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+          const bool same = last.cl == ref.cl && same_bits(last.centers, ref.centers) && same_bits(last.wss, ref.wss) &&
+                            last.info.iter == ref.info.iter;
+          CHECK(same, "dbench %s bounds %d: filtered fit differs from the exact one", p.id, bounds);
+          snprintf(extra, sizeof extra, "used %d, filtered iters %lld, exact share %.5f, %s", used, (long long)it,
+                   it ? (double)ex / ((double)p.n * it) : 0.0, same ? "identical to exact" : "DIFFERS");
+        }
+        printf("%-3s %-7s %-6s %6d %11.4f  %s\n", p.id, filt ? "dfilt" : "exact", bounds ? "never" : "dflt",
+               last.info.iter, per[per.size() / 2], extra);
+        fflush(stdout);
+      }
+    }
+  }
+  unsetenv("GPUKMEANS_DFILTER");
+}
+
 // ---- fixed per-fit overhead: the sequence the R glue calls, host-timed ----------
 static double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -619,6 +666,10 @@ int main(int argc, char **argv) {
   if (gk_cuda_get_device(0, &dev, err, sizeof err) == 0)
     printf("device 0: %s, sm_%d%d, %d SMs, %.1f GiB (%.1f free)\n", dev.name, dev.major, dev.minor, dev.multiprocessors,
            dev.total_memory / 1073741824.0, dev.free_memory / 1073741824.0);
+  if (mode == "dbench") {
+    run_dbench();
+    printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
+  }
   if (mode == "dfilter") {
     run_dfilter_tests();
     printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);

@@ -132,44 +132,52 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
   else if (q == q) atomicMax(&cnt[2], __float_as_uint(q));
 }
 
-// The listed points, P per warp: exact distances to every center (lanes
-// split the centers, in index order), least (distance, index) over the
-// distances below +inf (the exact rule's choice); none: the label stays.
+// The listed points, kDfExactP per block: exact distances to every center
+// (threads split the centers, each in index order; the P points' chains
+// independent), least (distance, index) over the distances below +inf
+// (the exact rule's choice); none: the label stays.  Block-wide, so that
+// few listed points still occupy the device, and each center value read
+// serves P points.
 constexpr int kDfExactP = 4;
-static __global__ void __launch_bounds__(256)
+constexpr int kDfExactThreads = 256;
+static __global__ void __launch_bounds__(kDfExactThreads)
 k_df_exact(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
            int *__restrict__ labels, State *st, int max_iter, const int *__restrict__ list,
            const unsigned int *__restrict__ cnt, unsigned long long *tot) {
   if (fit_finished(st, max_iter)) return;
-  const int lane = threadIdx.x & 31;
+  __shared__ double s_d[kDfExactThreads / 32][kDfExactP];
+  __shared__ int s_i[kDfExactThreads / 32][kDfExactP];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const long long m = cnt[0];
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
+  if (blockIdx.x == 0 && tid == 0) {
     tot[0] += (unsigned long long)m;
     tot[1] += 1ull;
   }
-  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
   unsigned int ch = 0;
-  for (long long w0 = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * kDfExactP; w0 < m;
-       w0 += warps * kDfExactP) {
+  for (long long e0 = (long long)blockIdx.x * kDfExactP; e0 < m; e0 += (long long)gridDim.x * kDfExactP) {
     long long ip[kDfExactP];
 #pragma unroll
-    for (int p = 0; p < kDfExactP; ++p) ip[p] = w0 + p < m ? (long long)list[w0 + p] : -1;
+    for (int p = 0; p < kDfExactP; ++p) ip[p] = e0 + p < m ? (long long)list[e0 + p] : list[e0];  // pad: repeat
     double bd[kDfExactP];
     int bi[kDfExactP];
 #pragma unroll
     for (int p = 0; p < kDfExactP; ++p) { bd[p] = pos_inf<double>(); bi[p] = 0x7fffffff; }
-    for (int c = lane; c < k; c += 32) {
+    for (int c = tid; c < k; c += kDfExactThreads) {
       double acc[kDfExactP];
+      {
+        const double cv = cen[c];
 #pragma unroll
-      for (int p = 0; p < kDfExactP; ++p) {
-        const double t = __dsub_rn(ip[p] >= 0 ? x[ip[p]] : 0.0, cen[c]);
-        acc[p] = __dmul_rn(t, t);
+        for (int p = 0; p < kDfExactP; ++p) {
+          const double t = __dsub_rn(x[ip[p]], cv);
+          acc[p] = __dmul_rn(t, t);
+        }
       }
+#pragma unroll 4
       for (int j = 1; j < d; ++j) {
         const double cv = cen[c + (size_t)k * j];
 #pragma unroll
         for (int p = 0; p < kDfExactP; ++p) {
-          const double t = __dsub_rn(ip[p] >= 0 ? x[ip[p] + n * (long long)j] : 0.0, cv);
+          const double t = __dsub_rn(x[ip[p] + n * (long long)j], cv);
           acc[p] = __dadd_rn(acc[p], __dmul_rn(t, t));
         }
       }
@@ -185,14 +193,25 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
         const int oi = __shfl_xor_sync(0xffffffffu, bi[p], off);
         if (od < bd[p] || (od == bd[p] && oi < bi[p])) { bd[p] = od; bi[p] = oi; }
       }
-      if (lane == 0 && ip[p] >= 0) {
-        const int old = labels[ip[p]];
-        const int nl = bi[p] == 0x7fffffff ? (old >= 0 ? old : 0) : bi[p];
-        if (old != nl) { ++ch; labels[ip[p]] = nl; }
-      }
+      if (lane == 0) { s_d[warp][p] = bd[p]; s_i[warp][p] = bi[p]; }
     }
+    __syncthreads();
+    if (tid < kDfExactP && e0 + tid < m) {
+      double b = s_d[0][tid];
+      int i = s_i[0][tid];
+      for (int w = 1; w < kDfExactThreads / 32; ++w) {
+        const double od = s_d[w][tid];
+        const int oi = s_i[w][tid];
+        if (od < b || (od == b && oi < i)) { b = od; i = oi; }
+      }
+      const long long row = list[e0 + tid];
+      const int old = labels[row];
+      const int nl = i == 0x7fffffff ? (old >= 0 ? old : 0) : i;
+      if (old != nl) { ++ch; labels[row] = nl; }
+    }
+    __syncthreads();  // s_d, s_i are rewritten by the next points
   }
-  if (lane == 0 && ch && st) atomicAdd(&st->changed, (u64)ch);
+  if (ch && st) atomicAdd(&st->changed, (u64)ch);
 }
 
 }  // namespace gk
