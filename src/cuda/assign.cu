@@ -124,7 +124,8 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
 // ---- the certified filter (double precision, detail/dfilter.cuh) -----------
 
 namespace {
-const int kDfMinK = 32;  // by shape: the filter from this many centers on
+const int kDfMinK = 32;     // by shape: the filter from this many centers on
+const int kDfDefault = 1;  // by shape: 1 (3xTF32) or 2 (TF32 images)
 size_t al256(size_t b) { return (b + 255) / 256 * 256; }
 }  // namespace
 
@@ -134,8 +135,10 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   D->df_exact = D->df_iters = 0;
   if (D->single || plan.path != 1) return cudaSuccess;
   const char *env = std::getenv("GPUKMEANS_DFILTER");
-  const int mode = env && env[0] == '0' ? 0 : env && env[0] == '1' ? 1 : -1;
-  if (mode == 0 || (mode < 0 && k < kDfMinK)) return cudaSuccess;
+  int mode = env && env[0] >= '0' && env[0] <= '2' ? env[0] - '0' : -1;
+  if (mode < 0) mode = k >= kDfMinK ? kDfDefault : 0;
+  if (mode == 0) return cudaSuccess;
+  const bool tc1 = mode == 2;
   // the bound needs finite s^2 and absd, and no exact distance overflowing
   double M = 0;
   for (double v : D->maxabs) M = std::max(M, v);
@@ -147,6 +150,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   const size_t o_cnt = o_list + al256((size_t)n * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
   if (D->df_state == 0) {
     D->df_state = -1;
+    D->df_tc = -1;
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || (double)total > 0.9 * (double)free_b) {
       cudaGetLastError();
@@ -158,14 +162,17 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
       return cudaSuccess;
     }
     D->df_im = init::float_image(M, false, D->d_mean, d, false);
-    char *b = (char *)D->df_block;
-    k_df_data_image<<<(unsigned int)((n + 255) / 256), 256, 0, s>>>((const double *)D->x, n, d, D->df_im, (float *)b,
-                                                                   (float *)(b + o_na));
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return e;
     D->df_state = 1;
   }
   if (D->df_state != 1) return cudaSuccess;
+  if (D->df_tc != (tc1 ? 1 : 0)) {  // the image of x (again, when the rounding changes)
+    char *b = (char *)D->df_block;
+    k_df_data_image<<<(unsigned int)((n + 255) / 256), 256, 0, s>>>((const double *)D->x, n, d, D->df_im, tc1,
+                                                                   (float *)b, (float *)(b + o_na));
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    D->df_tc = tc1 ? 1 : 0;
+  }
   const size_t cbytes = al256((size_t)k * d * sizeof(float)) + al256((size_t)k * sizeof(float));
   if (D->df_cen_bytes < cbytes) {
     drop_graphs(D);  // they point at the old buffer
@@ -188,8 +195,11 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.ci = (float *)D->df_cen;
   f.nb = (float *)((char *)D->df_cen + al256((size_t)k * d * sizeof(float)));
   f.im = D->df_im;
-  // the bound of dfilter.cuh: products on the tensor cores
-  f.im.kappa = (float)((8.0 * (2.0 * d + 8.0) + 32.0) * std::ldexp(1.0, -24));
+  f.tc1 = tc1;
+  // the bound of dfilter.cuh: products on the tensor cores (TF32 images: the
+  // products exact, the images' rounding in uprime)
+  if (tc1) f.im = init::float_image(M, false, D->d_mean, d, true);
+  f.im.kappa = (float)((8.0 * (2.0 * d + 8.0) + (tc1 ? 0.0 : 32.0)) * std::ldexp(1.0, -24));
   const int e = -std::ilogb(f.im.scale);  // scale = 2^-e
   f.absd = std::ldexp(d + 1.0, -1074 - 2 * e) + 4.9406564584124654e-324;
   cudaError_t err = cudaMemsetAsync(f.tot, 0, 2 * sizeof(unsigned long long), s);
@@ -203,7 +213,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
                              int *labels, State *st, int max_iter, cudaStream_t s) {
   cudaError_t e = cudaMemsetAsync(f.cnt, 0, 3 * sizeof(unsigned int), s);
   if (e != cudaSuccess) return e;
-  k_df_center_image<<<(k + 127) / 128, 128, 0, s>>>(cen_d, k, D->d, f.im, f.ci, f.nb, f.cnt, st, max_iter);
+  k_df_center_image<<<(k + 127) / 128, 128, 0, s>>>(cen_d, k, D->d, f.im, f.tc1, f.ci, f.nb, f.cnt, st, max_iter);
   DFArgs a;
   a.im = f.im;
   a.absd = f.absd;
@@ -212,7 +222,8 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.list = f.list;
   a.cnt = f.cnt;
   a.tot = f.tot;
-  k_assign_tf32_filter<<<plan.grid, 256, 0, s>>>(f.xi, D->n, D->d, f.ci, k, labels, st, max_iter, a);
+  if (f.tc1) k_assign_tf32_filter<true><<<plan.grid, 256, 0, s>>>(f.xi, D->n, D->d, f.ci, k, labels, st, max_iter, a);
+  else k_assign_tf32_filter<false><<<plan.grid, 256, 0, s>>>(f.xi, D->n, D->d, f.ci, k, labels, st, max_iter, a);
   k_df_exact<<<std::max(1, D->sms * 8), kDfExactThreads, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
                                                       max_iter, f.list, f.cnt, f.tot);
   return cudaGetLastError();

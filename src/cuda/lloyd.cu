@@ -211,13 +211,13 @@ cudaError_t build_graphs(gk_cuda_data *D, const Fit &f, int bsz, int max_iter) {
   D->gx_max_iter = max_iter;
   D->gx_bsz = bsz;
   D->gx_ws = D->ws;
-  D->gx_df = f.df.on ? 1 : 0;
+  D->gx_df = f.df.on ? (f.df.tc1 ? 2 : 1) : 0;
   return cudaSuccess;
 }
 
-bool have_graphs(const gk_cuda_data *D, int k, int max_iter, int bsz, bool df) {
+bool have_graphs(const gk_cuda_data *D, int k, int max_iter, int bsz, int df) {
   return D->gx[0] && D->gx_k == k && D->gx_max_iter == max_iter && D->gx_bsz == bsz && D->gx_ws == D->ws &&
-         D->gx_df == (df ? 1 : 0) && (max_iter % bsz == 0 || D->gx[1]);
+         D->gx_df == df && (max_iter % bsz == 0 || D->gx[1]);
 }
 
 // Batch size from a rough cost model: ~20 ms of device work per batch.
@@ -320,7 +320,7 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   const int kBoundedBatch = 16;
   const int kMaxLeaves = 2;
   int leaves = 0;
-  bool have = have_graphs(D, f.k, f.max_iter, bsz, f.df.on);
+  bool have = have_graphs(D, f.k, f.max_iter, bsz, f.df.on ? (f.df.tc1 ? 2 : 1) : 0);
   const bool may_bound = !D->weighted && bounds_wanted(D, f.k);
   BoundsBufs bb;
   bool bounded = false, first = false;

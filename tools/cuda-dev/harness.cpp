@@ -291,44 +291,49 @@ static void test_callbacks() {
 // ---- the certified filter of double precision (src/cuda/detail/dfilter.cuh) ----
 // The same fit with GPUKMEANS_DFILTER=0 (exact kernel) and =1 (filter where
 // safe): labels, centers, within-SS bit for bit, sizes and iter equal.
-static long long g_df_exact = 0, g_df_points = 0;
+static long long g_df_exact[3] = {0, 0, 0}, g_df_points[3] = {0, 0, 0};
 static void df_pair(const char *name, const std::vector<double> &x, long long n, int d, int k,
                     const std::vector<double> &c0, int max_iter, int bounds = 1, bool cpu = false) {
   Fitter F(x, n, d, 0, bounds);
   setenv("GPUKMEANS_DFILTER", "0", 1);
   Result e = F.fit(k, c0, max_iter);
-  int64_t ex0 = 0, it0 = 0, ex = 0, it = 0;
-  int used0 = 0, used = 0;
+  int64_t ex0 = 0, it0 = 0;
+  int used0 = 0;
   gk_cuda_dfilter_stats(F.data, &ex0, &it0, &used0);
-  setenv("GPUKMEANS_DFILTER", "1", 1);
-  Result f = F.fit(k, c0, max_iter);
-  gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
-  unsetenv("GPUKMEANS_DFILTER");
-  CHECK(e.status == 0 && f.status == 0, "dfilter %s d=%d k=%d: status %d %d %s %s", name, d, k, e.status, f.status,
-        e.msg.c_str(), f.msg.c_str());
-  if (e.status || f.status) return;
+  CHECK(e.status == 0, "dfilter %s d=%d k=%d: exact status %d %s", name, d, k, e.status, e.msg.c_str());
+  if (e.status) return;
   CHECK(used0 == 0, "dfilter %s: filter used with GPUKMEANS_DFILTER=0", name);
-  long long diff = 0;
-  for (long long i = 0; i < n; ++i) diff += e.cl[i] != f.cl[i];
-  const bool same = diff == 0 && same_bits(e.centers, f.centers) && same_bits(e.wss, f.wss) && e.size == f.size &&
-                    e.info.iter == f.info.iter;
-  CHECK(same, "dfilter %s n=%lld d=%d k=%d: filtered fit differs (%lld labels, centers %s, wss %s, iter %d vs %d)",
-        name, n, d, k, diff, same_bits(e.centers, f.centers) ? "same" : "DIFFER",
-        same_bits(e.wss, f.wss) ? "same" : "DIFFER", f.info.iter, e.info.iter);
   if (cpu) {
     std::vector<double> rc = c0, rw(k);
     std::vector<int> rcl(n), rnc(k);
     int riter = cpu_lloyd(x.data(), (int)n, d, rc.data(), k, max_iter, rcl.data(), rnc.data(), rw.data());
     long long agree = 0;
-    for (long long i = 0; i < n; ++i) agree += f.cl[i] == rcl[i];
-    CHECK(agree == n && riter == f.info.iter, "dfilter %s: vs CPU %lld/%lld labels, iter %d vs %d", name, agree, n,
-          f.info.iter, riter);
+    for (long long i = 0; i < n; ++i) agree += e.cl[i] == rcl[i];
+    CHECK(agree == n && riter == e.info.iter, "dfilter %s: exact vs CPU %lld/%lld labels, iter %d vs %d", name, agree,
+          n, e.info.iter, riter);
   }
-  const double share = it > 0 ? (double)ex / ((double)n * it) : 0.0;
-  if (used) { g_df_exact += ex; g_df_points += (long long)n * it; }
-  printf("  [dfilter %-10s] n=%-6lld d=%-4d k=%-5d iter %-3d used %d, filtered iters %lld, exact share %.4f%s, ms exact %.2f filter %.2f\n",
-         name, n, d, k, f.info.iter, used, (long long)it, share, same ? "" : " MISMATCH", e.info.ms_compute,
-         f.info.ms_compute);
+  for (int mode = 1; mode <= 2; ++mode) {
+    setenv("GPUKMEANS_DFILTER", mode == 1 ? "1" : "2", 1);
+    Result f = F.fit(k, c0, max_iter);
+    int64_t ex = 0, it = 0;
+    int used = 0;
+    gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+    CHECK(f.status == 0, "dfilter %s d=%d k=%d mode %d: status %d %s", name, d, k, mode, f.status, f.msg.c_str());
+    if (f.status) continue;
+    long long diff = 0;
+    for (long long i = 0; i < n; ++i) diff += e.cl[i] != f.cl[i];
+    const bool same = diff == 0 && same_bits(e.centers, f.centers) && same_bits(e.wss, f.wss) && e.size == f.size &&
+                      e.info.iter == f.info.iter;
+    CHECK(same, "dfilter %s n=%lld d=%d k=%d mode %d: filtered fit differs (%lld labels, centers %s, wss %s, iter %d vs %d)",
+          name, n, d, k, mode, diff, same_bits(e.centers, f.centers) ? "same" : "DIFFER",
+          same_bits(e.wss, f.wss) ? "same" : "DIFFER", f.info.iter, e.info.iter);
+    const double share = it > 0 ? (double)ex / ((double)n * it) : 0.0;
+    if (used) { g_df_exact[mode] += ex; g_df_points[mode] += (long long)n * it; }
+    printf("  [dfilter %-11s m%d] n=%-6lld d=%-4d k=%-5d iter %-3d used %d, filtered iters %lld, exact share %.4f%s, ms exact %.2f filter %.2f\n",
+           name, mode, n, d, k, f.info.iter, used, (long long)it, share, same ? "" : " MISMATCH", e.info.ms_compute,
+           f.info.ms_compute);
+  }
+  unsetenv("GPUKMEANS_DFILTER");
   fflush(stdout);
 }
 
@@ -417,8 +422,10 @@ static void run_dfilter_tests() {
     for (int j = 0; j < d; ++j) c0[4 + (size_t)k * j] = 1e12;
     df_pair("empty+far", x, n, d, k, c0, 10, 1, true);
   }
-  printf("[dfilter] exact share over all filtered iterations: %lld / %lld = %.4f\n", g_df_exact, g_df_points,
-         g_df_points ? (double)g_df_exact / g_df_points : 0.0);
+  for (int m = 1; m <= 2; ++m)
+    printf("[dfilter] mode %d (%s): exact share over all filtered iterations: %lld / %lld = %.4f\n", m,
+           m == 1 ? "3xTF32, float images" : "TF32 images", g_df_exact[m], g_df_points[m],
+           g_df_points[m] ? (double)g_df_exact[m] / g_df_points[m] : 0.0);
 }
 
 static void run_tests() {
@@ -551,8 +558,8 @@ static void run_dbench() {
     for (int bounds = 0; bounds <= 1; ++bounds) {
       Fitter F(x, p.n, p.d, 0, bounds);
       Result ref;
-      for (int filt = 0; filt <= 1; ++filt) {
-        setenv("GPUKMEANS_DFILTER", filt ? "1" : "0", 1);
+      for (int filt = 0; filt <= 2; ++filt) {
+        setenv("GPUKMEANS_DFILTER", filt == 0 ? "0" : filt == 1 ? "1" : "2", 1);
         F.fit(p.k, c0, 2);  // warm-up (and the filter's image of x)
         std::vector<double> per;
         Result last;
@@ -572,11 +579,12 @@ static void run_dbench() {
           gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
           const bool same = last.cl == ref.cl && same_bits(last.centers, ref.centers) && same_bits(last.wss, ref.wss) &&
                             last.info.iter == ref.info.iter;
-          CHECK(same, "dbench %s bounds %d: filtered fit differs from the exact one", p.id, bounds);
+          CHECK(same, "dbench %s bounds %d mode %d: filtered fit differs from the exact one", p.id, bounds, filt);
           snprintf(extra, sizeof extra, "used %d, filtered iters %lld, exact share %.5f, %s", used, (long long)it,
                    it ? (double)ex / ((double)p.n * it) : 0.0, same ? "identical to exact" : "DIFFERS");
         }
-        printf("%-3s %-7s %-6s %6d %11.4f  %s\n", p.id, filt ? "dfilt" : "exact", bounds ? "never" : "dflt",
+        printf("%-3s %-7s %-6s %6d %11.4f  %s\n", p.id, filt == 0 ? "exact" : filt == 1 ? "dfilt3x" : "dfilt1x",
+               bounds ? "never" : "dflt",
                last.info.iter, per[per.size() / 2], extra);
         fflush(stdout);
       }

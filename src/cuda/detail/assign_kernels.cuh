@@ -421,16 +421,19 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 // combined at the end with (distance, index) order: the lowest index among
 // equal minima, NaN never chosen, as the sequential scan.
 //
-// F (double precision, dfilter.cuh): x and cen are the float images of the
-// data and of the double centers; best/bidx/sec track the lowest and second
-// lowest w_j = v_j - kappa |b_j|^2 (rounded down) instead of v_j, and a
-// point's label is written only where df_certified proves it; the other
+// M > 0 (double precision, dfilter.cuh): x and cen are the float images of
+// the data and of the double centers (M = 2: rounded to TF32, one mma per
+// product instead of three); each thread tracks, in shared memory, the
+// lowest and second lowest w_j = |b_j|^2 (1 - kappa) - 2 a.b_j (rounded
+// down: ccs holds the first term) of its points, and a point's label is
+// written only where df_certified proves it (one thread a point); the other
 // points go to the exact pass's list.
-template <bool F>
+template <int M>
 __device__ __forceinline__ void assign_tf32_body(const float *__restrict__ x, long long n, int d,
                                                  const float *__restrict__ cen, int k, int *__restrict__ labels,
                                                  State *st, int max_iter, const DFArgs &fa) {
   enum { BM = 128, BN = 128, BK = 16, LD = 136 };
+  constexpr bool F = M > 0;
   if (fit_finished(st, max_iter)) return;
   __shared__ __align__(16) float xs[BK][LD];
   __shared__ __align__(16) float cs[BK][LD];
@@ -438,6 +441,9 @@ __device__ __forceinline__ void assign_tf32_body(const float *__restrict__ x, lo
   __shared__ float rbd[BM];
   __shared__ int rbi[BM];
   __shared__ float rbs[F ? BM : 1];
+  __shared__ float s_na[F ? BM : 1];
+  __shared__ float s_w[F ? 4 : 1][F ? 256 : 1], s_s[F ? 4 : 1][F ? 256 : 1];  // [row][thread]
+  __shared__ int s_b[F ? 4 : 1][F ? 256 : 1];
   __shared__ unsigned int sh_changed;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp & 3, wn = warp >> 2;
@@ -448,10 +454,16 @@ __device__ __forceinline__ void assign_tf32_body(const float *__restrict__ x, lo
     return;
   }
   if (tid == 0) sh_changed = 0;
-  float best[4], sec[4];
+  float best[4];
   int bidx[4];
+  if (F) {
+    if (tid < BM) s_na[tid] = i0 + tid < n ? fa.na[i0 + tid] : 0.f;
 #pragma unroll
-  for (int r = 0; r < 4; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; if (F) sec[r] = pos_inf<float>(); }
+    for (int r = 0; r < 4; ++r) { s_w[r][tid] = pos_inf<float>(); s_s[r][tid] = pos_inf<float>(); s_b[r][tid] = 0x7fffffff; }
+  } else {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
+  }
 
   for (int c0 = 0; c0 < k; c0 += BN) {
     float acc[2][8][4];
@@ -481,63 +493,102 @@ __device__ __forceinline__ void assign_tf32_body(const float *__restrict__ x, lo
       }
 #pragma unroll
       for (int ks = 0; ks < BK; ks += 8) {
-        unsigned int ah[2][4], al[2][4];
-#pragma unroll
-        for (int mt = 0; mt < 2; ++mt) {
-          const int r0 = wm * 32 + mt * 16 + g;
-          split_tf32(xs[ks + t][r0], ah[mt][0], al[mt][0]);
-          split_tf32(xs[ks + t][r0 + 8], ah[mt][1], al[mt][1]);
-          split_tf32(xs[ks + t + 4][r0], ah[mt][2], al[mt][2]);
-          split_tf32(xs[ks + t + 4][r0 + 8], ah[mt][3], al[mt][3]);
-        }
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-          const int cl = wn * 64 + nt * 8 + g;
-          unsigned int bh0, bl0, bh1, bl1;
-          split_tf32(cs[ks + t][cl], bh0, bl0);
-          split_tf32(cs[ks + t + 4][cl], bh1, bl1);
+        if (M == 2) {  // TF32 images: the products are exact, one mma
+          unsigned int ah[2][4];
 #pragma unroll
           for (int mt = 0; mt < 2; ++mt) {
-            mma_tf32(acc[mt][nt], al[mt], bh0, bh1);
-            mma_tf32(acc[mt][nt], ah[mt], bl0, bl1);
-            mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
+            const int r0 = wm * 32 + mt * 16 + g;
+            ah[mt][0] = __float_as_uint(xs[ks + t][r0]);
+            ah[mt][1] = __float_as_uint(xs[ks + t][r0 + 8]);
+            ah[mt][2] = __float_as_uint(xs[ks + t + 4][r0]);
+            ah[mt][3] = __float_as_uint(xs[ks + t + 4][r0 + 8]);
+          }
+#pragma unroll
+          for (int nt = 0; nt < 8; ++nt) {
+            const int cl = wn * 64 + nt * 8 + g;
+            const unsigned int bh0 = __float_as_uint(cs[ks + t][cl]), bh1 = __float_as_uint(cs[ks + t + 4][cl]);
+#pragma unroll
+            for (int mt = 0; mt < 2; ++mt) mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
+          }
+        } else {
+          unsigned int ah[2][4], al[2][4];
+#pragma unroll
+          for (int mt = 0; mt < 2; ++mt) {
+            const int r0 = wm * 32 + mt * 16 + g;
+            split_tf32(xs[ks + t][r0], ah[mt][0], al[mt][0]);
+            split_tf32(xs[ks + t][r0 + 8], ah[mt][1], al[mt][1]);
+            split_tf32(xs[ks + t + 4][r0], ah[mt][2], al[mt][2]);
+            split_tf32(xs[ks + t + 4][r0 + 8], ah[mt][3], al[mt][3]);
+          }
+#pragma unroll
+          for (int nt = 0; nt < 8; ++nt) {
+            const int cl = wn * 64 + nt * 8 + g;
+            unsigned int bh0, bl0, bh1, bl1;
+            split_tf32(cs[ks + t][cl], bh0, bl0);
+            split_tf32(cs[ks + t + 4][cl], bh1, bl1);
+#pragma unroll
+            for (int mt = 0; mt < 2; ++mt) {
+              mma_tf32(acc[mt][nt], al[mt], bh0, bh1);
+              mma_tf32(acc[mt][nt], ah[mt], bl0, bl1);
+              mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
+            }
           }
         }
       }
       __syncthreads();
     }
-    if (tid < BN) ccs[tid] = ccv;
+    if (tid < BN) ccs[tid] = F ? __fmaf_rd(-fa.im.kappa, ccv, ccv) : ccv;
     __syncthreads();
+    if (F) {
 #pragma unroll
-    for (int mt = 0; mt < 2; ++mt)
+      for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = mt * 2 + h;
+        for (int h = 0; h < 2; ++h) {
+          const int r = mt * 2 + h;
+          float bw = s_w[r][tid], bs = s_s[r][tid];
+          int bi = s_b[r][tid];
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
+          for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int cl = wn * 64 + nt * 8 + 2 * t + q;
-            const float dd = fmaf(-2.0f, acc[mt][nt][h * 2 + q], ccs[cl]);
-            if (F) {
-              const float w = __fmaf_rd(-fa.im.kappa, ccs[cl], dd);
-              if (w < best[r]) { sec[r] = best[r]; best[r] = w; bidx[r] = c0 + cl; }
-              else if (w < sec[r]) sec[r] = w;
-            } else {
+            for (int q = 0; q < 2; ++q) {
+              const int cl = wn * 64 + nt * 8 + 2 * t + q;
+              const float w = __fmaf_rd(-2.0f, acc[mt][nt][h * 2 + q], ccs[cl]);
+              if (w < bw) { bs = bw; bw = w; bi = c0 + cl; }
+              else bs = fminf(bs, w);
+            }
+          s_w[r][tid] = bw;
+          s_s[r][tid] = bs;
+          s_b[r][tid] = bi;
+        }
+    } else {
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = mt * 2 + h;
+#pragma unroll
+          for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+            for (int q = 0; q < 2; ++q) {
+              const int cl = wn * 64 + nt * 8 + 2 * t + q;
+              const float dd = fmaf(-2.0f, acc[mt][nt][h * 2 + q], ccs[cl]);
               if (dd < best[r]) { best[r] = dd; bidx[r] = c0 + cl; }
             }
-          }
-      }
+        }
+    }
     __syncthreads();  // ccs is rewritten by the next tile
   }
-  // lanes of a quad hold the same points: (distance, index) minimum
+  if constexpr (F) {
+    float sec[4];
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
+    for (int r = 0; r < 4; ++r) { best[r] = s_w[r][tid]; sec[r] = s_s[r][tid]; bidx[r] = s_b[r][tid]; }
+    // lanes of a quad hold the same points: (w, index) minimum, second lowest w
 #pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-      float od = __shfl_xor_sync(0xffffffffu, best[r], off);
-      int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
-      if (F) {
+    for (int r = 0; r < 4; ++r) {
+#pragma unroll
+      for (int off = 1; off <= 2; off <<= 1) {
+        const float od = __shfl_xor_sync(0xffffffffu, best[r], off);
+        const int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
         const float os = __shfl_xor_sync(0xffffffffu, sec[r], off);
         if (od < best[r] || (od == best[r] && oi < bidx[r])) {
           sec[r] = fminf(best[r], os);
@@ -546,9 +597,65 @@ __device__ __forceinline__ void assign_tf32_body(const float *__restrict__ x, lo
         } else {
           sec[r] = fminf(sec[r], od);
         }
-      } else {
-        if (od < best[r] || (od == best[r] && oi < bidx[r])) { best[r] = od; bidx[r] = oi; }
       }
+    }
+    if (wn == 1 && t == 0) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
+        rbd[row] = best[r];
+        rbi[row] = bidx[r];
+        rbs[row] = sec[r];
+      }
+    }
+    __syncthreads();
+    if (wn == 0 && t == 0) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
+        float bd = best[r], bs = sec[r];
+        int bi = bidx[r];
+        const float od = rbd[row], os = rbs[row];
+        const int oi = rbi[row];
+        if (od < bd || (od == bd && oi < bi)) {
+          bs = fminf(bd, os);
+          bd = od;
+          bi = oi;
+        } else {
+          bs = fminf(bs, od);
+        }
+        rbd[row] = bd;
+        rbi[row] = bi;
+        rbs[row] = bs;
+      }
+    }
+    __syncthreads();
+    unsigned int ch = 0;
+    if (tid < BM) {  // one thread a point: the test, then the label or the list
+      const long long i = i0 + tid;
+      const int bi = rbi[tid];
+      if (i < n) {
+        if (bi != 0x7fffffff && df_certified(rbd[tid], rbs[tid], fa.nb[bi], s_na[tid], d, fa)) {
+          const int old = labels[i];
+          if (old != bi) { ++ch; labels[i] = bi; }
+        } else {
+          df_list(i, fa);
+        }
+      }
+    }
+    const unsigned int w = __popc(__ballot_sync(0xffffffffu, ch != 0));
+    if (lane == 0 && w) atomicAdd(&sh_changed, w);
+    __syncthreads();
+    if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+  } else {
+  // lanes of a quad hold the same points: (distance, index) minimum
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+#pragma unroll
+    for (int off = 1; off <= 2; off <<= 1) {
+      float od = __shfl_xor_sync(0xffffffffu, best[r], off);
+      int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
+      if (od < best[r] || (od == best[r] && oi < bidx[r])) { best[r] = od; bidx[r] = oi; }
     }
   }
   if (wn == 1 && t == 0) {
@@ -557,7 +664,6 @@ __device__ __forceinline__ void assign_tf32_body(const float *__restrict__ x, lo
       const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
       rbd[row] = best[r];
       rbi[row] = bidx[r];
-      if (F) rbs[row] = sec[r];
     }
   }
   __syncthreads();
@@ -570,49 +676,36 @@ __device__ __forceinline__ void assign_tf32_body(const float *__restrict__ x, lo
       int bi = bidx[r];
       const float od = rbd[row];
       const int oi = rbi[row];
-      float bs = F ? sec[r] : 0.f;
-      if (F) {
-        const float os = rbs[row];
-        if (od < bd || (od == bd && oi < bi)) {
-          bs = fminf(bd, os);
-          bd = od;
-          bi = oi;
-        } else {
-          bs = fminf(bs, od);
-        }
-      } else {
-        if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
-      }
+      if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
       const long long i = i0 + row;
       if (i < n) {
-        if (F && !(bi != 0x7fffffff && df_certified(bd, bs, fa.nb[bi], fa.na[i], d, fa))) {
-          df_list(i, fa);
-        } else {
-          int old = labels[i];
-          int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
-          if (old != nl) { ++ch; labels[i] = nl; }
-        }
+        int old = labels[i];
+        int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
+        if (old != nl) { ++ch; labels[i] = nl; }
       }
     }
   }
   if (ch) atomicAdd(&sh_changed, ch);
   __syncthreads();
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+  }  // M == 0
 }
 
 __global__ void __launch_bounds__(256, 2)
 k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
               int *__restrict__ labels, State *st, int max_iter) {
   DFArgs none;
-  assign_tf32_body<false>(x, n, d, cen, k, labels, st, max_iter, none);
+  assign_tf32_body<0>(x, n, d, cen, k, labels, st, max_iter, none);
 }
 
 // Double precision through the certified filter (dfilter.cuh): x, cen the
-// float images; labels written where proven, other points listed.
+// float images (TC1: rounded to TF32, one mma a product); labels written
+// where proven, other points listed.
+template <bool TC1>
 __global__ void __launch_bounds__(256, 2)
 k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
                      int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
-  assign_tf32_body<true>(x, n, d, cen, k, labels, st, max_iter, fa);
+  assign_tf32_body<TC1 ? 2 : 1>(x, n, d, cen, k, labels, st, max_iter, fa);
 }
 
 }  // namespace

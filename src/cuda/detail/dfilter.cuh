@@ -12,11 +12,12 @@
 //                      (initial centers very far from the data: float
 //                      overflow): then every point is computed exactly;
 //   k_assign_tf32_filter  (assign_kernels.cuh) with the image's dot products
-//                      (3xTF32) and v_j = |b_j|^2 - 2 a.b_j, per point the
-//                      two lowest w_j = v_j - kappa |b_j|^2 (rounded down)
-//                      and the center i of the lowest; where df_certified
-//                      holds, i is the exact rule's label; the other points
-//                      go to a list;
+//                      (3xTF32 on float images, or one TF32 mma on images
+//                      rounded to TF32), per point the two lowest
+//                      w_j = |b_j|^2 (1 - kappa) - 2 a.b_j (each step rounded
+//                      down) and the center i of the lowest; where
+//                      df_certified holds, i is the exact rule's label; the
+//                      other points go to a list;
 //   k_df_exact         the listed points: exact distances to every center,
 //                      least (distance, index) over the distances below +inf.
 //
@@ -26,11 +27,12 @@
 //   |s sqrt(R_j) - ||a - b_j||| <= eps = uprime (|a| + max_j |b_j|) (images)
 //   |A_j - ||a - b_j||^2| <= E_j = kappa (|a|^2 + |b_j|^2) + kAbs, the float
 //   dot products on the tensor cores: the factor 4 of init_par_tc_kernels.cuh
-//   on SIMT's 2 (2d + 8) u, plus 32 u for the dropped lo x lo terms and the
-//   truncated lo parts of 3xTF32 (at most 2.5 2^-20 |a_c b_c| a product).
+//   on SIMT's 2 (2d + 8) u; 3xTF32 adds 32 u for the dropped lo x lo terms
+//   and the truncated lo parts (at most 2.5 2^-20 |a_c b_c| a product); with
+//   TF32 images the products are exact and uprime carries their 2^-11.
 // With norms as computed (kappa covers their own error), A_j - E_j >= |a|^2
-// (1 - kappa) + w_j - kAbs and A_i + E_i <= |a|^2 (1 + kappa) + w_i + 2.02
-// kappa |b_i|^2 + kAbs (+ the rounding of w_i).  So s^2 D_i <= hi = (sqrt(A_i
+// (1 - kappa) + w_j - kAbs and A_i + E_i <= |a|^2 (1 + kappa) + w_i +
+// (2 kappa + 2^-21) |b_i|^2 + kAbs (+ one ulp of w_i).  So s^2 D_i <= hi = (sqrt(A_i
 // + E_i) + eps)^2 (1 + gamma) + absd and, for every other center, s^2 D_j >=
 // lo = (sqrt(A_j - E_j) - eps)^2 (1 - gamma) - absd, at least the value of
 // the second lowest w; hi < lo (with margins that cover the double
@@ -44,6 +46,7 @@
 #define GPUKMEANS_DETAIL_DFILTER_CUH
 
 #include "init_bound.cuh"
+#include "tf32.cuh"
 
 namespace gk {
 
@@ -71,7 +74,8 @@ __device__ __forceinline__ bool df_certified(float wi, float wo, float nbi, floa
   // |a|^2 (1 + kappa) + w_i, its rounding (w rounded down: one ulp), E_i's
   // other term, and the double arithmetic's error (cancellation)
   const double ua = nad * (1.0 + kap) + (double)wi + fabs((double)wi) * 2.384185791015625e-07 +
-                    2.02 * kap * (double)nbi + kabs + (nad + fabs((double)wi)) * 8.8817841970012523e-16;
+                    (2.0 * kap + 4.76837158203125e-07) * (double)nbi + kabs +
+                    (nad + fabs((double)wi) + (double)nbi) * 8.8817841970012523e-16;
   const double up = sqrt(fmax(ua, 0.0)) + eps;
   const double hi = up * up * (1.0 + a.im.gamma) * (1.0 + 9.3132257461547852e-10) + a.absd;
   if (!(hi < 1e300)) return false;                    // NaN, inf: not proven
@@ -91,13 +95,15 @@ __device__ __forceinline__ void df_list(long long i, const DFArgs &a) {
 }
 
 // The data's float image, once per handle: xi (n x d, column-major) and na.
-static __global__ void k_df_data_image(const double *__restrict__ x, long long n, int d, init::FloatImage im,
+// tc: rounded to TF32 (the one-mma filter).
+static __global__ void k_df_data_image(const double *__restrict__ x, long long n, int d, init::FloatImage im, bool tc,
                                        float *__restrict__ xi, float *__restrict__ na) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   float s = 0.f;
   for (int c = 0; c < d; ++c) {
-    const float a = init::image_coord(x, n, i, c, im);
+    float a = init::image_coord(x, n, i, c, im);
+    if (tc) a = __uint_as_float(tf32_rna(a));
     xi[i + n * (long long)c] = a;
     s = fmaf(a, a, s);
   }
@@ -107,7 +113,7 @@ static __global__ void k_df_data_image(const double *__restrict__ x, long long n
 // The centers' float image (k x d, column-major, like cen_f) and norms nb
 // (NaN centers NaN); cnt[1] = 1 when a center's image leaves the box,
 // cnt[2] = max of the norms (as bits: nonnegative floats order as their bits).
-static __global__ void k_df_center_image(const double *__restrict__ cen, int k, int d, init::FloatImage im,
+static __global__ void k_df_center_image(const double *__restrict__ cen, int k, int d, init::FloatImage im, bool tc,
                                          float *__restrict__ ci, float *__restrict__ nb, unsigned int *cnt,
                                          const State *st, int max_iter) {
   if (fit_finished(st, max_iter)) return;
@@ -122,6 +128,7 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
       b = __int_as_float(0x7fffffff);  // empty cluster: never chosen by either rule
     } else {
       b = __double2float_rn(__dsub_rn(v, im.shift[j]) * im.scale);
+      if (tc) b = __uint_as_float(tf32_rna(b));
       out |= !(fabsf(b) <= kBoxMax);
     }
     ci[c + (size_t)k * j] = b;

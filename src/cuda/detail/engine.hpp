@@ -80,6 +80,7 @@ struct gk_cuda_data {
   // centers' image (k x d floats), grown on demand.
   void *df_block = nullptr;
   int df_state = 0;
+  int df_tc = 0;                          // the image is rounded to TF32
   gk::init::FloatImage df_im;
   void *df_cen = nullptr;
   size_t df_cen_bytes = 0;
@@ -126,6 +127,7 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
 // device buffers in D->df_block / D->df_cen and the bound's constants.
 struct DFilter {
   bool on = false;
+  bool tc1 = false;  // TF32 images, one mma a product (else 3xTF32 on float images)
   float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
   int *list = nullptr;
   unsigned int *cnt = nullptr;       // [0] listed this iteration, [1] a center out of the box, [2] max |b|^2
@@ -134,7 +136,8 @@ struct DFilter {
   double absd = 0;
 };
 // Whether this fit's assignments run the certified filter (GPUKMEANS_DFILTER:
-// 0 never, 1 wherever it is safe, unset: by shape), and its buffers (x's
+// 0 never, 1 wherever it is safe (3xTF32), 2 the same with TF32 images and
+// one mma, unset: by shape), and its buffers (x's
 // image made once per handle, on stream s; the fit's counters cleared).
 cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f, cudaStream_t s);
 // One assignment step through the filter: the same labels and st->changed as
