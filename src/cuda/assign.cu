@@ -173,7 +173,8 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
     if (e != cudaSuccess) return e;
     D->df_tc = tc1 ? 1 : 0;
   }
-  const size_t cbytes = al256((size_t)k * d * sizeof(float)) + al256((size_t)k * sizeof(float));
+  const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;  // the tiles' padding
+  const size_t cbytes = al256((size_t)kp * d * sizeof(float)) + al256((size_t)k * sizeof(float));
   if (D->df_cen_bytes < cbytes) {
     drop_graphs(D);  // they point at the old buffer
     if (D->df_cen) cudaFree(D->df_cen);
@@ -193,7 +194,10 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.cnt = (unsigned int *)(b + o_cnt);
   f.tot = (unsigned long long *)(b + o_tot);
   f.ci = (float *)D->df_cen;
-  f.nb = (float *)((char *)D->df_cen + al256((size_t)k * d * sizeof(float)));
+  f.nb = (float *)((char *)D->df_cen + al256((size_t)kp * d * sizeof(float)));
+  cudaError_t err = cudaFuncSetAttribute(tc1 ? k_assign_tf32_filter<true> : k_assign_tf32_filter<false>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)df_tc_smem);
+  if (err != cudaSuccess) return err;
   f.im = D->df_im;
   f.tc1 = tc1;
   // the bound of dfilter.cuh: products on the tensor cores (TF32 images: the
@@ -202,7 +206,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.im.kappa = (float)((8.0 * (2.0 * d + 8.0) + (tc1 ? 0.0 : 32.0)) * std::ldexp(1.0, -24));
   const int e = -std::ilogb(f.im.scale);  // scale = 2^-e
   f.absd = std::ldexp(d + 1.0, -1074 - 2 * e) + 4.9406564584124654e-324;
-  cudaError_t err = cudaMemsetAsync(f.tot, 0, 2 * sizeof(unsigned long long), s);
+  err = cudaMemsetAsync(f.tot, 0, 2 * sizeof(unsigned long long), s);
   if (err != cudaSuccess) return err;
   f.on = true;
   D->df_used = 1;
@@ -213,7 +217,8 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
                              int *labels, State *st, int max_iter, cudaStream_t s) {
   cudaError_t e = cudaMemsetAsync(f.cnt, 0, 3 * sizeof(unsigned int), s);
   if (e != cudaSuccess) return e;
-  k_df_center_image<<<(k + 127) / 128, 128, 0, s>>>(cen_d, k, D->d, f.im, f.tc1, f.ci, f.nb, f.cnt, st, max_iter);
+  const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;
+  k_df_center_image<<<(kp + 127) / 128, 128, 0, s>>>(cen_d, k, kp, D->d, f.im, f.tc1, f.ci, f.nb, f.cnt, st, max_iter);
   DFArgs a;
   a.im = f.im;
   a.absd = f.absd;
@@ -222,8 +227,10 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.list = f.list;
   a.cnt = f.cnt;
   a.tot = f.tot;
-  if (f.tc1) k_assign_tf32_filter<true><<<plan.grid, 256, 0, s>>>(f.xi, D->n, D->d, f.ci, k, labels, st, max_iter, a);
-  else k_assign_tf32_filter<false><<<plan.grid, 256, 0, s>>>(f.xi, D->n, D->d, f.ci, k, labels, st, max_iter, a);
+  if (f.tc1)
+    k_assign_tf32_filter<true><<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
+  else
+    k_assign_tf32_filter<false><<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
   k_df_exact<<<std::max(1, D->sms * 8), kDfExactThreads, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
                                                       max_iter, f.list, f.cnt, f.tot);
   return cudaGetLastError();

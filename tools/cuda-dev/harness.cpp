@@ -593,6 +593,25 @@ static void run_dbench() {
   unsetenv("GPUKMEANS_DFILTER");
 }
 
+// For a profiler (ncu): D and E in double, 3 plain iterations with the exact
+// kernel, then each filter mode.
+static void run_dprof() {
+  struct P { long long n; int d, k; };
+  P probs[] = {{10000000, 16, 256}, {1000000, 128, 4096}};
+  for (auto &p : probs) {
+    auto x = uniform(p.n, p.d, 2024 + p.k);
+    auto c0 = init_centers(x, p.n, p.d, p.k);
+    Fitter F(x, p.n, p.d, 0, 1);
+    for (int filt = 0; filt <= 2; ++filt) {
+      char v[2] = {(char)('0' + filt), 0};
+      setenv("GPUKMEANS_DFILTER", v, 1);
+      Result r = F.fit(p.k, c0, 3);
+      printf("dprof n=%lld d=%d k=%d mode %d: status %d, %.3f ms\n", p.n, p.d, p.k, filt, r.status, r.info.ms_compute);
+    }
+  }
+  unsetenv("GPUKMEANS_DFILTER");
+}
+
 // ---- fixed per-fit overhead: the sequence the R glue calls, host-timed ----------
 static double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -674,6 +693,7 @@ int main(int argc, char **argv) {
   if (gk_cuda_get_device(0, &dev, err, sizeof err) == 0)
     printf("device 0: %s, sm_%d%d, %d SMs, %.1f GiB (%.1f free)\n", dev.name, dev.major, dev.minor, dev.multiprocessors,
            dev.total_memory / 1073741824.0, dev.free_memory / 1073741824.0);
+  if (mode == "dprof") run_dprof();
   if (mode == "dbench") {
     run_dbench();
     printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);

@@ -110,15 +110,20 @@ static __global__ void k_df_data_image(const double *__restrict__ x, long long n
   na[i] = s;
 }
 
-// The centers' float image (k x d, column-major, like cen_f) and norms nb
-// (NaN centers NaN); cnt[1] = 1 when a center's image leaves the box,
-// cnt[2] = max of the norms (as bits: nonnegative floats order as their bits).
-static __global__ void k_df_center_image(const double *__restrict__ cen, int k, int d, init::FloatImage im, bool tc,
-                                         float *__restrict__ ci, float *__restrict__ nb, unsigned int *cnt,
+// The centers' float image (kp x d, column-major; centers k..kp-1 NaN, the
+// padding of the tiles) and norms nb (NaN centers NaN); cnt[1] = 1 when a
+// center's image leaves the box, cnt[2] = max of the norms (as bits:
+// nonnegative floats order as their bits).
+static __global__ void k_df_center_image(const double *__restrict__ cen, int k, int kp, int d, init::FloatImage im,
+                                         bool tc, float *__restrict__ ci, float *__restrict__ nb, unsigned int *cnt,
                                          const State *st, int max_iter) {
   if (fit_finished(st, max_iter)) return;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= k) return;
+  if (c >= kp) return;
+  if (c >= k) {
+    for (int j = 0; j < d; ++j) ci[c + (size_t)kp * j] = __int_as_float(0x7fffffff);
+    return;
+  }
   bool out = false;
   float q = 0.f;
   for (int j = 0; j < d; ++j) {
@@ -131,7 +136,7 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
       if (tc) b = __uint_as_float(tf32_rna(b));
       out |= !(fabsf(b) <= kBoxMax);
     }
-    ci[c + (size_t)k * j] = b;
+    ci[c + (size_t)kp * j] = b;
     q = fmaf(b, b, q);
   }
   nb[c] = q;
@@ -147,11 +152,13 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
 // serves P points.
 constexpr int kDfExactP = 4;
 constexpr int kDfExactThreads = 256;
+constexpr int kDfExactMaxD = 512;  // the points' rows in shared memory up to this d (else read from x)
 static __global__ void __launch_bounds__(kDfExactThreads)
 k_df_exact(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
            int *__restrict__ labels, State *st, int max_iter, const int *__restrict__ list,
            const unsigned int *__restrict__ cnt, unsigned long long *tot) {
   if (fit_finished(st, max_iter)) return;
+  __shared__ double s_x[kDfExactP][kDfExactMaxD];
   __shared__ double s_d[kDfExactThreads / 32][kDfExactP];
   __shared__ int s_i[kDfExactThreads / 32][kDfExactP];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -165,6 +172,14 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
     long long ip[kDfExactP];
 #pragma unroll
     for (int p = 0; p < kDfExactP; ++p) ip[p] = e0 + p < m ? (long long)list[e0 + p] : list[e0];  // pad: repeat
+    const bool sh = d <= kDfExactMaxD;
+    if (sh) {
+      for (int e = tid; e < kDfExactP * d; e += kDfExactThreads) {
+        const int p = e / d, j = e - p * d;
+        s_x[p][j] = x[list[e0 + p < m ? e0 + p : e0] + n * (long long)j];
+      }
+      __syncthreads();
+    }
     double bd[kDfExactP];
     int bi[kDfExactP];
 #pragma unroll
@@ -175,7 +190,7 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
         const double cv = cen[c];
 #pragma unroll
         for (int p = 0; p < kDfExactP; ++p) {
-          const double t = __dsub_rn(x[ip[p]], cv);
+          const double t = __dsub_rn(sh ? s_x[p][0] : x[ip[p]], cv);
           acc[p] = __dmul_rn(t, t);
         }
       }
@@ -184,7 +199,7 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
         const double cv = cen[c + (size_t)k * j];
 #pragma unroll
         for (int p = 0; p < kDfExactP; ++p) {
-          const double t = __dsub_rn(x[ip[p] + n * (long long)j], cv);
+          const double t = __dsub_rn(sh ? s_x[p][j] : x[ip[p] + n * (long long)j], cv);
           acc[p] = __dadd_rn(acc[p], __dmul_rn(t, t));
         }
       }
