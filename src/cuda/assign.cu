@@ -124,7 +124,9 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
 // ---- the certified filter (double precision, detail/dfilter.cuh) -----------
 
 namespace {
-const int kDfMinK = 32;     // by shape: the filter from this many centers on
+// by shape: the filter from this many centers on (H200: 1.2-2.6x faster from
+// k = 256, slower below k = 64 at small n: tools/cuda-dev/LOG.md)
+const int kDfMinK = 128;
 const int kDfDefault = 1;  // by shape: 1 (3xTF32) or 2 (TF32 images)
 size_t al256(size_t b) { return (b + 255) / 256 * 256; }
 }  // namespace

@@ -344,6 +344,23 @@ static std::vector<double> lattice(long long n, int d, int levels, uint64_t seed
   return x;
 }
 
+// A few small cases (compute-sanitizer): every kernel of the filter, ties,
+// NaN centers, a center out of the box.
+static void run_dfilter_small() {
+  long long n = 3000;
+  auto x = blobs(n, 17, 10, 601);
+  df_pair("small", x, n, 17, 256, init_centers(x, n, 17, 256), 4);
+  auto x2 = lattice(n, 33, 2, 602);
+  df_pair("small-lat", x2, n, 33, 64, init_centers(x2, n, 33, 64), 4);
+  auto x3 = blobs(n, 3, 5, 603);
+  df_pair("small-d3", x3, n, 3, 1500, init_centers(x3, n, 3, 1500), 3);
+  int k = 16;
+  auto c0 = init_centers(x, n, 17, k);
+  for (int j = 0; j < 17; ++j) c0[2 + (size_t)k * j] = 1e5;
+  for (int j = 0; j < 17; ++j) c0[4 + (size_t)k * j] = 1e12;
+  df_pair("small-far", x, n, 17, k, c0, 4);
+}
+
 static void run_dfilter_tests() {
   printf("\n== certified filter (double): GPUKMEANS_DFILTER=1 vs =0\n");
   const int ds[] = {3, 8, 16, 17, 33, 64, 128, 300};
@@ -694,6 +711,10 @@ int main(int argc, char **argv) {
     printf("device 0: %s, sm_%d%d, %d SMs, %.1f GiB (%.1f free)\n", dev.name, dev.major, dev.minor, dev.multiprocessors,
            dev.total_memory / 1073741824.0, dev.free_memory / 1073741824.0);
   if (mode == "dprof") run_dprof();
+  if (mode == "dfilter_small") {
+    run_dfilter_small();
+    printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
+  }
   if (mode == "dbench") {
     run_dbench();
     printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
