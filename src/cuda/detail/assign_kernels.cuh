@@ -558,17 +558,16 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
 // Double precision through the certified filter (dfilter.cuh): the tiles of
 // k_assign_tf32 on the float images (x: n x d; cen: kp x d column-major,
 // the kp - k padding centers NaN), TC1: images rounded to TF32 and one mma
-// a product, else 3xTF32.  The tiles come through cp.async into
-// kDfStages buffers (chunks q + 1 .. q + kDfStages - 1 in flight while
-// chunk q is computed).  Each thread
+// a product, else 3xTF32.  The tiles come through cp.async into two
+// buffers (chunk q + 1 in flight while chunk q is computed).  Each thread
 // tracks, in shared memory, the lowest and second lowest
 // w_j = |b_j|^2 (1 - kappa) - 2 a.b_j (each step rounded down: ccs holds the
 // first term) of its 4 points and the center of the lowest; the quads and
 // the two center warps are merged, then one thread a point applies
 // df_certified: the label where it holds (it is the exact rule's), else the
 // point goes to the exact pass's list.  Dynamic shared memory: df_tc_smem.
-constexpr int kDfBM = 128, kDfBN = 128, kDfBK = 16, kDfLD = 136, kDfStages = 4;
-constexpr size_t df_tc_smem = (size_t)2 * kDfStages * kDfBK * kDfLD * sizeof(float) + 3 * 4 * 256 * sizeof(float);
+constexpr int kDfBM = 128, kDfBN = 128, kDfBK = 16, kDfLD = 136;
+constexpr size_t df_tc_smem = (size_t)4 * kDfBK * kDfLD * sizeof(float) + 3 * 4 * 256 * sizeof(float);
 
 __device__ __forceinline__ void cp_async4(float *dst, const float *src, bool valid) {
   const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
@@ -585,10 +584,9 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
   enum { BM = kDfBM, BN = kDfBN, BK = kDfBK, LD = kDfLD };
   if (fit_finished(st, max_iter)) return;
   extern __shared__ __align__(16) unsigned char smem[];
-  constexpr int S = kDfStages;
-  float(*xb)[BK][LD] = reinterpret_cast<float(*)[BK][LD]>(smem);  // [S][BK][LD]
-  float(*cb)[BK][LD] = reinterpret_cast<float(*)[BK][LD]>(smem + S * BK * LD * sizeof(float));
-  float(*s_w)[256] = reinterpret_cast<float(*)[256]>(smem + 2 * S * BK * LD * sizeof(float));  // [4][256]
+  float(*xb)[BK][LD] = reinterpret_cast<float(*)[BK][LD]>(smem);           // [2][BK][LD]
+  float(*cb)[BK][LD] = reinterpret_cast<float(*)[BK][LD]>(smem + 2 * BK * LD * sizeof(float));
+  float(*s_w)[256] = reinterpret_cast<float(*)[256]>(smem + 4 * BK * LD * sizeof(float));  // [4][256]
   float(*s_s)[256] = s_w + 4;
   int(*s_b)[256] = reinterpret_cast<int(*)[256]>(s_w + 8);
   __shared__ float ccs[BN];
@@ -627,18 +625,13 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
       const bool ok = j < d;
       cp_async4(&cb[buf][jj][cc], ok ? cen + c0 + cc + (size_t)kp * j : cen, ok);
     }
-  };
-  // one commit group per chunk (empty past the last): in iteration q,
-  // wait_group S - 1 means that chunk q has landed
-#pragma unroll
-  for (int q = 0; q < S - 1; ++q) {
-    if (q < nq) load(q, q);
     cp_async_commit();
-  }
+  };
+  load(0, 0);
   float acc[2][8][4];
   float ccv = 0;
   for (int q = 0; q < nq; ++q) {
-    const int buf = q % S, jq = q % nj;
+    const int buf = q & 1, jq = q % nj;
     if (jq == 0) {
 #pragma unroll
       for (int mt = 0; mt < 2; ++mt)
@@ -648,10 +641,13 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
           for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
       ccv = 0.f;
     }
-    __syncthreads();  // everyone is done with chunk q - 1's buffer, chunk q + S - 1's
-    if (q + S - 1 < nq) load(q + S - 1, (q + S - 1) % S);
-    cp_async_commit();
-    cp_async_wait<S - 1>();
+    __syncthreads();  // everyone is done with buffer buf ^ 1 (chunk q - 1)
+    if (q + 1 < nq) {
+      load(q + 1, buf ^ 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
     __syncthreads();  // chunk q has landed for all threads
     const float(*xs)[LD] = xb[buf];
     const float(*cs)[LD] = cb[buf];
