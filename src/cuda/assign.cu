@@ -1,5 +1,7 @@
 // assign.cu: the assignment step (nearest center) and gk_cuda_assign (predict).
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include "detail/assign_kernels.cuh"
@@ -119,9 +121,134 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
   return cudaGetLastError();
 }
 
+// ---- the certified filter (double precision, detail/dfilter.cuh) -----------
+
+namespace {
+// by shape: the filter from this many centers on (H200: 1.2-2.6x faster from
+// k = 256, slower below k = 64 at small n: tools/cuda-dev/LOG.md)
+const int kDfMinK = 128;
+const int kDfDefault = 1;  // by shape: 1 (3xTF32) or 2 (TF32 images)
+size_t al256(size_t b) { return (b + 255) / 256 * 256; }
+}  // namespace
+
+cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f, cudaStream_t s) {
+  f = DFilter();
+  D->df_used = 0;
+  D->df_exact = D->df_iters = 0;
+  if (D->single || plan.path != 1) return cudaSuccess;
+  const char *env = std::getenv("GPUKMEANS_DFILTER");
+  int mode = env && env[0] >= '0' && env[0] <= '2' ? env[0] - '0' : -1;
+  if (mode < 0) mode = k >= kDfMinK ? kDfDefault : 0;
+  if (mode == 0) return cudaSuccess;
+  const bool tc1 = mode == 2;
+  // the bound needs finite s^2 and absd, and no exact distance overflowing
+  double M = 0;
+  for (double v : D->maxabs) M = std::max(M, v);
+  if (!(M >= std::ldexp(1.0, -400) && M <= std::ldexp(1.0, 400))) return cudaSuccess;
+  const long long n = D->n;
+  const int d = D->d;
+  if (n > 0x7fffffffLL || d > 4096) return cudaSuccess;  // the list holds int rows; kappa stays small
+  const size_t o_na = al256((size_t)n * d * sizeof(float)), o_list = o_na + al256((size_t)n * sizeof(float));
+  const size_t o_cnt = o_list + al256((size_t)n * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
+  if (D->df_state == 0) {
+    D->df_state = -1;
+    D->df_tc = -1;
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || (double)total > 0.9 * (double)free_b) {
+      cudaGetLastError();
+      return cudaSuccess;
+    }
+    if (cudaMalloc(&D->df_block, total) != cudaSuccess) {
+      cudaGetLastError();
+      D->df_block = nullptr;
+      return cudaSuccess;
+    }
+    D->df_im = init::float_image(M, false, D->d_mean, d, false);
+    D->df_state = 1;
+  }
+  if (D->df_state != 1) return cudaSuccess;
+  if (D->df_tc != (tc1 ? 1 : 0)) {  // the image of x (again, when the rounding changes)
+    char *b = (char *)D->df_block;
+    k_df_data_image<<<(unsigned int)((n + 255) / 256), 256, 0, s>>>((const double *)D->x, n, d, D->df_im, tc1,
+                                                                   (float *)b, (float *)(b + o_na));
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    D->df_tc = tc1 ? 1 : 0;
+  }
+  const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;  // the tiles' padding
+  const size_t cbytes = al256((size_t)kp * d * sizeof(float)) + al256((size_t)k * sizeof(float));
+  if (D->df_cen_bytes < cbytes) {
+    drop_graphs(D);  // they point at the old buffer
+    if (D->df_cen) cudaFree(D->df_cen);
+    D->df_cen = nullptr;
+    D->df_cen_bytes = 0;
+    if (cudaMalloc(&D->df_cen, cbytes) != cudaSuccess) {
+      cudaGetLastError();
+      D->df_cen = nullptr;
+      return cudaSuccess;
+    }
+    D->df_cen_bytes = cbytes;
+  }
+  char *b = (char *)D->df_block;
+  f.xi = (float *)b;
+  f.na = (float *)(b + o_na);
+  f.list = (int *)(b + o_list);
+  f.cnt = (unsigned int *)(b + o_cnt);
+  f.tot = (unsigned long long *)(b + o_tot);
+  f.ci = (float *)D->df_cen;
+  f.nb = (float *)((char *)D->df_cen + al256((size_t)kp * d * sizeof(float)));
+  cudaError_t err = cudaFuncSetAttribute(tc1 ? k_assign_tf32_filter<true> : k_assign_tf32_filter<false>,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)df_tc_smem);
+  if (err != cudaSuccess) return err;
+  f.im = D->df_im;
+  f.tc1 = tc1;
+  // the bound of dfilter.cuh: products on the tensor cores (TF32 images: the
+  // products exact, the images' rounding in uprime)
+  if (tc1) f.im = init::float_image(M, false, D->d_mean, d, true);
+  f.im.kappa = (float)((8.0 * (2.0 * d + 8.0) + (tc1 ? 0.0 : 32.0)) * std::ldexp(1.0, -24));
+  const int e = -std::ilogb(f.im.scale);  // scale = 2^-e
+  f.absd = std::ldexp(d + 1.0, -1074 - 2 * e) + 4.9406564584124654e-324;
+  err = cudaMemsetAsync(f.tot, 0, 2 * sizeof(unsigned long long), s);
+  if (err != cudaSuccess) return err;
+  f.on = true;
+  D->df_used = 1;
+  return cudaSuccess;
+}
+
+cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFilter &f, const double *cen_d, int k,
+                             int *labels, State *st, int max_iter, cudaStream_t s) {
+  cudaError_t e = cudaMemsetAsync(f.cnt, 0, 3 * sizeof(unsigned int), s);
+  if (e != cudaSuccess) return e;
+  const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;
+  k_df_center_image<<<(kp + 127) / 128, 128, 0, s>>>(cen_d, k, kp, D->d, f.im, f.tc1, f.ci, f.nb, f.cnt, st, max_iter);
+  DFArgs a;
+  a.im = f.im;
+  a.absd = f.absd;
+  a.na = f.na;
+  a.nb = f.nb;
+  a.list = f.list;
+  a.cnt = f.cnt;
+  a.tot = f.tot;
+  if (f.tc1)
+    k_assign_tf32_filter<true><<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
+  else
+    k_assign_tf32_filter<false><<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
+  k_df_exact<<<std::max(1, D->sms * 8), kDfExactThreads, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
+                                                      max_iter, f.list, f.cnt, f.tot);
+  return cudaGetLastError();
+}
+
 }  // namespace gk
 
 using namespace gk;
+
+extern "C" int gk_cuda_dfilter_stats(gk_cuda_data *D, int64_t *exact_points, int64_t *iters, int *used) {
+  if (!D) return GK_CUDA_INVALID;
+  if (exact_points) *exact_points = D->df_exact;
+  if (iters) *iters = D->df_iters;
+  if (used) *used = D->df_used;
+  return GK_CUDA_OK;
+}
 
 extern "C" int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers, int *cluster,
                               char *err, size_t errlen) {

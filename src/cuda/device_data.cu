@@ -38,6 +38,8 @@ void destroy(gk_cuda_data *D) {
   if (D->stream) cudaStreamDestroy(D->stream);
   if (D->ws) cudaFree(D->ws);
   if (D->bounds) cudaFree(D->bounds);
+  if (D->df_block) cudaFree(D->df_block);
+  if (D->df_cen) cudaFree(D->df_cen);
   if (D->wspec.w) cudaFree((void *)D->wspec.w);
   if (D->block) cudaFree(D->block);
   delete D;

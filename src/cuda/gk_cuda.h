@@ -174,6 +174,12 @@ int gk_cuda_lloyd(gk_cuda_data *data, int k, int max_iter, double *centers,
    values into out; returns how many there are in *len (0 when unknown). */
 int gk_cuda_fit_profile(gk_cuda_data *data, double *out, int max, int *len, char *err, size_t errlen);
 
+/* The last gk_cuda_lloyd in double precision: whether its assignments ran
+   the certified filter (*used; environment GPUKMEANS_DFILTER=0 never, =1
+   wherever safe, unset by shape), the points it left to exact distances
+   (*exact_points, summed over iterations) and the iterations it filtered. */
+int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *iters, int *used);
+
 /* Nearest-center labels (1-based) for the uploaded data, same rule as the
    assignment step above (used by predict()). */
 int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers,

@@ -27,22 +27,9 @@ namespace {
 // The float image of the uploaded data (see FloatImage); tc: rounded to TF32
 // for the tensor cores (init_par_tc_kernels.cuh).
 FloatImage float_image(const gk_cuda_data *D, bool tc) {
-  FloatImage im;
   double M = 0;
   for (double v : D->maxabs) M = std::max(M, v);
-  // double: x - column mean, |x - mean| <= 2 max|x|; single: x is stored shifted
-  if (!D->single) M *= 2.0;
-  int e = 0;
-  if (M > 0 && std::isfinite(M)) (void)std::frexp(M, &e);  // M < 2^e
-  im.shift = D->single ? nullptr : D->d_mean;
-  im.scale = std::ldexp(1.0, -e);
-  const double u = std::ldexp(1.0, -24);
-  const double conv = D->single ? 0.0 : u + std::ldexp(1.0, -52);  // double -> float
-  im.uprime = (float)(1.01 * (conv + (tc ? std::ldexp(1.0, -11) : 0.0)));
-  im.bmax = (float)(std::sqrt((double)D->d) * 1.001);
-  im.kappa = (float)((tc ? 4.0 : 1.0) * 2.0 * (2.0 * D->d + 8.0) * u);
-  im.gamma = 1.01 * (D->d + 3.0) * std::ldexp(1.0, -53);
-  return im;
+  return gk::init::float_image(M, D->single != 0, D->d_mean, D->d, tc);
 }
 
 // Whether a round of m candidates runs the tensor-core filter.  Its images

@@ -64,6 +64,7 @@ void drop_graphs(gk_cuda_data *D) {
   }
   D->gx_k = D->gx_max_iter = D->gx_bsz = 0;
   D->gx_ws = nullptr;
+  D->gx_df = 0;
 }
 
 
@@ -142,10 +143,17 @@ struct Fit {
   Plan plan;
   int k, max_iter;
   Workspace w;
+  DFilter df;  // double precision, tiled path: the certified filter (assign.cu)
   cudaStream_t s;
 
   cudaError_t assign_and_sum() const {
     const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
+    if (df.on) {  // labels only (the tiled path), then the sums
+      cudaError_t e = launch_assign_df(D, plan, df, w.cen_d, k, D->labels, w.st, max_iter, s);
+      if (e != cudaSuccess) return e;
+      return D->weighted ? launch_accumulate_w(D, plan, k, w, max_iter, s)
+                         : launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, D->d_scale, s);
+    }
     if (D->weighted) {  // labels only (planned without sums), then the weighted sums
       cudaError_t e = launch_assign(D, plan, cen, k, D->labels, w.st, max_iter, false, nullptr, nullptr, nullptr, s);
       return e != cudaSuccess ? e : launch_accumulate_w(D, plan, k, w, max_iter, s);
@@ -203,12 +211,13 @@ cudaError_t build_graphs(gk_cuda_data *D, const Fit &f, int bsz, int max_iter) {
   D->gx_max_iter = max_iter;
   D->gx_bsz = bsz;
   D->gx_ws = D->ws;
+  D->gx_df = f.df.on ? (f.df.tc1 ? 2 : 1) : 0;
   return cudaSuccess;
 }
 
-bool have_graphs(const gk_cuda_data *D, int k, int max_iter, int bsz) {
+bool have_graphs(const gk_cuda_data *D, int k, int max_iter, int bsz, int df) {
   return D->gx[0] && D->gx_k == k && D->gx_max_iter == max_iter && D->gx_bsz == bsz && D->gx_ws == D->ws &&
-         (max_iter % bsz == 0 || D->gx[1]);
+         D->gx_df == df && (max_iter % bsz == 0 || D->gx[1]);
 }
 
 // Batch size from a rough cost model: ~20 ms of device work per batch.
@@ -304,12 +313,14 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   const int bsz = D->opts.bounds == 2 ? 1 : batch_size(D, f.k, f.max_iter);
   const double n = (double)D->n;
   // double arithmetic on active points costs more against float plain kernels
-  const double kEnter = D->opts.bounds == 2 ? 2.0 : D->single ? 0.02 : 0.05;
-  const double kLeave = D->single ? 0.25 : 0.5;
+  // (the certified filter makes plain double iterations about as cheap as single ones)
+  const bool cheap = D->single || f.df.on;
+  const double kEnter = D->opts.bounds == 2 ? 2.0 : cheap ? 0.02 : 0.05;
+  const double kLeave = cheap ? 0.25 : 0.5;
   const int kBoundedBatch = 16;
   const int kMaxLeaves = 2;
   int leaves = 0;
-  bool have = have_graphs(D, f.k, f.max_iter, bsz);
+  bool have = have_graphs(D, f.k, f.max_iter, bsz, f.df.on ? (f.df.tc1 ? 2 : 1) : 0);
   const bool may_bound = !D->weighted && bounds_wanted(D, f.k);
   BoundsBufs bb;
   bool bounded = false, first = false;
@@ -395,8 +406,13 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   if (cluster)
     GK_CHECK(cudaMemcpyAsync(cluster, D->labels, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, f.s),
              "copying labels");
+  unsigned long long dft[2] = {0, 0};
+  if (f.df.on)
+    GK_CHECK(cudaMemcpyAsync(dft, f.df.tot, sizeof dft, cudaMemcpyDeviceToHost, f.s), "copying the filter's counts");
   GK_CHECK(cudaStreamSynchronize(f.s), "copying results");
   auto t1 = std::chrono::steady_clock::now();
+  D->df_exact = (long long)dft[0];
+  D->df_iters = (long long)dft[1];
   float ms = 0;
   GK_CHECK(cudaEventElapsedTime(&ms, D->ev0, D->ev1), "timing");
 
@@ -453,6 +469,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
   GK_CHECK(plan_assign(D, k, !D->weighted, f.plan), "planning the assignment");
   GK_CHECK(plan_update(D, k, f.plan), "planning the update");
   if (D->weighted) GK_CHECK(plan_weighted(D, k, f.plan), "planning the weighted update");
+  GK_CHECK(prepare_dfilter(D, k, f.plan, f.df, f.s), "preparing the filter");
 
   State hs;
   memset(&hs, 0, sizeof(hs));

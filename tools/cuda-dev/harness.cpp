@@ -126,9 +126,9 @@ struct Fitter {
   gk_cuda_data *data = nullptr;
   long long n;
   int d, single;
-  Fitter(const std::vector<double> &x, long long n_, int d_, int single_) : n(n_), d(d_), single(single_) {
+  Fitter(const std::vector<double> &x, long long n_, int d_, int single_, int bounds = 0) : n(n_), d(d_), single(single_) {
     char err[512] = "";
-    gk_cuda_options o = {0, single, 0, 0, 0, 0.0, 0};
+    gk_cuda_options o = {0, single, 0, 0, 0, 0.0, bounds};
     int st = gk_cuda_upload(x.data(), n, d, &o, nullptr, &data, nullptr, err, sizeof err);
     if (st) { printf("  upload failed (%d): %s\n", st, err); data = nullptr; }
   }
@@ -288,6 +288,163 @@ static void test_callbacks() {
   CHECK(in.status == GK_CUDA_INTERRUPTED, "interrupt: status %d", in.status);
 }
 
+// ---- the certified filter of double precision (src/cuda/detail/dfilter.cuh) ----
+// The same fit with GPUKMEANS_DFILTER=0 (exact kernel) and =1 (filter where
+// safe): labels, centers, within-SS bit for bit, sizes and iter equal.
+static long long g_df_exact[3] = {0, 0, 0}, g_df_points[3] = {0, 0, 0};
+static void df_pair(const char *name, const std::vector<double> &x, long long n, int d, int k,
+                    const std::vector<double> &c0, int max_iter, int bounds = 1, bool cpu = false) {
+  Fitter F(x, n, d, 0, bounds);
+  setenv("GPUKMEANS_DFILTER", "0", 1);
+  Result e = F.fit(k, c0, max_iter);
+  int64_t ex0 = 0, it0 = 0;
+  int used0 = 0;
+  gk_cuda_dfilter_stats(F.data, &ex0, &it0, &used0);
+  CHECK(e.status == 0, "dfilter %s d=%d k=%d: exact status %d %s", name, d, k, e.status, e.msg.c_str());
+  if (e.status) return;
+  CHECK(used0 == 0, "dfilter %s: filter used with GPUKMEANS_DFILTER=0", name);
+  if (cpu) {
+    std::vector<double> rc = c0, rw(k);
+    std::vector<int> rcl(n), rnc(k);
+    int riter = cpu_lloyd(x.data(), (int)n, d, rc.data(), k, max_iter, rcl.data(), rnc.data(), rw.data());
+    long long agree = 0;
+    for (long long i = 0; i < n; ++i) agree += e.cl[i] == rcl[i];
+    CHECK(agree == n && riter == e.info.iter, "dfilter %s: exact vs CPU %lld/%lld labels, iter %d vs %d", name, agree,
+          n, e.info.iter, riter);
+  }
+  for (int mode = 1; mode <= 2; ++mode) {
+    setenv("GPUKMEANS_DFILTER", mode == 1 ? "1" : "2", 1);
+    Result f = F.fit(k, c0, max_iter);
+    int64_t ex = 0, it = 0;
+    int used = 0;
+    gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+    CHECK(f.status == 0, "dfilter %s d=%d k=%d mode %d: status %d %s", name, d, k, mode, f.status, f.msg.c_str());
+    if (f.status) continue;
+    long long diff = 0;
+    for (long long i = 0; i < n; ++i) diff += e.cl[i] != f.cl[i];
+    const bool same = diff == 0 && same_bits(e.centers, f.centers) && same_bits(e.wss, f.wss) && e.size == f.size &&
+                      e.info.iter == f.info.iter;
+    CHECK(same, "dfilter %s n=%lld d=%d k=%d mode %d: filtered fit differs (%lld labels, centers %s, wss %s, iter %d vs %d)",
+          name, n, d, k, mode, diff, same_bits(e.centers, f.centers) ? "same" : "DIFFER",
+          same_bits(e.wss, f.wss) ? "same" : "DIFFER", f.info.iter, e.info.iter);
+    const double share = it > 0 ? (double)ex / ((double)n * it) : 0.0;
+    if (used) { g_df_exact[mode] += ex; g_df_points[mode] += (long long)n * it; }
+    printf("  [dfilter %-11s m%d] n=%-6lld d=%-4d k=%-5d iter %-3d used %d, filtered iters %lld, exact share %.4f%s, ms exact %.2f filter %.2f\n",
+           name, mode, n, d, k, f.info.iter, used, (long long)it, share, same ? "" : " MISMATCH", e.info.ms_compute,
+           f.info.ms_compute);
+  }
+  unsetenv("GPUKMEANS_DFILTER");
+  fflush(stdout);
+}
+
+static std::vector<double> lattice(long long n, int d, int levels, uint64_t seed) {
+  Rng r(seed);
+  std::vector<double> x((size_t)n * d);
+  for (auto &v : x) v = (double)(r.next() % levels);
+  return x;
+}
+
+// A few small cases (compute-sanitizer): every kernel of the filter, ties,
+// NaN centers, a center out of the box.
+static void run_dfilter_small() {
+  long long n = 3000;
+  auto x = blobs(n, 17, 10, 601);
+  df_pair("small", x, n, 17, 256, init_centers(x, n, 17, 256), 4);
+  auto x2 = lattice(n, 33, 2, 602);
+  df_pair("small-lat", x2, n, 33, 64, init_centers(x2, n, 33, 64), 4);
+  auto x3 = blobs(n, 3, 5, 603);
+  df_pair("small-d3", x3, n, 3, 1500, init_centers(x3, n, 3, 1500), 3);
+  int k = 16;
+  auto c0 = init_centers(x, n, 17, k);
+  for (int j = 0; j < 17; ++j) c0[2 + (size_t)k * j] = 1e5;
+  for (int j = 0; j < 17; ++j) c0[4 + (size_t)k * j] = 1e12;
+  df_pair("small-far", x, n, 17, k, c0, 4);
+}
+
+static void run_dfilter_tests() {
+  printf("\n== certified filter (double): GPUKMEANS_DFILTER=1 vs =0\n");
+  const int ds[] = {3, 8, 16, 17, 33, 64, 128, 300};
+  const int ks[] = {1, 2, 7, 256, 4096};
+  for (int d : ds)
+    for (int k : ks) {
+      const long long n = k == 4096 ? 8192 : 5000;
+      auto x = blobs(n, d, 10, 500 + d * 7 + k);
+      df_pair("blobs", x, n, d, k, init_centers(x, n, d, k), 8);
+    }
+  {
+    long long n = 20000;
+    auto x = uniform(n, 16, 77);
+    df_pair("uniform", x, n, 16, 256, init_centers(x, n, 16, 256), 10, 1, true);
+    auto x2 = uniform(n, 128, 78);
+    df_pair("uniform", x2, n, 128, 512, init_centers(x2, n, 128, 512), 6);
+    df_pair("unif+bnds", x, n, 16, 256, init_centers(x, n, 16, 256), 30, 0);  // with bounded iterations
+  }
+  {  // lattice: duplicate points, duplicate initial centers, exact ties, points on bisectors
+    long long n = 20000;
+    auto x = lattice(n, 17, 4, 91);
+    df_pair("lattice", x, n, 17, 256, init_centers(x, n, 17, 256), 10, 1, true);
+    auto x2 = lattice(n, 8, 3, 92);
+    df_pair("lattice", x2, n, 8, 4096, init_centers(x2, n, 8, 4096), 5);
+    auto x3 = lattice(n, 33, 2, 93);
+    df_pair("lattice", x3, n, 33, 64, init_centers(x3, n, 33, 64), 10);
+    // centers at lattice points, points exactly midway between two of them
+    int d = 16, k = 40;
+    Rng r(94);
+    std::vector<double> c((size_t)k * d), xm((size_t)n * d);
+    for (auto &v : c) v = (double)(r.next() % 5) * 2.0;
+    for (long long i = 0; i < n; ++i) {
+      int a = (int)(r.next() % k), b = (int)(r.next() % k);
+      for (int j = 0; j < d; ++j) xm[i + n * j] = 0.5 * (c[a + (size_t)k * j] + c[b + (size_t)k * j]);
+    }
+    df_pair("bisector", xm, n, d, k, c, 10, 1, true);
+  }
+  {  // duplicate centers
+    long long n = 6000;
+    int d = 33, k = 64;
+    auto x = blobs(n, d, 12, 95);
+    auto c0 = init_centers(x, n, d, k);
+    for (int cc = 10; cc < 20; ++cc)
+      for (int j = 0; j < d; ++j) c0[cc + (size_t)k * j] = c0[cc - 10 + (size_t)k * j];
+    df_pair("dupcenters", x, n, d, k, c0, 10, 1, true);
+  }
+  {  // scales: the filter only for 2^-400 <= max|x| <= 2^400
+    const double scales[] = {1e-300, 1e-150, 1e-100, 1e-20, 1e20, 1e100, 1e150, 1e300};
+    long long n = 6000;
+    int d = 20, k = 64;
+    auto x0 = blobs(n, d, 10, 96);
+    for (double sc : scales) {
+      auto x = x0;
+      for (auto &v : x) v *= sc;
+      char nm[32];
+      snprintf(nm, sizeof nm, "scale%.0e", sc);
+      df_pair(nm, x, n, d, k, init_centers(x, n, d, k), 10);
+    }
+  }
+  {  // large offsets, small spread
+    long long n = 20000;
+    auto x = blobs(n, 16, 20, 97, 1e8);
+    df_pair("offset1e8", x, n, 16, 256, init_centers(x, n, 16, 256), 10, 1, true);
+    auto x2 = blobs(n, 64, 20, 98);
+    for (auto &v : x2) v = 1e8 + 1e-3 * v;
+    df_pair("off1e8s1e-3", x2, n, 64, 256, init_centers(x2, n, 64, 256), 10);
+  }
+  {  // empty clusters (NaN centers); a center far outside: its image leaves the box
+    long long n = 6000;
+    int d = 20, k = 16;
+    auto x = blobs(n, d, 5, 99);
+    auto c0 = init_centers(x, n, d, k);
+    for (int j = 0; j < d; ++j) c0[2 + (size_t)k * j] = 1e5;
+    for (int j = 0; j < d; ++j) c0[3 + (size_t)k * j] = -1e5;
+    df_pair("empty", x, n, d, k, c0, 10, 1, true);
+    for (int j = 0; j < d; ++j) c0[4 + (size_t)k * j] = 1e12;
+    df_pair("empty+far", x, n, d, k, c0, 10, 1, true);
+  }
+  for (int m = 1; m <= 2; ++m)
+    printf("[dfilter] mode %d (%s): exact share over all filtered iterations: %lld / %lld = %.4f\n", m,
+           m == 1 ? "3xTF32, float images" : "TF32 images", g_df_exact[m], g_df_points[m],
+           g_df_points[m] ? (double)g_df_exact[m] / g_df_points[m] : 0.0);
+}
+
 static void run_tests() {
   struct S { long long n; int d, k, kt, iters; double offset; };
   S shapes[] = {
@@ -359,29 +516,117 @@ static void run_bench() {
   for (auto &p : probs) {
     auto x = uniform(p.n, p.d, 2024 + p.k);
     auto c0 = init_centers(x, p.n, p.d, p.k);
-    for (int single = 1; single >= 0; --single) {
+    std::vector<int> ref_cl;
+    std::vector<double> ref_c;
+    int ref_iter = 0;
+    for (int pass = 2; pass >= 0; --pass) {
+      // 2: single; 1: double, exact kernel (GPUKMEANS_DFILTER=0); 0: double, filter (=1)
+      const int single = pass == 2;
+      if (pass < 2) setenv("GPUKMEANS_DFILTER", pass == 1 ? "0" : "1", 1);
       auto t0 = std::chrono::steady_clock::now();
       Fitter F(x, p.n, p.d, single);
       double up = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       F.fit(p.k, c0, 2);  // warm-up
       std::vector<double> per;
       int iters = 0;
+      Result last;
       for (int rep = 0; rep < 3; ++rep) {
         Result r = F.fit(p.k, c0, 10);
         if (r.status) { printf("  %s fit failed: %s\n", p.id, r.msg.c_str()); break; }
         int ran = r.converged ? r.info.iter : 10;
         iters = r.info.iter;
         per.push_back(r.info.ms_compute / ran);
+        last = r;
       }
       if (per.empty()) continue;
+      char extra[160] = "";
+      if (pass == 1) { ref_cl = last.cl; ref_c = last.centers; ref_iter = last.info.iter; }
+      if (pass == 0) {
+        int64_t ex = 0, it = 0;
+        int used = 0;
+        gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+        const bool same = last.cl == ref_cl && same_bits(last.centers, ref_c) && last.info.iter == ref_iter;
+        CHECK(same, "bench %s: filtered double fit differs from the exact one", p.id);
+        snprintf(extra, sizeof extra, " [filter used %d, exact share %.4f, %s]", used,
+                 it ? (double)ex / ((double)p.n * it) : 0.0, same ? "identical to exact" : "DIFFERS from exact");
+      }
       std::sort(per.begin(), per.end());
       double med = per[per.size() / 2];
       double goal = single ? p.goal_s : p.goal_d;
-      printf("%-3s %-6s %9lld %4d %5d %6d %11.4f %8.3f %.0f %s\n", p.id, single ? "single" : "double", p.n, p.d,
-             p.k, iters, med, goal, up, med <= goal ? "ok" : "MISS");
+      printf("%-3s %-6s %9lld %4d %5d %6d %11.4f %8.3f %.0f %s%s\n", p.id,
+             single ? "single" : pass == 1 ? "double" : "dfilt", p.n, p.d, p.k, iters, med, goal, up,
+             med <= goal ? "ok" : "MISS", extra);
       fflush(stdout);
     }
+    unsetenv("GPUKMEANS_DFILTER");
   }
+}
+
+// D and E in double: the exact kernel and the certified filter, with the
+// default bounds and with plain iterations only (bounds = 1); the filtered
+// fits must be the exact ones bit for bit.
+static void run_dbench() {
+  struct P { const char *id; long long n; int d, k; };
+  P probs[] = {{"D", 10000000, 16, 256}, {"E", 1000000, 128, 4096}};
+  printf("\n%-3s %-7s %-6s %6s %11s  %s\n", "id", "kernel", "bounds", "iters", "ms/iter", "filter");
+  for (auto &p : probs) {
+    auto x = uniform(p.n, p.d, 2024 + p.k);
+    auto c0 = init_centers(x, p.n, p.d, p.k);
+    for (int bounds = 0; bounds <= 1; ++bounds) {
+      Fitter F(x, p.n, p.d, 0, bounds);
+      Result ref;
+      for (int filt = 0; filt <= 2; ++filt) {
+        setenv("GPUKMEANS_DFILTER", filt == 0 ? "0" : filt == 1 ? "1" : "2", 1);
+        F.fit(p.k, c0, 2);  // warm-up (and the filter's image of x)
+        std::vector<double> per;
+        Result last;
+        for (int rep = 0; rep < 3; ++rep) {
+          Result r = F.fit(p.k, c0, 10);
+          if (r.status) { printf("  %s fit failed: %s\n", p.id, r.msg.c_str()); break; }
+          per.push_back(r.info.ms_compute / (r.converged ? r.info.iter : 10));
+          last = r;
+        }
+        if (per.empty()) continue;
+        std::sort(per.begin(), per.end());
+        char extra[200] = "";
+        if (!filt) ref = last;
+        else {
+          int64_t ex = 0, it = 0;
+          int used = 0;
+          gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+          const bool same = last.cl == ref.cl && same_bits(last.centers, ref.centers) && same_bits(last.wss, ref.wss) &&
+                            last.info.iter == ref.info.iter;
+          CHECK(same, "dbench %s bounds %d mode %d: filtered fit differs from the exact one", p.id, bounds, filt);
+          snprintf(extra, sizeof extra, "used %d, filtered iters %lld, exact share %.5f, %s", used, (long long)it,
+                   it ? (double)ex / ((double)p.n * it) : 0.0, same ? "identical to exact" : "DIFFERS");
+        }
+        printf("%-3s %-7s %-6s %6d %11.4f  %s\n", p.id, filt == 0 ? "exact" : filt == 1 ? "dfilt3x" : "dfilt1x",
+               bounds ? "never" : "dflt",
+               last.info.iter, per[per.size() / 2], extra);
+        fflush(stdout);
+      }
+    }
+  }
+  unsetenv("GPUKMEANS_DFILTER");
+}
+
+// For a profiler (ncu): D and E in double, 3 plain iterations with the exact
+// kernel, then each filter mode.
+static void run_dprof() {
+  struct P { long long n; int d, k; };
+  P probs[] = {{10000000, 16, 256}, {1000000, 128, 4096}};
+  for (auto &p : probs) {
+    auto x = uniform(p.n, p.d, 2024 + p.k);
+    auto c0 = init_centers(x, p.n, p.d, p.k);
+    Fitter F(x, p.n, p.d, 0, 1);
+    for (int filt = 0; filt <= 2; ++filt) {
+      char v[2] = {(char)('0' + filt), 0};
+      setenv("GPUKMEANS_DFILTER", v, 1);
+      Result r = F.fit(p.k, c0, 3);
+      printf("dprof n=%lld d=%d k=%d mode %d: status %d, %.3f ms\n", p.n, p.d, p.k, filt, r.status, r.info.ms_compute);
+    }
+  }
+  unsetenv("GPUKMEANS_DFILTER");
 }
 
 // ---- fixed per-fit overhead: the sequence the R glue calls, host-timed ----------
@@ -465,8 +710,22 @@ int main(int argc, char **argv) {
   if (gk_cuda_get_device(0, &dev, err, sizeof err) == 0)
     printf("device 0: %s, sm_%d%d, %d SMs, %.1f GiB (%.1f free)\n", dev.name, dev.major, dev.minor, dev.multiprocessors,
            dev.total_memory / 1073741824.0, dev.free_memory / 1073741824.0);
+  if (mode == "dprof") run_dprof();
+  if (mode == "dfilter_small") {
+    run_dfilter_small();
+    printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
+  }
+  if (mode == "dbench") {
+    run_dbench();
+    printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
+  }
+  if (mode == "dfilter") {
+    run_dfilter_tests();
+    printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
+  }
   if (mode == "test" || mode == "all") {
     run_tests();
+    run_dfilter_tests();
     printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
   }
   if (mode == "bench" || mode == "all") run_bench();

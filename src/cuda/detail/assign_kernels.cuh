@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "common.cuh"
+#include "dfilter.cuh"
 #include "tf32.cuh"
 
 namespace gk {
@@ -549,6 +550,249 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
     }
   }
   if (ch) atomicAdd(&sh_changed, ch);
+  __syncthreads();
+  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
+// ---------------------------------------------------------------------------
+// Double precision through the certified filter (dfilter.cuh): the tiles of
+// k_assign_tf32 on the float images (x: n x d; cen: kp x d column-major,
+// the kp - k padding centers NaN), TC1: images rounded to TF32 and one mma
+// a product, else 3xTF32.  The tiles come through cp.async into two
+// buffers (chunk q + 1 in flight while chunk q is computed).  Each thread
+// tracks, in shared memory, the lowest and second lowest
+// w_j = |b_j|^2 (1 - kappa) - 2 a.b_j (each step rounded down: ccs holds the
+// first term) of its 4 points and the center of the lowest; the quads and
+// the two center warps are merged, then one thread a point applies
+// df_certified: the label where it holds (it is the exact rule's), else the
+// point goes to the exact pass's list.  Dynamic shared memory: df_tc_smem.
+constexpr int kDfBM = 128, kDfBN = 128, kDfBK = 16, kDfLD = 136;
+constexpr size_t df_tc_smem = (size_t)4 * kDfBK * kDfLD * sizeof(float) + 3 * 4 * 256 * sizeof(float);
+
+__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool valid) {
+  const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 4 : 0));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+template <bool TC1>
+__global__ void __launch_bounds__(256, 2)
+k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k, int kp,
+                     int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
+  enum { BM = kDfBM, BN = kDfBN, BK = kDfBK, LD = kDfLD };
+  if (fit_finished(st, max_iter)) return;
+  extern __shared__ __align__(16) unsigned char smem[];
+  float(*xb)[BK][LD] = reinterpret_cast<float(*)[BK][LD]>(smem);           // [2][BK][LD]
+  float(*cb)[BK][LD] = reinterpret_cast<float(*)[BK][LD]>(smem + 2 * BK * LD * sizeof(float));
+  float(*s_w)[256] = reinterpret_cast<float(*)[256]>(smem + 4 * BK * LD * sizeof(float));  // [4][256]
+  float(*s_s)[256] = s_w + 4;
+  int(*s_b)[256] = reinterpret_cast<int(*)[256]>(s_w + 8);
+  __shared__ float ccs[BN];
+  __shared__ float rbd[BM], rbs[BM], s_na[BM];
+  __shared__ int rbi[BM];
+  __shared__ unsigned int sh_changed;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp & 3, wn = warp >> 2;
+  const int g = lane >> 2, t = lane & 3;
+  const long long i0 = (long long)blockIdx.x * BM;
+  if (fa.cnt[1]) {  // a center's image out of the box: every point exact
+    if (tid < BM && i0 + tid < n) df_list(i0 + tid, fa);
+    return;
+  }
+  if (tid == 0) sh_changed = 0;
+  if (tid < BM) s_na[tid] = i0 + tid < n ? fa.na[i0 + tid] : 0.f;
+#pragma unroll
+  for (int r = 0; r < 4; ++r) { s_w[r][tid] = pos_inf<float>(); s_s[r][tid] = pos_inf<float>(); s_b[r][tid] = 0x7fffffff; }
+
+  const int nj = (d + BK - 1) / BK, nq = nj * ((k + BN - 1) / BN);
+  // chunk q: centers c0 = (q / nj) BN, coordinates j0 = (q % nj) BK
+  auto load = [&](int q, int buf) {
+    const int c0 = (q / nj) * BN, j0 = (q % nj) * BK;
+#pragma unroll
+    for (int e = tid; e < BK * BM; e += 256) {
+      const int jj = e / BM, ii = e - jj * BM;
+      const long long i = i0 + ii;
+      const int j = j0 + jj;
+      const bool ok = i < n && j < d;
+      cp_async4(&xb[buf][jj][ii], ok ? x + i + n * (long long)j : x, ok);
+    }
+#pragma unroll
+    for (int e = tid; e < BK * BN; e += 256) {
+      const int jj = e / BN, cc = e - jj * BN;
+      const int j = j0 + jj;
+      const bool ok = j < d;
+      cp_async4(&cb[buf][jj][cc], ok ? cen + c0 + cc + (size_t)kp * j : cen, ok);
+    }
+    cp_async_commit();
+  };
+  load(0, 0);
+  float acc[2][8][4];
+  float ccv = 0;
+  for (int q = 0; q < nq; ++q) {
+    const int buf = q & 1, jq = q % nj;
+    if (jq == 0) {
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
+      ccv = 0.f;
+    }
+    __syncthreads();  // everyone is done with buffer buf ^ 1 (chunk q - 1)
+    if (q + 1 < nq) {
+      load(q + 1, buf ^ 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();  // chunk q has landed for all threads
+    const float(*xs)[LD] = xb[buf];
+    const float(*cs)[LD] = cb[buf];
+    if (tid < BN) {
+#pragma unroll
+      for (int jj = 0; jj < BK; ++jj) ccv = fmaf(cs[jj][tid], cs[jj][tid], ccv);
+    }
+#pragma unroll
+    for (int ks = 0; ks < BK; ks += 8) {
+      if (TC1) {  // TF32 images: the products are exact, one mma
+        unsigned int ah[2][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+          const int r0 = wm * 32 + mt * 16 + g;
+          ah[mt][0] = __float_as_uint(xs[ks + t][r0]);
+          ah[mt][1] = __float_as_uint(xs[ks + t][r0 + 8]);
+          ah[mt][2] = __float_as_uint(xs[ks + t + 4][r0]);
+          ah[mt][3] = __float_as_uint(xs[ks + t + 4][r0 + 8]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+          const int cl = wn * 64 + nt * 8 + g;
+          const unsigned int bh0 = __float_as_uint(cs[ks + t][cl]), bh1 = __float_as_uint(cs[ks + t + 4][cl]);
+#pragma unroll
+          for (int mt = 0; mt < 2; ++mt) mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
+        }
+      } else {
+        unsigned int ah[2][4], al[2][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; ++mt) {
+          const int r0 = wm * 32 + mt * 16 + g;
+          split_tf32(xs[ks + t][r0], ah[mt][0], al[mt][0]);
+          split_tf32(xs[ks + t][r0 + 8], ah[mt][1], al[mt][1]);
+          split_tf32(xs[ks + t + 4][r0], ah[mt][2], al[mt][2]);
+          split_tf32(xs[ks + t + 4][r0 + 8], ah[mt][3], al[mt][3]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+          const int cl = wn * 64 + nt * 8 + g;
+          unsigned int bh0, bl0, bh1, bl1;
+          split_tf32(cs[ks + t][cl], bh0, bl0);
+          split_tf32(cs[ks + t + 4][cl], bh1, bl1);
+#pragma unroll
+          for (int mt = 0; mt < 2; ++mt) {
+            mma_tf32(acc[mt][nt], al[mt], bh0, bh1);
+            mma_tf32(acc[mt][nt], ah[mt], bl0, bl1);
+            mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
+          }
+        }
+      }
+    }
+    if (jq == nj - 1) {  // the tile of centers is complete: track w
+      const int c0 = (q / nj) * BN;
+      if (tid < BN) ccs[tid] = __fmaf_rd(-fa.im.kappa, ccv, ccv);
+      __syncthreads();
+#pragma unroll
+      for (int mt = 0; mt < 2; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = mt * 2 + h;
+          float bw = s_w[r][tid], bs = s_s[r][tid];
+          int bi = s_b[r][tid];
+#pragma unroll
+          for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int cl = wn * 64 + nt * 8 + 2 * t + e;
+              const float w = __fmaf_rd(-2.0f, acc[mt][nt][h * 2 + e], ccs[cl]);
+              if (w < bw) { bs = bw; bw = w; bi = c0 + cl; }
+              else bs = fminf(bs, w);
+            }
+          s_w[r][tid] = bw;
+          s_s[r][tid] = bs;
+          s_b[r][tid] = bi;
+        }
+      // ccs is rewritten only after the next tile's chunks and their barriers
+    }
+  }
+  float best[4], sec[4];
+  int bidx[4];
+#pragma unroll
+  for (int r = 0; r < 4; ++r) { best[r] = s_w[r][tid]; sec[r] = s_s[r][tid]; bidx[r] = s_b[r][tid]; }
+  // lanes of a quad hold the same points: (w, index) minimum, second lowest w
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+#pragma unroll
+    for (int off = 1; off <= 2; off <<= 1) {
+      const float od = __shfl_xor_sync(0xffffffffu, best[r], off);
+      const int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
+      const float os = __shfl_xor_sync(0xffffffffu, sec[r], off);
+      if (od < best[r] || (od == best[r] && oi < bidx[r])) {
+        sec[r] = fminf(best[r], os);
+        best[r] = od;
+        bidx[r] = oi;
+      } else {
+        sec[r] = fminf(sec[r], od);
+      }
+    }
+  }
+  if (wn == 1 && t == 0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
+      rbd[row] = best[r];
+      rbi[row] = bidx[r];
+      rbs[row] = sec[r];
+    }
+  }
+  __syncthreads();
+  if (wn == 0 && t == 0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
+      float bd = best[r], bs = sec[r];
+      int bi = bidx[r];
+      const float od = rbd[row], os = rbs[row];
+      const int oi = rbi[row];
+      if (od < bd || (od == bd && oi < bi)) {
+        bs = fminf(bd, os);
+        bd = od;
+        bi = oi;
+      } else {
+        bs = fminf(bs, od);
+      }
+      rbd[row] = bd;
+      rbi[row] = bi;
+      rbs[row] = bs;
+    }
+  }
+  __syncthreads();
+  unsigned int ch = 0;
+  if (tid < BM) {  // one thread a point: the test, then the label or the list
+    const long long i = i0 + tid;
+    const int bi = rbi[tid];
+    if (i < n) {
+      if (bi < k && df_certified(rbd[tid], rbs[tid], fa.nb[bi], s_na[tid], d, fa)) {
+        const int old = labels[i];
+        if (old != bi) { ++ch; labels[i] = bi; }
+      } else {
+        df_list(i, fa);
+      }
+    }
+  }
+  const unsigned int wc = __popc(__ballot_sync(0xffffffffu, ch != 0));
+  if (lane == 0 && wc) atomicAdd(&sh_changed, wc);
   __syncthreads();
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common.cuh"
+#include "init_bound.cuh"
 #include "weight_fixed.cuh"
 
 namespace gk {
@@ -72,6 +73,20 @@ struct gk_cuda_data {
   // when weighted is 1 (wspec.w: n doubles on the device, owned here).
   int weighted = 0;
   gk::WeightSpec wspec;
+  // The certified filter of double-precision assignments (assign.cu,
+  // detail/dfilter.cuh): x's float image (n x d) | its norms (n) | the list
+  // of points left to the exact pass (n) | counters; made at the first fit
+  // that uses it (df_state 1; -1: no room, exact kernels).  df_cen: the
+  // centers' image (k x d floats), grown on demand.
+  void *df_block = nullptr;
+  int df_state = 0;
+  int df_tc = 0;                          // the image is rounded to TF32
+  gk::init::FloatImage df_im;
+  void *df_cen = nullptr;
+  size_t df_cen_bytes = 0;
+  int gx_df = 0;                          // the kept graphs run the filter
+  long long df_exact = 0, df_iters = 0;   // the last fit: points listed, filtered iterations
+  int df_used = 0;                        // the last fit used the filter
 };
 
 namespace gk {
@@ -107,6 +122,28 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
 cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *cen, int k,
                           int *labels, State *st, int max_iter, bool update,
                           u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s);
+
+// The certified filter of one fit (double precision, tiled path): the
+// device buffers in D->df_block / D->df_cen and the bound's constants.
+struct DFilter {
+  bool on = false;
+  bool tc1 = false;  // TF32 images, one mma a product (else 3xTF32 on float images)
+  float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
+  int *list = nullptr;
+  unsigned int *cnt = nullptr;       // [0] listed this iteration, [1] a center out of the box, [2] max |b|^2
+  unsigned long long *tot = nullptr; // [0] listed, [1] filtered iterations (this fit)
+  init::FloatImage im;
+  double absd = 0;
+};
+// Whether this fit's assignments run the certified filter (GPUKMEANS_DFILTER:
+// 0 never, 1 wherever it is safe (3xTF32), 2 the same with TF32 images and
+// one mma, unset: by shape), and its buffers (x's
+// image made once per handle, on stream s; the fit's counters cleared).
+cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f, cudaStream_t s);
+// One assignment step through the filter: the same labels and st->changed as
+// launch_assign's exact double kernel, bit for bit.
+cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFilter &f, const double *cen_d, int k,
+                             int *labels, State *st, int max_iter, cudaStream_t s);
 
 // update.cu --------------------------------------------------------------
 cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &plan);

@@ -9,6 +9,9 @@
 #ifndef GPUKMEANS_DETAIL_INIT_BOUND_CUH
 #define GPUKMEANS_DETAIL_INIT_BOUND_CUH
 
+#include <algorithm>
+#include <cmath>
+
 #include "common.cuh"
 
 namespace gk {
@@ -26,6 +29,28 @@ struct FloatImage {
 };
 
 constexpr float kAbs = 7.8886091e-31f;  // 2^-100: covers underflow in the float image
+
+// The float image of data whose largest |stored x| is M (d columns; shift:
+// the column means on the device, double data).  tc: images rounded to TF32
+// and dot products on the tensor cores (init_par_tc_kernels.cuh).  Shared by
+// the k-means|| filter (init_par.cu) and Lloyd's certified assignment in
+// double precision (assign.cu, dfilter.cuh), which adjusts kappa.
+inline FloatImage float_image(double M, bool single, const double *shift, int d, bool tc) {
+  FloatImage im;
+  // double: x - column mean, |x - mean| <= 2 max|x|; single: x is stored shifted
+  if (!single) M *= 2.0;
+  int e = 0;
+  if (M > 0 && std::isfinite(M)) (void)std::frexp(M, &e);  // M < 2^e
+  im.shift = single ? nullptr : shift;
+  im.scale = std::ldexp(1.0, -e);
+  const double u = std::ldexp(1.0, -24);
+  const double conv = single ? 0.0 : u + std::ldexp(1.0, -52);  // double -> float
+  im.uprime = (float)(1.01 * (conv + (tc ? std::ldexp(1.0, -11) : 0.0)));
+  im.bmax = (float)(std::sqrt((double)d) * 1.001);
+  im.kappa = (float)((tc ? 4.0 : 1.0) * 2.0 * (2.0 * d + 8.0) * u);
+  im.gamma = 1.01 * (d + 3.0) * std::ldexp(1.0, -53);
+  return im;
+}
 
 template <typename T>
 __device__ __forceinline__ float image_coord(const T *__restrict__ x, long long n, long long i, int c,

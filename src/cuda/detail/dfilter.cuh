@@ -1,0 +1,241 @@
+// detail/dfilter.cuh: the certified filter of Lloyd's assignment in double
+// precision (the tiled path): labels bit for bit those of the exact rule
+// (assign_kernels.cuh: no-FMA double distances in coordinate order, strict
+// '<' in index order, NaN centers never chosen), most of them without any
+// double arithmetic.
+//
+// Per iteration (assign.cu, launch_assign_df):
+//   k_df_center_image  the centers' float image (FloatImage of init_bound.cuh,
+//                      shift = column means, scale a power of two), their
+//                      norms nb_j and the largest; flags the iteration when
+//                      a center's image leaves the box |b_c| <= kBoxMax
+//                      (initial centers very far from the data: float
+//                      overflow): then every point is computed exactly;
+//   k_assign_tf32_filter  (assign_kernels.cuh) with the image's dot products
+//                      (3xTF32 on float images, or one TF32 mma on images
+//                      rounded to TF32), per point the two lowest
+//                      w_j = |b_j|^2 (1 - kappa) - 2 a.b_j (each step rounded
+//                      down) and the center i of the lowest; where
+//                      df_certified holds, i is the exact rule's label; the
+//                      other points go to a list;
+//   k_df_exact         the listed points: exact distances to every center,
+//                      least (distance, index) over the distances below +inf.
+//
+// The bound: with R_j = ||x - c_j||^2 (real), D_j the exact double
+// distance, s the image's scale and A_j = |a|^2 + v_j,
+//   |D_j - R_j| <= gamma R_j + absd / s^2   (rounding; absd: underflow)
+//   |s sqrt(R_j) - ||a - b_j||| <= eps = uprime (|a| + max_j |b_j|) (images)
+//   |A_j - ||a - b_j||^2| <= E_j = kappa (|a|^2 + |b_j|^2) + kAbs, the float
+//   dot products on the tensor cores: the factor 4 of init_par_tc_kernels.cuh
+//   on SIMT's 2 (2d + 8) u; 3xTF32 adds 32 u for the dropped lo x lo terms
+//   and the truncated lo parts (at most 2.5 2^-20 |a_c b_c| a product); with
+//   TF32 images the products are exact and uprime carries their 2^-11.
+// With norms as computed (kappa covers their own error), A_j - E_j >= |a|^2
+// (1 - kappa) + w_j - kAbs and A_i + E_i <= |a|^2 (1 + kappa) + w_i +
+// (2 kappa + 2^-21) |b_i|^2 + kAbs (+ one ulp of w_i).  So s^2 D_i <= hi = (sqrt(A_i
+// + E_i) + eps)^2 (1 + gamma) + absd and, for every other center, s^2 D_j >=
+// lo = (sqrt(A_j - E_j) - eps)^2 (1 - gamma) - absd, at least the value of
+// the second lowest w; hi < lo (with margins that cover the double
+// arithmetic of the test) proves D_i < D_j for all j != i: the exact rule
+// takes i.  Equal or nearly equal distances (ties, duplicate centers, points
+// on bisectors) fail the test and are computed exactly.  NaN centers (empty
+// clusters) have NaN w and are never taken, as in the exact rule.  The host
+// uses the filter only for data with 2^-400 <= max|x| <= 2^400, so that s^2
+// and absd are finite and no exact distance overflows.
+#ifndef GPUKMEANS_DETAIL_DFILTER_CUH
+#define GPUKMEANS_DETAIL_DFILTER_CUH
+
+#include "init_bound.cuh"
+#include "tf32.cuh"
+
+namespace gk {
+
+constexpr float kBoxMax = 1048576.f;  // |b_c| of a center's image: 2^20 (|x - mean| s <= 1 for the data)
+
+// What the filter kernel needs besides the assignment's arguments.
+struct DFArgs {
+  init::FloatImage im;       // kappa of the tensor-core products (see above)
+  double absd;               // (d + 1) 2^-1074 s^2: underflow of the exact distance, image units
+  const float *na;           // n: |a|^2 of each point's image (fmaf, coordinate order)
+  const float *nb;           // k: |b_j|^2 of each center's image (this iteration)
+  int *list;                 // n: points left to the exact pass
+  unsigned int *cnt;         // [0] points listed this iteration, [1] a center's image out of the
+                             // box, [2] the bits of max_j |b_j|^2
+  unsigned long long *tot;   // [0] points listed, [1] filtered iterations, in the whole fit
+};
+
+// Whether the image distances prove that center i (lowest w, wi; its norm
+// nbi) is the exact rule's choice; wo: the lowest w of the other centers
+// (+inf when there is none).
+__device__ __forceinline__ bool df_certified(float wi, float wo, float nbi, float na, int d, const DFArgs &a) {
+  const double kap = a.im.kappa, nad = na, kabs = 7.8886090522101181e-31;
+  const double bmax = sqrt((double)__uint_as_float(a.cnt[2]) * (1.001 + d * 1.2e-7));  // + the norms' rounding
+  const double eps = (double)a.im.uprime * (sqrt(nad) * (1.0 + d * 5.9604644775390625e-08) + bmax) + kabs;
+  // |a|^2 (1 + kappa) + w_i, its rounding (w rounded down: one ulp), E_i's
+  // other term, and the double arithmetic's error (cancellation)
+  const double ua = nad * (1.0 + kap) + (double)wi + fabs((double)wi) * 2.384185791015625e-07 +
+                    (2.0 * kap + 4.76837158203125e-07) * (double)nbi + kabs +
+                    (nad + fabs((double)wi) + (double)nbi) * 8.8817841970012523e-16;
+  const double up = sqrt(fmax(ua, 0.0)) + eps;
+  const double hi = up * up * (1.0 + a.im.gamma) * (1.0 + 9.3132257461547852e-10) + a.absd;
+  if (!(hi < 1e300)) return false;                    // NaN, inf: not proven
+  if (!(wo < 3e38f)) return wo > 0;                   // no other center (+inf), not NaN
+  const double lw = nad * (1.0 - kap) + (double)wo - kabs - (nad + fabs((double)wo)) * 8.8817841970012523e-16;
+  if (!(lw > 0)) return false;
+  const double r = sqrt(lw) - eps;
+  if (!(r > 0)) return false;
+  const double lo = r * r * (1.0 - a.im.gamma) * (1.0 - 9.3132257461547852e-10) - a.absd;
+  return hi < lo;
+}
+
+// Point i to the exact pass.
+__device__ __forceinline__ void df_list(long long i, const DFArgs &a) {
+  const unsigned int pos = atomicAdd(&a.cnt[0], 1u);
+  a.list[pos] = (int)i;
+}
+
+// The data's float image, once per handle: xi (n x d, column-major) and na.
+// tc: rounded to TF32 (the one-mma filter).
+static __global__ void k_df_data_image(const double *__restrict__ x, long long n, int d, init::FloatImage im, bool tc,
+                                       float *__restrict__ xi, float *__restrict__ na) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float s = 0.f;
+  for (int c = 0; c < d; ++c) {
+    float a = init::image_coord(x, n, i, c, im);
+    if (tc) a = __uint_as_float(tf32_rna(a));
+    xi[i + n * (long long)c] = a;
+    s = fmaf(a, a, s);
+  }
+  na[i] = s;
+}
+
+// The centers' float image (kp x d, column-major; centers k..kp-1 NaN, the
+// padding of the tiles) and norms nb (NaN centers NaN); cnt[1] = 1 when a
+// center's image leaves the box, cnt[2] = max of the norms (as bits:
+// nonnegative floats order as their bits).
+static __global__ void k_df_center_image(const double *__restrict__ cen, int k, int kp, int d, init::FloatImage im,
+                                         bool tc, float *__restrict__ ci, float *__restrict__ nb, unsigned int *cnt,
+                                         const State *st, int max_iter) {
+  if (fit_finished(st, max_iter)) return;
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= kp) return;
+  if (c >= k) {
+    for (int j = 0; j < d; ++j) ci[c + (size_t)kp * j] = __int_as_float(0x7fffffff);
+    return;
+  }
+  bool out = false;
+  float q = 0.f;
+  for (int j = 0; j < d; ++j) {
+    const double v = cen[c + (size_t)k * j];
+    float b;
+    if (v != v) {
+      b = __int_as_float(0x7fffffff);  // empty cluster: never chosen by either rule
+    } else {
+      b = __double2float_rn(__dsub_rn(v, im.shift[j]) * im.scale);
+      if (tc) b = __uint_as_float(tf32_rna(b));
+      out |= !(fabsf(b) <= kBoxMax);
+    }
+    ci[c + (size_t)kp * j] = b;
+    q = fmaf(b, b, q);
+  }
+  nb[c] = q;
+  if (out) cnt[1] = 1u;
+  else if (q == q) atomicMax(&cnt[2], __float_as_uint(q));
+}
+
+// The listed points, kDfExactP per block: exact distances to every center
+// (threads split the centers, each in index order; the P points' chains
+// independent), least (distance, index) over the distances below +inf
+// (the exact rule's choice); none: the label stays.  Block-wide, so that
+// few listed points still occupy the device, and each center value read
+// serves P points.
+constexpr int kDfExactP = 4;
+constexpr int kDfExactThreads = 256;
+constexpr int kDfExactMaxD = 512;  // the points' rows in shared memory up to this d (else read from x)
+static __global__ void __launch_bounds__(kDfExactThreads)
+k_df_exact(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
+           int *__restrict__ labels, State *st, int max_iter, const int *__restrict__ list,
+           const unsigned int *__restrict__ cnt, unsigned long long *tot) {
+  if (fit_finished(st, max_iter)) return;
+  __shared__ double s_x[kDfExactP][kDfExactMaxD];
+  __shared__ double s_d[kDfExactThreads / 32][kDfExactP];
+  __shared__ int s_i[kDfExactThreads / 32][kDfExactP];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const long long m = cnt[0];
+  if (blockIdx.x == 0 && tid == 0) {
+    tot[0] += (unsigned long long)m;
+    tot[1] += 1ull;
+  }
+  unsigned int ch = 0;
+  for (long long e0 = (long long)blockIdx.x * kDfExactP; e0 < m; e0 += (long long)gridDim.x * kDfExactP) {
+    long long ip[kDfExactP];
+#pragma unroll
+    for (int p = 0; p < kDfExactP; ++p) ip[p] = e0 + p < m ? (long long)list[e0 + p] : list[e0];  // pad: repeat
+    const bool sh = d <= kDfExactMaxD;
+    if (sh) {
+      for (int e = tid; e < kDfExactP * d; e += kDfExactThreads) {
+        const int p = e / d, j = e - p * d;
+        s_x[p][j] = x[list[e0 + p < m ? e0 + p : e0] + n * (long long)j];
+      }
+      __syncthreads();
+    }
+    double bd[kDfExactP];
+    int bi[kDfExactP];
+#pragma unroll
+    for (int p = 0; p < kDfExactP; ++p) { bd[p] = pos_inf<double>(); bi[p] = 0x7fffffff; }
+    for (int c = tid; c < k; c += kDfExactThreads) {
+      double acc[kDfExactP];
+      {
+        const double cv = cen[c];
+#pragma unroll
+        for (int p = 0; p < kDfExactP; ++p) {
+          const double t = __dsub_rn(sh ? s_x[p][0] : x[ip[p]], cv);
+          acc[p] = __dmul_rn(t, t);
+        }
+      }
+#pragma unroll 4
+      for (int j = 1; j < d; ++j) {
+        const double cv = cen[c + (size_t)k * j];
+#pragma unroll
+        for (int p = 0; p < kDfExactP; ++p) {
+          const double t = __dsub_rn(sh ? s_x[p][j] : x[ip[p] + n * (long long)j], cv);
+          acc[p] = __dadd_rn(acc[p], __dmul_rn(t, t));
+        }
+      }
+#pragma unroll
+      for (int p = 0; p < kDfExactP; ++p)
+        if (acc[p] < bd[p]) { bd[p] = acc[p]; bi[p] = c; }
+    }
+#pragma unroll
+    for (int p = 0; p < kDfExactP; ++p) {
+#pragma unroll
+      for (int off = 16; off; off >>= 1) {
+        const double od = __shfl_xor_sync(0xffffffffu, bd[p], off);
+        const int oi = __shfl_xor_sync(0xffffffffu, bi[p], off);
+        if (od < bd[p] || (od == bd[p] && oi < bi[p])) { bd[p] = od; bi[p] = oi; }
+      }
+      if (lane == 0) { s_d[warp][p] = bd[p]; s_i[warp][p] = bi[p]; }
+    }
+    __syncthreads();
+    if (tid < kDfExactP && e0 + tid < m) {
+      double b = s_d[0][tid];
+      int i = s_i[0][tid];
+      for (int w = 1; w < kDfExactThreads / 32; ++w) {
+        const double od = s_d[w][tid];
+        const int oi = s_i[w][tid];
+        if (od < b || (od == b && oi < i)) { b = od; i = oi; }
+      }
+      const long long row = list[e0 + tid];
+      const int old = labels[row];
+      const int nl = i == 0x7fffffff ? (old >= 0 ? old : 0) : i;
+      if (old != nl) { ++ch; labels[row] = nl; }
+    }
+    __syncthreads();  // s_d, s_i are rewritten by the next points
+  }
+  if (ch && st) atomicAdd(&st->changed, (u64)ch);
+}
+
+}  // namespace gk
+
+#endif

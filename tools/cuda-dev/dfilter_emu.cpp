@@ -1,0 +1,60 @@
+// dfilter_emu.cpp: df_certified (src/cuda/detail/dfilter.cuh, extracted by
+// the Makefile) on the CPU: random, offset and lattice data, fp32 dot
+// products; every certified label must be the exact rule's.  Replacing the
+// test by "lowest < second lowest" gives wrong labels (the check works).
+//   make dfilter_emu && ./dfilter_emu
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <cfenv>
+#include <random>
+#include <vector>
+#include <algorithm>
+#define __device__
+#define __forceinline__ inline
+#define __host__
+#define __global__
+static inline float __uint_as_float(unsigned u){float f;memcpy(&f,&u,4);return f;}
+static inline unsigned __float_as_uint(float f){unsigned u;memcpy(&u,&f,4);return u;}
+static inline float __fmaf_rd(float a,float b,float c){fesetround(FE_DOWNWARD);volatile float r=fmaf(a,b,c);fesetround(FE_TONEAREST);return r;}
+namespace gk{ namespace init{
+struct FloatImage{const double*shift;double scale;float uprime,bmax,kappa;double gamma;};
+}
+struct DFArgs{init::FloatImage im;double absd;const float*na;const float*nb;int*list;unsigned*cnt;unsigned long long*tot;};
+#include "df_certified.inc"
+}
+using namespace gk;
+static float tf32(float a){unsigned u=__float_as_uint(a); u=(u+0x1000u)&~0x1fffu; return __uint_as_float(u);}
+int main(){
+  std::mt19937_64 g(1); long long cert=0,tot=0,bad=0;
+  for(int tc=0;tc<2;++tc)
+  for(int trial=0;trial<300;++trial){
+    int d = 1+trial%130, k = 2+trial%50; double off = (trial%3==0)?1e8:0, sp = (trial%5==0)?1e-3:1;
+    bool lat = trial%4==1;
+    std::uniform_real_distribution<double> U(-1,1);
+    int n=200; std::vector<double> x(n*d), c(k*d), mean(d,0);
+    for(auto&v:x) v= lat? off+ (double)(g()%3) : off+sp*U(g);
+    for(int j=0;j<k;++j) for(int q=0;q<d;++q) c[j*d+q]= lat? off+(double)(g()%3)*0.5 : off+sp*U(g);
+    double M=0; for(auto v:x) M=std::max(M,fabs(v));
+    for(int q=0;q<d;++q){for(int i=0;i<n;++i)mean[q]+=x[i*d+q]; mean[q]/=n;}
+    int e; frexp(2*M,&e); double s=ldexp(1.0,-e);
+    init::FloatImage im{nullptr,s,(float)(1.01*(ldexp(1.0,-24)+ldexp(1.0,-52)+(tc?ldexp(1.0,-11):0.0))),(float)(sqrt(d)*1.001),(float)((8.0*(2*d+8)+(tc?0:32))*ldexp(1.0,-24)),1.01*(d+3)*ldexp(1.0,-53)};
+    std::vector<float> cb(k*d), nb(k); float nbmax=0;
+    for(int j=0;j<k;++j){float q=0; for(int t=0;t<d;++t){cb[j*d+t]=(float)((c[j*d+t]-mean[t])*s); if(tc) cb[j*d+t]=tf32(cb[j*d+t]); q=fmaf(cb[j*d+t],cb[j*d+t],q);} nb[j]=q; nbmax=std::max(nbmax,q);}
+    unsigned cnt[3]={0,0,__float_as_uint(nbmax)};
+    DFArgs a{im, ldexp(d+1.0,-1074+2*e)+4.9406564584124654e-324,nullptr,nb.data(),nullptr,cnt,nullptr};
+    for(int i=0;i<n;++i){
+      std::vector<float> ai(d); float na=0; for(int t=0;t<d;++t){ai[t]=(float)((x[i*d+t]-mean[t])*s); if(tc) ai[t]=tf32(ai[t]); na=fmaf(ai[t],ai[t],na);}
+      float wb=INFINITY, ws=INFINITY; int bi=-1;
+      for(int j=0;j<k;++j){ float dot=0; for(int t=0;t<d;++t) dot=fmaf(ai[t],cb[j*d+t],dot);
+        float w=__fmaf_rd(-2.f,dot,__fmaf_rd(-im.kappa,nb[j],nb[j]));
+        if(w<wb){ws=wb;wb=w;bi=j;} else if(w<ws) ws=w; }
+      // exact
+      double bd=INFINITY; int eb=-1;
+      for(int j=0;j<k;++j){double acc=0; for(int t=0;t<d;++t){double tt=x[i*d+t]-c[j*d+t]; acc=acc+tt*tt;} if(acc<bd){bd=acc;eb=j;}}
+      ++tot;
+      if(df_certified(wb,ws,nb[bi],na,d,a)){ ++cert; if(bi!=eb) {++bad; printf("BAD trial %d i %d d %d k %d\n",trial,i,d,k);} }
+    }
+  }
+  printf("certified %lld / %lld, wrong %lld (float images, then TF32 images)\n",cert,tot,bad); return bad!=0;
+}
