@@ -153,9 +153,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   if (D->df_state == 0) {
     D->df_state = -1;
     D->df_tc = -1;
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || (double)total > 0.9 * (double)free_b) {
-      cudaGetLastError();
+    if (!optional_fits(D, total)) {
       return cudaSuccess;
     }
     if (cudaMalloc(&D->df_block, total) != cudaSuccess) {

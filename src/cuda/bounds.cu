@@ -89,9 +89,7 @@ bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b) {
     if (D->bounds) cudaFree(D->bounds);
     D->bounds = nullptr;
     D->bounds_bytes = 0;
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess || (double)total > 0.9 * (double)free_b) {
-      cudaGetLastError();
+    if (!optional_fits(D, total)) {
       return false;
     }
     if (cudaMalloc(&D->bounds, total) != cudaSuccess) {

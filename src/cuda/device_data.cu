@@ -106,6 +106,24 @@ int out_of_memory(const gk_cuda_data *D, double need, char *err, size_t errlen) 
   return GK_CUDA_OUT_OF_MEMORY;
 }
 
+}  // namespace
+
+bool optional_fits(const gk_cuda_data *D, size_t extra) {
+  const double cap = D->opts.memory_cap;
+  if (cap > 0 && cap < 1e300) {
+    const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
+    if ((double)L.total + (double)extra > cap) return false;
+  }
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return (double)extra <= 0.9 * (double)free_b;
+}
+
+namespace {
+
 // The allocation, after a free-memory check for large data (>= 1 GiB;
 // small uploads skip the query: per-fit overhead), and the stream and events.
 int alloc_block(gk_cuda_data *D, size_t staging_bytes, char *err, size_t errlen) {

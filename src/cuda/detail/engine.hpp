@@ -177,6 +177,11 @@ struct Workspace {
 };
 // Destroys the iteration graphs kept in the handle.
 void drop_graphs(gk_cuda_data *D);
+// Whether an optional buffer of `extra` bytes (the distance bounds, the
+// double-precision filter's image of x) may be taken: within 0.9 of the free
+// device memory and, under options(gpukmeans.device_memory), within that
+// cap beside x and its labels.  (device_data.cu)
+bool optional_fits(const gk_cuda_data *D, size_t extra);
 // Grows the workspace for k centers (checking free memory for large ones).
 int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t errlen);
 // Centers (host, k x d, original coordinates) into the workspace's cen_d
