@@ -129,6 +129,10 @@ class CudaEngine final : public Engine {
     check(gk_cuda_fit_profile(D_, nullptr, 0, &len, err_, kErrLen), "fit profile", err_);
     r.exact_fraction.resize(len);
     check(gk_cuda_fit_profile(D_, r.exact_fraction.data(), len, &len, err_, kErrLen), "fit profile", err_);
+    std::int64_t exact_points = 0, filtered = 0;
+    int used = 0;
+    if (gk_cuda_dfilter_stats(D_, &exact_points, &filtered, &used) == GK_CUDA_OK && used && filtered > 0)
+      r.screen_exact = static_cast<double>(exact_points) / (static_cast<double>(filtered) * static_cast<double>(n_));
     return r;
   }
 

@@ -84,6 +84,9 @@ struct LloydFit {
   // CUDA engine computes all k distances of a point or none); empty when the
   // engine does not say.
   std::vector<double> exact_fraction;
+  // A certified screen of the assignment (the CUDA engine's double filter):
+  // the share of point-iterations it left to exact distances; -1 when none ran.
+  double screen_exact = -1.0;
 };
 
 // One assignment step's partial results over the engine's rows, exact and

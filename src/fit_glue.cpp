@@ -113,7 +113,8 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads) 
       Rcpp::_["best_start"] = fit.best_start + 1, Rcpp::_["start_tot_withinss"] = start_wss,
       Rcpp::_["start_iter"] = start_iter, Rcpp::_["start_empty"] = start_empty,
       Rcpp::_["start_init_rows"] = init_rows, Rcpp::_["timing"] = timing, Rcpp::_["device"] = e.device(),
-      Rcpp::_["exact_fraction"] = Rcpp::wrap(fit.best.exact_fraction));
+      Rcpp::_["exact_fraction"] = Rcpp::wrap(fit.best.exact_fraction),
+      Rcpp::_["screen_exact"] = fit.best.screen_exact);
 }
 
 }  // namespace

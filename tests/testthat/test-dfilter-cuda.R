@@ -1,0 +1,103 @@
+# CUDA engine, double precision: the certified filter of the assignment
+# (src/cuda/detail/dfilter.cuh: distances on the tensor cores from a float
+# image, a rigorous bound, exact distances for the points it cannot prove)
+# gives the exact kernel's fit bit for bit.  The internal switch
+# GPUKMEANS_DFILTER (read at each fit): 0 the exact kernel, 1 the filter
+# wherever it is sound, 2 its TF32-image variant; unset, by shape (k >= 128
+# on the tiled path).  The internal list's screen_exact is the share of
+# point-iterations the filter left to exact distances (-1: it did not run).
+local_edition(3)
+
+fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
+
+dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L) {
+  withr::local_envvar(GPUKMEANS_DFILTER = mode)
+  gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), FALSE, "cuda", 0L, 0L,
+                         FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
+}
+
+# Modes 1, 2 and the default give mode 0's fit, plain and with bounds; the
+# filter ran when `filtered` (its exact share in [0, 1)); returns mode 1's share.
+expect_dfilter_exact <- function(x, centers, iter.max = 30L, filtered = TRUE, label = "") {
+  share <- NA_real_
+  for (bounds in c(1L, 0L)) {
+    ref <- dfilter_fit(x, centers, "0", iter.max, bounds)
+    expect_identical(ref$screen_exact, -1, label = paste(label, "mode 0 runs no filter"))
+    for (mode in c("1", "2", NA)) {
+      got <- dfilter_fit(x, centers, mode, iter.max, bounds)
+      for (comp in fit_parts)
+        expect_identical(got[[comp]], ref[[comp]], label = paste(label, "mode", mode, "bounds", bounds, comp))
+      if (identical(mode, "1")) {
+        if (filtered) {
+          expect_gte(got$screen_exact, 0)
+          expect_lt(got$screen_exact, 1)
+        } else {
+          expect_identical(got$screen_exact, -1, label = paste(label, "outside the filter's range"))
+        }
+        share <- got$screen_exact
+      }
+    }
+  }
+  invisible(share)
+}
+
+test_that("cuda dfilter: blobs and uniform data at several d and k", {
+  skip_if_no_gpu()
+  set.seed(1)
+  for (sh in list(c(20000, 3, 256), c(20000, 16, 128), c(8000, 64, 300), c(5000, 130, 129), c(4099, 300, 200))) {
+    x <- make_blobs(sh[1], sh[2], sh[3] %/% 2, sd = 2, spread = 10)
+    share <- expect_dfilter_exact(x, x[seq_len(sh[3]), , drop = FALSE], 40L, label = paste(sh, collapse = "x"))
+    expect_lt(share, 0.2)
+    u <- matrix(runif(sh[1] * sh[2]), ncol = sh[2])
+    expect_dfilter_exact(u, u[seq_len(sh[3]), , drop = FALSE], 15L, label = paste("uniform", paste(sh, collapse = "x")))
+  }
+})
+
+test_that("cuda dfilter: ties, duplicates, bisectors and empty clusters", {
+  skip_if_no_gpu()
+  set.seed(2)
+  g <- as.matrix(expand.grid(0:12, 0:12, 0:12)) + 0  # a lattice: many exact ties
+  g16 <- cbind(g, matrix(0, nrow(g), 13))             # the same ties in 16 columns (the tiled path)
+  expect_dfilter_exact(g16, g16[seq(1, nrow(g16), length.out = 150), ], 40L, label = "lattice")
+  xd <- rbind(g16, g16)                               # every point twice
+  expect_dfilter_exact(xd, xd[seq(3, nrow(g16), length.out = 140), ], 40L, label = "duplicates")
+  # points on the bisector of two centers, the other centers far away
+  b <- cbind(0, matrix(rnorm(6000 * 15), ncol = 15))
+  c0 <- rbind(c(-1, rep(0, 15)), c(1, rep(0, 15)), matrix(rnorm(128 * 16, 50), ncol = 16))
+  expect_dfilter_exact(b, c0, 20L, label = "bisector")
+  # centers far from every point: their clusters empty at once (NaN centers)
+  y <- make_blobs(10000, 16, 60, sd = 1, spread = 5)
+  c1 <- rbind(y[1:120, ], matrix(1e6 + seq_len(16 * 10), ncol = 16, byrow = TRUE))
+  expect_dfilter_exact(y, c1, 30L, label = "empty clusters")
+})
+
+test_that("cuda dfilter: offsets and scales, and the exact fallback beyond them", {
+  skip_if_no_gpu()
+  set.seed(3)
+  x <- make_blobs(6000, 16, 80, sd = 2, spread = 10)
+  c0 <- x[1:160, ]
+  expect_dfilter_exact(x + 1e8, c0 + 1e8, 20L, label = "offset 1e8")
+  expect_dfilter_exact(x * 1e-3 + 1e4, c0 * 1e-3 + 1e4, 20L, label = "offset 1e4, spread 1e-3")
+  for (sc in c(1e-20, 1e20)) expect_dfilter_exact(x * sc, c0 * sc, 20L, label = paste("scale", sc))
+  # beyond 2^400 or below 2^-400 the bound is not used: the exact kernel
+  for (sc in c(1e-150, 1e140)) expect_dfilter_exact(x * sc, c0 * sc, 10L, filtered = FALSE, label = paste("scale", sc))
+})
+
+test_that("cuda dfilter: the fit equals the CPU engine's and stats' (labels, iter)", {
+  skip_if_no_gpu()
+  x <- simulate_blobs(20000, 24, 150, seed = 4)
+  set.seed(4)
+  c0 <- x[sample.int(20000, 150), ]
+  g <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 50, backend = "cuda"))
+  p <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 50, backend = "cpu"))
+  s <- suppressWarnings(stats::kmeans(x, c0, iter.max = 50, algorithm = "Lloyd"))
+  expect_identical(g$cluster, p$cluster)
+  expect_identical(g$cluster, s$cluster)
+  expect_identical(g$iter, s$iter)
+  expect_equal(unname(g$centers), unname(s$centers), tolerance = 1e-12)
+  # options(gpukmeans.device_memory) leaves no room for the filter's image:
+  # the exact kernel, the same fit
+  withr::local_options(gpukmeans.device_memory = 20000 * 24 * 8 + 20000 * 4 + 2^20)
+  m <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 50, backend = "cuda"))
+  expect_identical(unclass(m)[c("cluster", "centers", "withinss", "iter")], unclass(g)[c("cluster", "centers", "withinss", "iter")])
+})
