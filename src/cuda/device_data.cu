@@ -108,7 +108,7 @@ int out_of_memory(const gk_cuda_data *D, double need, char *err, size_t errlen) 
 
 }  // namespace
 
-bool optional_fits(const gk_cuda_data *D, size_t extra) {
+bool gk::optional_fits(const gk_cuda_data *D, size_t extra) {
   const double cap = D->opts.memory_cap;
   if (cap > 0 && cap < 1e300) {
     const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
