@@ -370,7 +370,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   cosine <- choose_one(distance, c("euclidean", "cosine"), "distance") == "cosine"
   if (cosine) cosine_check_algorithm(algorithm)  # R/cosine.R
   trace <- check_trace(trace)
-  device <- check_device(device)
+  device <- check_devices(device)
   check_backend(backend)
   nstart <- check_nstart(nstart)
   lloyd <- algorithm %in% c("Lloyd", "Forgy")
@@ -421,7 +421,11 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   if (cosine) st <- cosine_starts(st)
   k <- st$k
   work <- as.numeric(nrow(x)) * k * ncol(x)
-  engine <- weighted_backend(backend, device, work, w)
+  if (length(device) > 1L && !is.null(w))
+    engine_error("unsupported", sprintf(
+      "'weights' are not supported on several devices (device = %s) yet: fit on one device", deparse1(device)))
+  engine <- if (length(device) > 1L) resolve_backend_devices(backend, device, work)
+            else weighted_backend(backend, device, work, w)
   # stats runs MacQueen's algorithm for k = 1: one assignment and one update,
   # reported as iteration 1 and never "not converged".
   engine_iter <- if (k == 1L) 2L else iter.max
@@ -431,7 +435,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   on.exit(progress$done(), add = TRUE)
   z <- withCallingHandlers(
     gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
-               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options(),
+               cpu_threads(work), engine_devices(engine, device), isTRUE(trace > 0), progress$update, progress$after, cuda_options(),
                spherical = cosine, weights = w),
     gpukmeans_probe = progress$probe)
   if (k == 1L) z$iter <- z$start_iter[] <- 1L

@@ -76,7 +76,9 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
   if (nrow(newdata) == 0L) return(integer(0))
   if (is_cosine(object)) newdata <- cosine_rows(newdata, "newdata")  # unit rows (R/cosine.R)
   storage.mode(centers) <- "double"
-  device <- check_device(getOption("gpukmeans.device", 0L))
+  # (one device: the first of getOption("gpukmeans.device"), which may list
+  # several, or "all"; the labels do not depend on the device)
+  device <- check_devices(getOption("gpukmeans.device", 0L))[1L]
   work <- as.numeric(nrow(newdata)) * nrow(centers) * ncol(centers)
   check_backend(backend)
   engine <- if (identical(backend, "auto")) {
