@@ -134,14 +134,18 @@ resolve_backend_devices <- function(backend, devices, work = Inf) {
   if (length(devices) == 1L) return(resolve_backend(backend, devices, work))
   if (backend == "cpu")
     stop(sprintf("device = %s asks for several GPUs, but backend = \"cpu\" runs on the CPU: use backend = \"cuda\" or \"auto\", or a single device",
-                 deparse1(devices)), call. = FALSE)
+                 format_devices(devices)), call. = FALSE)
   reasons <- lapply(unique(devices), cuda_unavailable_reason)
   bad <- !vapply(reasons, is.null, NA)
   if (!any(bad)) return("cuda")
   p <- cuda_probe()
   none <- !isTRUE(p$built) || p$device_count < 1L
   if (backend == "auto" && none) return(resolve_backend(backend, devices[1L], work))
-  stop(sprintf("device = %s: %s", deparse1(devices), reasons[[which(bad)[1L]]]), call. = FALSE)
+  stop(sprintf("device = %s: %s", format_devices(devices), reasons[[which(bad)[1L]]]), call. = FALSE)
+}
+
+format_devices <- function(devices) {
+  if (length(devices) == 1L) as.character(devices) else sprintf("c(%s)", paste(devices, collapse = ", "))
 }
 
 # The devices handed to the engine: with the CPU engine, one entry, or, for

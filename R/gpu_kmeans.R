@@ -423,7 +423,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   work <- as.numeric(nrow(x)) * k * ncol(x)
   if (length(device) > 1L && !is.null(w))
     engine_error("unsupported", sprintf(
-      "'weights' are not supported on several devices (device = %s) yet: fit on one device", deparse1(device)))
+      "'weights' are not supported on several devices (device = %s) yet: fit on one device", format_devices(device)))
   engine <- if (length(device) > 1L) resolve_backend_devices(backend, device, work)
             else weighted_backend(backend, device, work, w)
   # stats runs MacQueen's algorithm for k = 1: one assignment and one update,
