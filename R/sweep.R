@@ -60,6 +60,9 @@
 #' for the three methods; `"none"` computes no silhouette.
 #'
 #' @inheritParams gpu_kmeans
+#' @param device the CUDA device to use (one ordinal as listed by
+#'   [gpukmeans_info()]; the sweep runs on one device); default
+#'   `getOption("gpukmeans.device", 0)`.
 #' @param k the numbers of clusters to fit: distinct whole numbers between 1
 #'   and the number of rows (fitted in increasing order).
 #' @param nstart starts per k; the best (least `tot.withinss`) is kept.
