@@ -99,12 +99,15 @@ class CudaEngine final : public Engine {
   // the host (below).
   bool supports_weights() const override { return true; }
 
+  // totss: the CPU engine's sum on the caller's double copy of x (one O(n d)
+  // pass on the host, once per engine): the same bits as backend = "cpu",
+  // and as several devices (src/multi_engine.h), whose parts cannot make the
+  // device's sum (its rounding depends on how the rows meet the grid).
+  // (gk_cuda_totss, computed at the upload, is no longer read.)  Host only
+  // (x and the fields below): the fit driver computes it while the device
+  // fits (totss_concurrent()).
+  bool totss_concurrent() const override { return true; }
   double totss() override {
-    // The CPU engine's sum on the caller's double copy of x (one O(n d) pass
-    // on the host, once per engine): the same bits as backend = "cpu", and
-    // as several devices (src/multi_engine.h), whose parts cannot make the
-    // device's sum (its rounding depends on how the rows meet the grid).
-    // (gk_cuda_totss, computed at the upload, is no longer read.)
     if (!have_totss_) {
       totss_ = w_ ? cpu_weighted_totss(host_x_, n_, d_, w_, host_threads_)
                   : cpu_totss(host_x_, n_, d_, host_threads_);

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <future>
+#include <system_error>
 #include <thread>
 
 #include "wall_clock.h"
@@ -109,7 +111,16 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     throw EngineError(EngineError::Kind::kUnsupported,
                       std::string("the ") + engine.backend() + " engine does not support observation weights yet");
   check_range(engine);
-  out.totss = engine.totss();
+  // totss on the host while the device fits, where the engine allows it
+  // (the future is waited for on every way out, before the engine goes)
+  std::future<double> totss;
+  if (engine.totss_concurrent()) {
+    try {
+      totss = std::async(std::launch::async, [&engine] { return engine.totss(); });
+    } catch (const std::system_error&) {  // no thread: compute it here
+    }
+  }
+  if (!totss.valid()) out.totss = engine.totss();
   const int nstart = source.count();
   out.starts.resize(nstart);
   double best_wss = 0.0;
@@ -140,6 +151,7 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
       out.best = std::move(fit);
     }
   }
+  if (totss.valid()) out.totss = totss.get();
   return out;
 }
 

@@ -75,6 +75,10 @@ class MultiEngine final : public Engine {
   }
 
   // ---- Lloyd ---------------------------------------------------------------
+  // host only (x and the fields below): the fit driver overlaps it with
+  // the fit on the devices (on CPU parts, the tests' composite, it competes
+  // for the cores, but runs the same way)
+  bool totss_concurrent() const override { return true; }
   double totss() override {
     if (!have_totss_) {
       totss_ = cpu_totss(x_, n_, d_, threads_);
