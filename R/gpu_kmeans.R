@@ -238,8 +238,9 @@
 #' falls back to the CPU engine as for one device (an ordinal that does not
 #' exist next to ones that do is an error).  Not yet on several devices:
 #' observation weights (an error of class `gpukmeans_unsupported`), the
-#' sweep over k and the silhouette (one device).  [predict()] on such a fit
-#' runs on one device, the first of `getOption("gpukmeans.device")`.
+#' sweep over k and the silhouette (one device).  [predict()] runs on the
+#' devices of `getOption("gpukmeans.device")` (set it to `c(0, 1)` or
+#' `"all"` to split `newdata` too).
 #' `attr(fit, "device")` lists the devices, e.g. `"2 GPUs: 0 NVIDIA H100
 #' 80GB HBM3, 1 NVIDIA H100 80GB HBM3"`.
 #'

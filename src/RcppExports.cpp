@@ -460,7 +460,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_predict_cpp
-Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, int device, Rcpp::List cuda);
+Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, Rcpp::IntegerVector device, Rcpp::List cuda);
 RcppExport SEXP _gpukmeans_gk_predict_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP cudaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -468,7 +468,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
     Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type device(deviceSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
     rcpp_result_gen = Rcpp::wrap(gk_predict_cpp(x, centers, engine, threads, device, cuda));
     return rcpp_result_gen;

@@ -37,6 +37,12 @@ multi_cases <- function(x) {
        short = list(x, 7, iter.max = 2))
 }
 
+# Nearest center (ties to the lowest) in R: what predict() must give.
+predict.gk_one <- function(f, x) {
+  d2 <- sapply(seq_len(nrow(f$centers)), function(c) rowSums((x - rep(f$centers[c, ], each = nrow(x)))^2))
+  max.col(-d2, ties.method = "first")
+}
+
 multi_data <- function() {
   set.seed(161)
   make_blobs(2003, 3, 5, sd = 3, spread = 10) + 100
@@ -136,6 +142,14 @@ test_that("predict() and distance = \"cosine\" on a fit over several engines", {
   f <- fit_with(3L, 2L, x, 5, nstart = 2, backend = "cpu")$value
   expect_identical(predict(f, x), f$cluster)
   expect_identical(predict(f, x[10:20, ]), f$cluster[10:20])
+  # predict over several engines (their assign(), each on its rows)
+  newx <- x[c(2003:1, 5:9), ] + 0.5
+  ref <- predict(f, newx)
+  expect_identical(ref, predict.gk_one(f, newx))
+  for (P in c(2L, 4L, 40L)) {
+    withr::with_options(list(gpukmeans.cpu_parts = P), expect_identical(predict(f, newx), ref))
+  }
+  withr::with_options(list(gpukmeans.cpu_parts = 3L), expect_identical(predict(f, newx[1:2, , drop = FALSE]), ref[1:2]))
   cs <- lapply(2:4, function(P) fit_value(fit_with(P, 4L, x - 100, 4, distance = "cosine", backend = "cpu")))
   expect_identical(cs[[2]], cs[[1]])
   expect_identical(cs[[3]], cs[[1]])
@@ -210,10 +224,11 @@ test_that("device = c(0, 0) and c(0, 0, 0) give the fit of device = 0 bit for bi
   # totss is the CPU engine's sum, on one GPU and on several
   f <- gpu_fit(c(0L, 0L), 1L, x, 4)$value
   expect_identical(f$totss, gpu_kmeans(x, 4, backend = "cpu")$totss)
-  # predict (on one device)
+  # predict, on one device and on the device repeated
   expect_identical(predict(f, x), f$cluster)
-  withr::local_options(gpukmeans.device = c(0L, 0L))
-  expect_identical(predict(f, x, backend = "cuda"), f$cluster)
+  for (dev in list(c(0L, 0L), c(0L, 0L, 0L))) {
+    withr::with_options(list(gpukmeans.device = dev), expect_identical(predict(f, x, backend = "cuda"), f$cluster))
+  }
 })
 
 test_that("k-means++ and k-means|| on repeated devices choose device 0's rows, in both precisions [cuda]", {
