@@ -123,6 +123,15 @@ check_devices <- function(device) {
   as.integer(device)
 }
 
+# The device of a function that runs on one GPU (the sweep over k, the
+# silhouette): one ordinal when given; from options(gpukmeans.device =),
+# which gpu_kmeans() and predict() read as several devices or "all", the
+# first of them.
+one_device <- function(device, from_option) {
+  if (!from_option) return(check_device(device))
+  check_devices(device)[1L]
+}
+
 # The engine of a fit on `devices` (check_devices()).  One device:
 # resolve_backend().  Several: the CUDA engine on each (an explicit request:
 # no small-work shortcut); backend = "cpu" is an error; backend = "auto"

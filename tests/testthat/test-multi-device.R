@@ -176,6 +176,14 @@ test_that("device: several ordinals or \"all\", with clear errors for bad values
   expect_error(gpu_kmeans(x, 3, device = c(0, 1), backend = "cpu"),
                "several GPUs, but backend = \"cpu\" runs on the CPU")
   expect_error(gpu_kmeans(x, 3, device = c(0, 0), backend = "cpu"), "backend = \"cpu\"")
+  # the sweep and the silhouette run on one device: several given are an
+  # error; from options(gpukmeans.device =), the first is taken
+  expect_error(gpu_kmeans_sweep(x, 2:3, device = c(0, 1)), "single non-negative whole number")
+  withr::with_options(list(gpukmeans.device = c(0L, 1L)), {
+    expect_s3_class(gpu_kmeans_sweep(x, 2:3, backend = "cpu"), "gpu_kmeans_sweep")
+    f <- gpu_kmeans(x, 3, backend = "cpu", device = 0)
+    expect_s3_class(gpu_silhouette(f, x, backend = "cpu"), "silhouette")
+  })
   # one device behaves as before
   expect_s3_class(gpu_kmeans(x, 3, device = 0, backend = "cpu"), "gpu_kmeans")
   expect_identical(gpukmeans:::check_devices(c(1, 0, 1)), c(1L, 0L, 1L))
