@@ -102,6 +102,74 @@ check_device <- function(device) {
               message = "'device' must be a single non-negative whole number (a CUDA device ordinal)")
 }
 
+# gpu_kmeans()'s device: one ordinal, several (the rows split across them,
+# src/multi_engine.h; repeats allowed: several engines on one GPU), or "all"
+# (every usable device the CUDA probe sees; device 0 when there is none, so
+# that backend resolution says why).  Returns the integer ordinals.
+check_devices <- function(device) {
+  if (is.character(device) && length(device) == 1L && identical(device, "all")) {
+    p <- cuda_probe()
+    ids <- if (isTRUE(p$built) && p$device_count > 0L) p$devices$id[p$devices$usable %in% TRUE]
+    return(if (length(ids)) as.integer(ids) else 0L)
+  }
+  msg <- "'device' must be non-negative whole numbers (CUDA device ordinals, as gpukmeans_info() lists them) or \"all\""
+  if (!is.numeric(device) || is.factor(device) || length(device) == 0L)
+    stop(msg, ", not ", describe_value(device), call. = FALSE)
+  bad <- is.na(device) | !is.finite(device) | device < 0 | device != round(device) | device > .Machine$integer.max
+  if (any(bad))
+    stop(msg, ", not ", if (length(device) == 1L) describe_value(device) else
+      sprintf("%s (element %d is %s)", describe_value(device), which(bad)[1L], describe_value(device[which(bad)[1L]])),
+      call. = FALSE)
+  as.integer(device)
+}
+
+# The device of a function that runs on one GPU (the sweep over k, the
+# silhouette): one ordinal when given; from options(gpukmeans.device =),
+# which gpu_kmeans() and predict() read as several devices or "all", the
+# first of them.
+one_device <- function(device, from_option) {
+  if (!from_option) return(check_device(device))
+  check_devices(device)[1L]
+}
+
+# The engine of a fit on `devices` (check_devices()).  One device:
+# resolve_backend().  Several: the CUDA engine on each (an explicit request:
+# no small-work shortcut); backend = "cpu" is an error; backend = "auto"
+# falls back to the CPU engine as for one device only when there is no usable
+# GPU at all (a listed device that does not exist next to others that do is
+# an error, as with backend = "cuda").
+resolve_backend_devices <- function(backend, devices, work = Inf) {
+  check_backend(backend)
+  if (length(devices) == 1L) return(resolve_backend(backend, devices, work))
+  if (backend == "cpu")
+    stop(sprintf("device = %s asks for several GPUs, but backend = \"cpu\" runs on the CPU: use backend = \"cuda\" or \"auto\", or a single device",
+                 format_devices(devices)), call. = FALSE)
+  reasons <- lapply(unique(devices), cuda_unavailable_reason)
+  bad <- !vapply(reasons, is.null, NA)
+  if (!any(bad)) return("cuda")
+  p <- cuda_probe()
+  none <- !isTRUE(p$built) || p$device_count < 1L
+  if (backend == "auto" && none) return(resolve_backend(backend, devices[1L], work))
+  stop(sprintf("device = %s: %s", format_devices(devices), reasons[[which(bad)[1L]]]), call. = FALSE)
+}
+
+format_devices <- function(devices) {
+  if (length(devices) == 1L) as.character(devices) else sprintf("c(%s)", paste(devices, collapse = ", "))
+}
+
+# The devices handed to the engine: with the CPU engine, one entry, or, for
+# the tests of the composite engine (internal:
+# options(gpukmeans.cpu_parts = P)), P entries, one CPU engine per block of
+# rows (src/engine_glue.h, make_fit_engine()).
+engine_devices <- function(engine, devices) {
+  if (engine == "cuda") return(devices)
+  parts <- getOption("gpukmeans.cpu_parts")
+  if (is.null(parts)) return(0L)
+  if (!is.numeric(parts) || length(parts) != 1L || is.na(parts) || parts < 1 || parts != round(parts))
+    stop("options(gpukmeans.cpu_parts =) must be a whole number >= 1 (or NULL)", call. = FALSE)
+  rep(0L, parts)
+}
+
 # Threads for the CPU engine (decided here, passed to C++ as a count >= 1).
 #
 # The most threads a fit may use is options(gpukmeans.threads =) when set

@@ -224,6 +224,36 @@
 #' with `init = "kmeans++"` or `"kmeans||"`, summed over starts; 0 otherwise).  `attr(fit, "backend")` is `"cpu"` or `"cuda"` and
 #' `attr(fit, "device")` names the card (or the CPU threads).
 #'
+#' @section Several GPUs of one host:
+#' `device = c(0, 1)` (any ordinals [gpukmeans_info()] lists, in any order;
+#' a repeated one runs several engines on that GPU) or `device = "all"`
+#' (every usable device) splits the rows of `x` into as many contiguous
+#' blocks, in order, and keeps each block resident on its GPU.  Every
+#' iteration each GPU assigns its rows and sums them as 128-bit fixed point;
+#' the partial sums are added exactly on the host, in device order, and the
+#' GPUs work at the same time (one host thread each).  The fit is therefore
+#' the same, bit for bit, for any number of GPUs: `cluster`, `centers`,
+#' `withinss`, `totss`, `size`, `iter`, the warnings and the random numbers
+#' are those of `device = 0` (the one-GPU fit runs the same fixed-point sums;
+#' `totss` is computed on the host, as the CPU engine computes it, on one GPU
+#' too).  `init = "kmeans++"` and `"kmeans||"` choose the rows one GPU
+#' chooses; on several GPUs they run on the host, with the CPU engine's code
+#' over all the rows (as the initialisation of MPI ranks does), so they are
+#' slower there than on one GPU; in single precision on the values the GPUs
+#' store (`float(x - shift)`, converted back), a host copy of `x` made for
+#' the initialisation and freed after it.  Host memory: each block is copied
+#' once (to give the GPU contiguous columns) and freed once it is on its
+#' device.  Several devices need the CUDA engine: with `backend = "cpu"` they
+#' are an error; with `backend = "auto"` and no usable GPU at all the fit
+#' falls back to the CPU engine as for one device (an ordinal that does not
+#' exist next to ones that do is an error).  Not yet on several devices:
+#' observation weights (an error of class `gpukmeans_unsupported`), the
+#' sweep over k and the silhouette (one device).  [predict()] runs on the
+#' devices of `getOption("gpukmeans.device")` (set it to `c(0, 1)` or
+#' `"all"` to split `newdata` too).
+#' `attr(fit, "device")` lists the devices, e.g. `"2 GPUs: 0 NVIDIA H100
+#' 80GB HBM3, 1 NVIDIA H100 80GB HBM3"`.
+#'
 #' @section Several hosts (MPI):
 #' When the data outgrow one host, run the same R script on every rank of an
 #' MPI job (`mpirun -np 4 Rscript fit.R`, or `srun` under Slurm), each rank
@@ -302,7 +332,10 @@
 #' @param trace logical: print one line per iteration (for Hartigan-Wong,
 #'   passed to [stats::kmeans()], where a number is a level of detail).
 #' @param device the CUDA device to use (an ordinal as listed by
-#'   [gpukmeans_info()]); default `getOption("gpukmeans.device", 0)`.
+#'   [gpukmeans_info()]); several ordinals, e.g. `c(0, 1)`, or `"all"` (every
+#'   usable device) split the rows across those GPUs, with the same fit bit
+#'   for bit (see Several GPUs of one host); default
+#'   `getOption("gpukmeans.device", 0)`.
 #' @param init how to choose the initial centers when `centers` is a number:
 #'   `"random"` (as stats), `"kmeans++"` or `"kmeans||"`; see Initialisation.
 #' @param comm `NULL` (default): a fit in this process.  An Rmpi communicator
@@ -380,7 +413,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   cosine <- choose_one(distance, c("euclidean", "cosine"), "distance") == "cosine"
   if (cosine) cosine_check_algorithm(algorithm)  # R/cosine.R
   trace <- check_trace(trace)
-  device <- check_device(device)
+  device <- check_devices(device)
   check_backend(backend)
   nstart <- check_nstart(nstart)
   lloyd <- algorithm %in% c("Lloyd", "Forgy")
@@ -431,7 +464,11 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   if (cosine) st <- cosine_starts(st)
   k <- st$k
   work <- as.numeric(nrow(x)) * k * ncol(x)
-  engine <- weighted_backend(backend, device, work, w)
+  if (length(device) > 1L && !is.null(w))
+    engine_error("unsupported", sprintf(
+      "'weights' are not supported on several devices (device = %s) yet: fit on one device", format_devices(device)))
+  engine <- if (length(device) > 1L) resolve_backend_devices(backend, device, work)
+            else weighted_backend(backend, device, work, w)
   # stats runs MacQueen's algorithm for k = 1: one assignment and one update,
   # reported as iteration 1 and never "not converged".
   engine_iter <- if (k == 1L) 2L else iter.max
@@ -441,7 +478,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   on.exit(progress$done(), add = TRUE)
   z <- withCallingHandlers(
     gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
-               cpu_threads(work), device, isTRUE(trace > 0), progress$update, progress$after, cuda_options(),
+               cpu_threads(work), engine_devices(engine, device), isTRUE(trace > 0), progress$update, progress$after, cuda_options(),
                spherical = cosine, weights = w),
     gpukmeans_probe = progress$probe)
   if (k == 1L) z$iter <- z$start_iter[] <- 1L

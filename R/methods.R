@@ -35,7 +35,10 @@ format_seconds <- function(s) {
 #' Euclidean distance, ties to the lowest index, empty clusters never), with
 #' the engine that made the fit: on the GPU for a CUDA fit when a device is
 #' still available (and the work is not too small to gain from it), else on
-#' the CPU.  For a spherical fit (`distance = "cosine"`, [spherical_kmeans])
+#' the CPU.  The GPU is `getOption("gpukmeans.device", 0)`: one device,
+#' or several (or `"all"`), which split the rows of `newdata` as
+#' [gpu_kmeans()] splits `x` (the labels do not depend on the devices).
+#' For a spherical fit (`distance = "cosine"`, [spherical_kmeans])
 #' the rows of `newdata` are scaled to unit length first (a row of zeros is
 #' an error), so each goes to the center of largest cosine.
 #'
@@ -76,14 +79,17 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
   if (nrow(newdata) == 0L) return(integer(0))
   if (is_cosine(object)) newdata <- cosine_rows(newdata, "newdata")  # unit rows (R/cosine.R)
   storage.mode(centers) <- "double"
-  device <- check_device(getOption("gpukmeans.device", 0L))
+  # the devices of getOption("gpukmeans.device"): one, several (the rows
+  # split across them) or "all"; the labels do not depend on them
+  devices <- check_devices(getOption("gpukmeans.device", 0L))
   work <- as.numeric(nrow(newdata)) * nrow(centers) * ncol(centers)
   check_backend(backend)
   engine <- if (identical(backend, "auto")) {
     if (identical(attr(object, "backend"), "cuda") && work >= gpu_min_work() &&
-        is.null(cuda_unavailable_reason(device))) "cuda" else "cpu"
-  } else resolve_backend(backend, device, work)
-  cl <- gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(work), device, cuda_options())
+        all(vapply(unique(devices), function(d) is.null(cuda_unavailable_reason(d)), NA))) "cuda" else "cpu"
+  } else if (identical(backend, "cpu")) "cpu" else resolve_backend_devices(backend, devices, work)
+  cl <- gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(work), engine_devices(engine, devices),
+                       cuda_options())
   if (!is.null(rn <- rownames(newdata))) names(cl) <- rn
   cl
 }

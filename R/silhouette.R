@@ -50,7 +50,9 @@
 #' @param sample_size rows whose widths are computed with `method =
 #'   "sampled"`.
 #' @param backend `"auto"`, `"cuda"` or `"cpu"`, as in [gpu_kmeans()].
-#' @param device the CUDA device, as in [gpu_kmeans()].
+#' @param device the CUDA device: one ordinal, as listed by
+#'   [gpukmeans_info()] (when `options(gpukmeans.device =)` lists several,
+#'   or `"all"`, the first).
 #' @return An object of class `"silhouette"`: a matrix with one row per row
 #'   of `x` (or per sampled row, in increasing order) and columns `cluster`,
 #'   `neighbor` and `sil_width`, with attributes `Ordered = FALSE`, `call`,
@@ -100,7 +102,7 @@ gpu_silhouette <- function(fit, x, method = c("exact", "sampled", "simplified"),
   if (is_cosine(fit)) x <- cosine_rows(x)  # a spherical fit: distances between unit rows (R/cosine.R)
   n <- nrow(x)
   sample_size <- check_count(sample_size, "sample_size")
-  device <- check_device(device)
+  device <- one_device(device, missing(device))
   part <- silhouette_partition(fit, x, need_centers = method == "simplified")
   engine <- resolve_backend(backend, device)
 

@@ -60,6 +60,9 @@
 #' for the three methods; `"none"` computes no silhouette.
 #'
 #' @inheritParams gpu_kmeans
+#' @param device the CUDA device to use (one ordinal as listed by
+#'   [gpukmeans_info()]; the sweep runs on one device); default
+#'   `getOption("gpukmeans.device", 0)` (of several, or `"all"`, the first).
 #' @param k the numbers of clusters to fit: distinct whole numbers between 1
 #'   and the number of rows (fitted in increasing order).
 #' @param nstart starts per k; the best (least `tot.withinss`) is kept.
@@ -133,7 +136,7 @@ gpu_kmeans_sweep <- function(x, k = 2:10, nstart = 1L, iter.max = 100L,
     stop("'iter.max' must be positive", call. = FALSE)
   iter.max <- as.integer(iter.max)
   silhouette_sample <- check_count(silhouette_sample, "silhouette_sample")
-  device <- check_device(device)
+  device <- one_device(device, missing(device))
   engine <- resolve_backend(backend, device)
   method <- sweep_silhouette_method(silhouette, n, d, silhouette_sample, engine)
 

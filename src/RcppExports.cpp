@@ -438,7 +438,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_fit_cpp
-Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, int device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda, bool spherical, SEXP weights);
+Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, Rcpp::IntegerVector device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda, bool spherical, SEXP weights);
 RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP, SEXP sphericalSEXP, SEXP weightsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -448,7 +448,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type single(singleSEXP);
     Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type device(deviceSEXP);
     Rcpp::traits::input_parameter< bool >::type trace(traceSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< double >::type progress_after(progress_afterSEXP);
@@ -460,7 +460,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_predict_cpp
-Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, int device, Rcpp::List cuda);
+Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, Rcpp::IntegerVector device, Rcpp::List cuda);
 RcppExport SEXP _gpukmeans_gk_predict_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP cudaSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -468,7 +468,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
     Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type device(deviceSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
     rcpp_result_gen = Rcpp::wrap(gk_predict_cpp(x, centers, engine, threads, device, cuda));
     return rcpp_result_gen;

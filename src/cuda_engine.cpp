@@ -72,7 +72,7 @@ std::vector<Fixed128> as_fixed(const std::vector<std::uint64_t>& w) {
 class CudaEngine final : public Engine {
  public:
   CudaEngine(const HostData& data, Precision precision, int device, const double* shift, const CudaTuning& tuning)
-      : Engine(data, precision), device_(device), host_x_(data.x) {
+      : Engine(data, precision), device_(device), host_x_(data.x), host_threads_(tuning.host_threads) {
     const char* refused = cuda_use_refused();
     if (*refused) throw EngineError(EngineError::Kind::kNoDevice, refused);
     name_ = cuda_device_name(device);
@@ -100,13 +100,21 @@ class CudaEngine final : public Engine {
   // the host (below).
   bool supports_weights() const override { return true; }
 
+  // totss: the CPU engine's sum on the caller's double copy of x (one O(n d)
+  // pass on the host, once per engine): the same bits as backend = "cpu",
+  // and as several devices (src/multi_engine.h), whose parts cannot make the
+  // device's sum (its rounding depends on how the rows meet the grid).
+  // (gk_cuda_totss, computed at the upload, is no longer read.)  Host only
+  // (x and the fields below): the fit driver computes it while the device
+  // fits (totss_concurrent()).
+  bool totss_concurrent() const override { return true; }
   double totss() override {
-    // weighted: the CPU engine's sum on the caller's double copy of x (one
-    // O(n d) pass per engine): the same bits as backend = "cpu"
-    if (w_) return cpu_weighted_totss(host_x_, n_, d_, w_, 0);
-    double t = 0.0;
-    check(gk_cuda_totss(D_, &t, err_, kErrLen), "totss", err_);
-    return t;
+    if (!have_totss_) {
+      totss_ = w_ ? cpu_weighted_totss(host_x_, n_, d_, w_, host_threads_)
+                  : cpu_totss(host_x_, n_, d_, host_threads_);
+      have_totss_ = true;
+    }
+    return totss_;
   }
 
   LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
@@ -268,7 +276,10 @@ class CudaEngine final : public Engine {
 
   int device_;
   std::unique_ptr<Engine> host_;  // weighted k-means|| rounds (host_par())
-  const double* host_x_;  // the caller's x (n x d doubles), for block_init()
+  const double* host_x_;  // the caller's x (n x d doubles), for block_init() and totss()
+  int host_threads_;      // threads of the host passes (0: all)
+  double totss_ = 0.0;
+  bool have_totss_ = false;
   std::string name_;
   gk_cuda_data* D_ = nullptr;
   char err_[kErrLen] = {0};

@@ -198,6 +198,11 @@ class Engine {
   // ---- Lloyd ---------------------------------------------------------------
   // sum(scale(x, scale = FALSE)^2), as R computes it (to rounding).
   virtual double totss() = 0;
+  // True when totss() runs on the host alone and may run in a thread of its
+  // own while the other methods run (it shares no state with them): the fit
+  // driver then overlaps it with the fit (the CUDA engine and the composite
+  // over CUDA engines, whose totss is the CPU engine's sum of x).
+  virtual bool totss_concurrent() const { return false; }
   // Lloyd's algorithm with stats' rules from centers (k x d, column-major).
   virtual LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) = 0;
   // Nearest center (1-based; ties to the lowest index, NaN centers never) of every row.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "multi_engine.h"
 #include "r_observer.h"
 #include "single_shift.h"
 
@@ -45,6 +46,62 @@ inline std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const s
   t.host_threads = threads;
   if (cuda.containsElementNamed("device_memory")) t.memory_cap = Rcpp::as<double>(cuda["device_memory"]);
   return gk::make_cuda_engine(data, p, device, shift, t);
+}
+
+// The engine of a fit on `devices` (R/backend.R, check_device()): one device,
+// make_engine(); several, the composite over row blocks (src/multi_engine.h),
+// one CUDA engine per device in order (a device may repeat: two engines on
+// one GPU).  With backend "cpu" and several devices (internal: the tests of
+// the composite, options(gpukmeans.cpu_parts)), one CPU engine per entry
+// (threads / parts threads each).
+inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, const std::string& backend, bool single,
+                                                   int threads, const std::vector<int>& devices,
+                                                   Rcpp::List cuda = Rcpp::List()) {
+  if (devices.empty()) throw gk::EngineError(gk::EngineError::Kind::kInvalid, "no device");
+  if (devices.size() == 1) return make_engine(data, backend, single, threads, devices[0], cuda);
+  const int P = static_cast<int>(devices.size());
+  const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;
+  gk::MultiOptions opt;
+  opt.parts = P;
+  opt.host_threads = threads;
+  gk::PartFactory make;
+  if (backend == "cuda") {
+    // The devices' names first (an unusable device fails before any upload).
+    std::vector<int> distinct;
+    std::string list;
+    for (int i = 0; i < P; ++i) {
+      list += (i ? ", " : "") + std::to_string(devices[i]) + " " + gk::cuda_device_name(devices[i]);
+      if (std::find(distinct.begin(), distinct.end(), devices[i]) == distinct.end()) distinct.push_back(devices[i]);
+    }
+    const int g = static_cast<int>(distinct.size());
+    opt.device = g == P ? std::to_string(P) + " GPUs: " + list
+                        : std::to_string(P) + " engines on " + std::to_string(g) + (g == 1 ? " GPU: " : " GPUs: ") + list;
+    opt.keep_blocks = false;  // each CUDA engine copies its block to its device
+    // (R objects are read here, on the calling thread; the factory runs in
+    // threads of its own and must not touch R)
+    gk::CudaTuning t;
+    if (cuda.containsElementNamed("tuning")) {
+      Rcpp::IntegerVector tuning = cuda["tuning"];
+      if (tuning.size() >= 4) {
+        t.assign_kernel = tuning[0];
+        t.init_filter = tuning[1];
+        t.sample_room = tuning[2];
+        t.bounds = tuning[3];
+      }
+      if (tuning.size() >= 5) t.staging = tuning[4];
+    }
+    t.host_threads = std::max(1, threads / P);
+    if (cuda.containsElementNamed("device_memory")) t.memory_cap = Rcpp::as<double>(cuda["device_memory"]);
+    make = [p, t, devices](const gk::HostData& block, int part, const double* shift) {
+      return gk::make_cuda_engine(block, p, devices[part], shift, t);
+    };
+  } else {
+    const int each = std::max(1, threads / P);
+    make = [p, each](const gk::HostData& block, int, const double* shift) {
+      return gk::make_cpu_engine(block, p, each, shift);
+    };
+  }
+  return gk::make_multi_engine(data, p, make, opt);
 }
 
 // The rows of x split into `parts` contiguous blocks, each copied and held

@@ -7,6 +7,10 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <future>
+#include <system_error>
+#include <thread>
 
 #include "wall_clock.h"
 
@@ -108,9 +112,22 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     throw EngineError(EngineError::Kind::kUnsupported,
                       std::string("the ") + engine.backend() + " engine does not support observation weights yet");
   check_range(engine);
+<<<<<<< HEAD
   stage_mark("check_range");
   out.totss = engine.totss();
   stage_mark("totss");
+=======
+  // totss on the host while the device fits, where the engine allows it
+  // (the future is waited for on every way out, before the engine goes)
+  std::future<double> totss;
+  if (engine.totss_concurrent()) {
+    try {
+      totss = std::async(std::launch::async, [&engine] { return engine.totss(); });
+    } catch (const std::system_error&) {  // no thread: compute it here
+    }
+  }
+  if (!totss.valid()) out.totss = engine.totss();
+>>>>>>> multigpu
   const int nstart = source.count();
   out.starts.resize(nstart);
   double best_wss = 0.0;
@@ -144,6 +161,7 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     }
     stage_mark("keep");
   }
+  if (totss.valid()) out.totss = totss.get();
   return out;
 }
 
@@ -171,6 +189,33 @@ std::vector<double> withinss_from_sums(const std::vector<Fixed128>& wsum, const 
   return w;
 }
 
+void for_each_part(int count, const std::function<void(int)>& fn) {
+  if (count <= 0) return;
+  if (count == 1) {
+    fn(0);
+    return;
+  }
+  std::vector<std::exception_ptr> err(count);
+  auto run = [&](int p) {
+    try {
+      fn(p);
+    } catch (...) {
+      err[p] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(count - 1);
+  try {
+    for (int p = 0; p + 1 < count; ++p) threads.emplace_back(run, p);
+  } catch (...) {  // no thread could be started: run the rest here
+    for (int p = static_cast<int>(threads.size()); p + 1 < count; ++p) run(p);
+  }
+  run(count - 1);
+  for (std::thread& t : threads) t.join();
+  for (int p = 0; p < count; ++p)
+    if (err[p]) std::rethrow_exception(err[p]);
+}
+
 namespace {
 
 // Sums of all parts' steps, and the new centers they give (stored coordinates).
@@ -193,8 +238,10 @@ void map_stored(const CenterMap& map, std::vector<double>& cen, int k, const std
 Combined combine_steps(const std::vector<Engine*>& parts, const std::vector<double>& cen, int k,
                        const std::vector<int>& scale, bool first) {
   Combined c;
-  for (Engine* e : parts) {
-    StepSums p = e->step(cen.data(), k, scale, first);
+  std::vector<StepSums> sums(parts.size());
+  for_each_part(static_cast<int>(parts.size()),
+                [&](int p) { sums[p] = parts[p]->step(cen.data(), k, scale, first); });
+  for (StepSums& p : sums) {
     if (c.sum.empty()) {
       c.sum.swap(p.sum);
       c.count.swap(p.count);
@@ -219,15 +266,19 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
   const std::size_t kd = static_cast<std::size_t>(k) * d;
   // The scales of the sums from the maxima of all parts; the shift is the
   // parts' common one.
+  const int P = static_cast<int>(parts.size());
+  std::vector<std::vector<double>> part_max(P), part_shift(P);
+  for_each_part(P, [&](int p) {
+    part_max[p] = parts[p]->column_maxabs();
+    part_shift[p] = parts[p]->shift();
+  });
   std::vector<double> maxabs(d, 0.0);
-  for (Engine* e : parts) {
-    const std::vector<double> m = e->column_maxabs();
+  for (const std::vector<double>& m : part_max)
     for (int j = 0; j < d; ++j) maxabs[j] = std::max(maxabs[j], m[j]);
-  }
   const std::vector<int> scale = step_scales(maxabs);
-  const std::vector<double> shift = parts[0]->shift();
-  for (Engine* e : parts)  // sums in different stored coordinates cannot be added
-    if (e->shift() != shift)
+  const std::vector<double> shift = part_shift[0];
+  for (const std::vector<double>& s : part_shift)  // sums in different stored coordinates cannot be added
+    if (s != shift)
       throw EngineError(EngineError::Kind::kInvalid, "lloyd_parts: the parts store their rows less different shifts");
 
   std::vector<double> cen(kd);  // stored coordinates
@@ -248,26 +299,25 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
     if (map) map_stored(map, cen, k, shift);
   }
   // Within-SS with the final centers and labels, in two passes over the parts.
+  std::vector<std::vector<std::uint32_t>> part_term(P);
+  for_each_part(P, [&](int p) { part_term[p] = parts[p]->withinss_maxterm(cen.data(), k); });
   std::vector<std::uint32_t> maxterm(k, 0);
-  for (Engine* e : parts) {
-    const std::vector<std::uint32_t> m = e->withinss_maxterm(cen.data(), k);
+  for (const std::vector<std::uint32_t>& m : part_term)
     for (int c = 0; c < k; ++c) maxterm[c] = std::max(maxterm[c], m[c]);
-  }
+  std::vector<std::vector<Fixed128>> part_wss(P);
+  for_each_part(P, [&](int p) { part_wss[p] = parts[p]->withinss_sums(cen.data(), k, maxterm); });
   std::vector<Fixed128> wsum(k, Fixed128{0, 0});
-  for (Engine* e : parts) {
-    const std::vector<Fixed128> w = e->withinss_sums(cen.data(), k, maxterm);
+  for (const std::vector<Fixed128>& w : part_wss)
     for (int c = 0; c < k; ++c) add_fixed(wsum[c], w[c]);
-  }
   res.withinss = withinss_from_sums(wsum, maxterm);
   res.size.resize(k);
   for (int c = 0; c < k; ++c) res.size[c] = static_cast<int>(count[c]);
   res.centers.resize(kd);
   for (int j = 0; j < d; ++j)
     for (int c = 0; c < k; ++c) res.centers[c + static_cast<std::size_t>(k) * j] = cen[c + static_cast<std::size_t>(k) * j] + shift[j];
-  for (Engine* e : parts) {
-    const std::vector<int> l = e->labels();
-    res.cluster.insert(res.cluster.end(), l.begin(), l.end());
-  }
+  std::vector<std::vector<int>> part_labels(P);
+  for_each_part(P, [&](int p) { part_labels[p] = parts[p]->labels(); });
+  for (const std::vector<int>& l : part_labels) res.cluster.insert(res.cluster.end(), l.begin(), l.end());
   res.seconds_compute = wall_seconds() - t_start;
   return res;
 }

@@ -6,6 +6,7 @@
 #define GPUKMEANS_FIT_DRIVER_H
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine.h"
@@ -88,10 +89,18 @@ std::vector<double> centers_from_sums(const std::vector<Fixed128>& sum, const st
                                       const std::vector<int>& scale, int k);
 std::vector<double> withinss_from_sums(const std::vector<Fixed128>& wsum, const std::vector<std::uint32_t>& maxterm);
 
+// Runs fn(p) for p = 0 .. count - 1, each in a host thread of its own when
+// count > 1 (the calling thread runs the last), and rethrows the exception
+// of the first part (in part order) that threw, once all have finished.
+// lloyd_parts() runs the parts' step() and within-SS calls so (several
+// GPUs work at once); fn must not call R.
+void for_each_part(int count, const std::function<void(int)>& fn);
+
 // Lloyd's algorithm over engines that each hold a part of the rows (in row
 // order), step by step with exact partial sums: the result does not depend
 // on how the rows are split, and on one CUDA engine it is bit for bit
 // gk_cuda_lloyd's.  centers: k x d, column-major; cluster in row order.
+// The parts' calls run concurrently (for_each_part), combined in part order.
 // map (optional): applied to the centers after every update (Engine::lloyd_mapped).
 LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
                      IterationObserver* observer, const CenterMap& map = CenterMap());

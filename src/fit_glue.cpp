@@ -123,9 +123,11 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads) 
 // first of equals, as stats), with per-start summaries.  spherical: spherical
 // k-means on the unit rows x (R/cosine.R).  weights: NULL, or the
 // observation weights (R/weights.R checked them: double, nrow(x)).
+// device: one CUDA device, or several (the rows split across them,
+// src/multi_engine.h; gk::make_fit_engine).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine,
-                      int threads, int device, bool trace, SEXP progress, double progress_after,
+                      int threads, Rcpp::IntegerVector device, bool trace, SEXP progress, double progress_after,
                       Rcpp::List cuda, bool spherical = false, SEXP weights = R_NilValue) {
   return gk::guarded([&] {
     gk::StageLog log;
@@ -133,7 +135,8 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
     gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
-    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, cuda);
+    std::unique_ptr<gk::Engine> e =
+        gk::make_fit_engine(data, engine, single, threads, std::vector<int>(device.begin(), device.end()), cuda);
     log.mark("engine");
     if (spherical && data.w)  // (R refuses them first: R/weights.R)
       throw gk::EngineError(gk::EngineError::Kind::kUnsupported, "spherical k-means has no observation weights yet");
@@ -151,9 +154,11 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
 // Nearest center (1-based) for each row of x.
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine,
-                                   int threads, int device, Rcpp::List cuda) {
+                                   int threads, Rcpp::IntegerVector device, Rcpp::List cuda) {
   return gk::guarded([&] {
-    std::unique_ptr<gk::Engine> e = make_engine(host_data(x), engine, false, threads, device, cuda);
+    // (several devices: the rows split across them, gk::make_fit_engine)
+    std::unique_ptr<gk::Engine> e = gk::make_fit_engine(host_data(x), engine, false, threads,
+                                                        std::vector<int>(device.begin(), device.end()), cuda);
     Rcpp::IntegerVector cluster(x.nrow());
     e->assign(centers.begin(), centers.nrow(), cluster.begin());
     return cluster;

@@ -1,0 +1,247 @@
+// multi_engine.cpp: the composite engine over row blocks (see multi_engine.h).
+#include "multi_engine.h"
+
+#include <algorithm>
+
+#include "cpu_engine.h"
+#include "fit_driver.h"
+#include "single_shift.h"
+#include "wall_clock.h"
+
+namespace gk {
+
+namespace {
+
+[[noreturn]] void unsupported(const std::string& what) { throw EngineError(EngineError::Kind::kUnsupported, what); }
+
+class MultiEngine final : public Engine {
+ public:
+  MultiEngine(const HostData& data, Precision precision, const PartFactory& make, const MultiOptions& opt)
+      : Engine(data, precision), x_(data.x), threads_(opt.host_threads), label_(opt.device) {
+    if (data.w) unsupported("observation weights are not supported on several devices yet: fit on one device");
+    if (opt.parts < 1) throw EngineError(EngineError::Kind::kInvalid, "several devices: at least one part");
+    const int P = opt.parts;
+    std::vector<double> shift;
+    if (precision == Precision::kSingle) {
+      shift.resize(d_);
+      single_shift(data.x, data.n, data.d, shift.data());
+    }
+    std::vector<std::int64_t> lo;  // the non-empty blocks
+    std::vector<int> which;        // their numbers among the P
+    for (int p = 0; p < P; ++p) {
+      const std::int64_t a = data.n * p / P, b = data.n * (p + 1) / P;
+      if (b > a) {
+        lo.push_back(a);
+        which.push_back(p);
+      }
+    }
+    const int m = static_cast<int>(lo.size());
+    lo.push_back(data.n);
+    blocks_.resize(m);
+    std::vector<std::unique_ptr<Engine>> made(m);
+    const double t0 = wall_now();
+    for_each_part(m, [&](int p) {
+      const std::int64_t a = lo[p], nb = lo[p + 1] - lo[p];
+      std::vector<double>& blk = blocks_[p];
+      blk.resize(static_cast<std::size_t>(nb) * d_);
+      for (int j = 0; j < d_; ++j)
+        std::copy(data.x + data.n * j + a, data.x + data.n * j + a + nb, blk.begin() + nb * j);
+      HostData h;
+      h.x = blk.data();
+      h.n = nb;
+      h.d = d_;
+      made[p] = make(h, which[p], shift.empty() ? nullptr : shift.data());
+      if (!made[p] || made[p]->n() != nb || made[p]->d() != d_)
+        throw EngineError(EngineError::Kind::kInvalid, "several devices: a part's engine does not hold its block");
+      if (!opt.keep_blocks) std::vector<double>().swap(blk);
+    });
+    seconds_upload_ = wall_now() - t0;
+    for (int p = 0; p < m; ++p) {
+      lo_.push_back(lo[p]);
+      parts_.push_back(made[p].get());
+      owned_.push_back(std::move(made[p]));
+    }
+    lo_.push_back(data.n);
+    single_cuda_ = precision == Precision::kSingle && std::string(parts_[0]->backend()) == "cuda";
+    shift_ = shift;
+  }
+
+  const char* backend() const override { return parts_[0]->backend(); }
+  std::string device() const override {
+    if (!label_.empty()) return label_;
+    std::string s = std::to_string(parts_.size()) + " parts: ";
+    for (std::size_t p = 0; p < parts_.size(); ++p) s += (p ? "; " : "") + parts_[p]->device();
+    return s;
+  }
+
+  // ---- Lloyd ---------------------------------------------------------------
+  // host only (x and the fields below): the fit driver overlaps it with
+  // the fit on the devices (on CPU parts, the tests' composite, it competes
+  // for the cores, but runs the same way)
+  bool totss_concurrent() const override { return true; }
+  double totss() override {
+    if (!have_totss_) {
+      totss_ = cpu_totss(x_, n_, d_, threads_);
+      have_totss_ = true;
+    }
+    return totss_;
+  }
+  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
+    return lloyd_parts(parts_, centers, k, max_iter, observer);
+  }
+  LloydFit lloyd_mapped(const double* centers, int k, int max_iter, IterationObserver* observer,
+                        const CenterMap& map) override {
+    return lloyd_parts(parts_, centers, k, max_iter, observer, map);
+  }
+  void assign(const double* centers, int k, int* cluster) override {
+    for_each_part(count(), [&](int p) { parts_[p]->assign(centers, k, cluster + lo_[p]); });
+  }
+
+  // ---- one step at a time ----------------------------------------------------
+  std::vector<double> column_maxabs() override {
+    std::vector<std::vector<double>> m(count());
+    for_each_part(count(), [&](int p) { m[p] = parts_[p]->column_maxabs(); });
+    std::vector<double> out(d_, 0.0);
+    for (const auto& v : m)
+      for (int j = 0; j < d_; ++j) out[j] = std::max(out[j], v[j]);
+    return out;
+  }
+  std::vector<double> shift() override { return parts_[0]->shift(); }
+  StepSums step(const double* centers, int k, const std::vector<int>& scale, bool first) override {
+    std::vector<StepSums> s(count());
+    for_each_part(count(), [&](int p) { s[p] = parts_[p]->step(centers, k, scale, first); });
+    StepSums out = std::move(s[0]);
+    for (int p = 1; p < count(); ++p) {
+      for (std::size_t e = 0; e < out.sum.size(); ++e) add_fixed(out.sum[e], s[p].sum[e]);
+      for (int c = 0; c < k; ++c) out.count[c] += s[p].count[c];
+      out.changed += s[p].changed;
+    }
+    return out;
+  }
+  std::vector<std::uint32_t> withinss_maxterm(const double* centers, int k) override {
+    std::vector<std::vector<std::uint32_t>> m(count());
+    for_each_part(count(), [&](int p) { m[p] = parts_[p]->withinss_maxterm(centers, k); });
+    std::vector<std::uint32_t> out(k, 0);
+    for (const auto& v : m)
+      for (int c = 0; c < k; ++c) out[c] = std::max(out[c], v[c]);
+    return out;
+  }
+  std::vector<Fixed128> withinss_sums(const double* centers, int k, const std::vector<std::uint32_t>& maxterm) override {
+    std::vector<std::vector<Fixed128>> w(count());
+    for_each_part(count(), [&](int p) { w[p] = parts_[p]->withinss_sums(centers, k, maxterm); });
+    std::vector<Fixed128> out(k, Fixed128{0, 0});
+    for (const auto& v : w)
+      for (int c = 0; c < k; ++c) add_fixed(out[c], v[c]);
+    return out;
+  }
+  std::vector<int> labels() override {
+    std::vector<std::vector<int>> l(count());
+    for_each_part(count(), [&](int p) { l[p] = parts_[p]->labels(); });
+    std::vector<int> out;
+    out.reserve(n_);
+    for (const std::vector<int>& v : l) out.insert(out.end(), v.begin(), v.end());
+    return out;
+  }
+
+  // ---- initialisation: the CPU engine's code over all the rows -----------
+  std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m, std::int64_t first,
+                                   int picks, const double* unif, int L, IterationObserver* observer) override {
+    if (!rows) {  // k-means++ over all the rows
+      Engine& e = init_engine();
+      struct Release {
+        MultiEngine* self;
+        ~Release() { self->release_init(); }
+      } release{this};
+      return e.greedy(nullptr, weight, m, first, picks, unif, L, observer);
+    }
+    // The k-means|| reduction: over the m candidates, gathered (as MPI ranks
+    // gather them, src/block_driver.h par_reduce_gathered).
+    std::vector<double> cand(static_cast<std::size_t>(m) * d_);
+    for (std::int64_t i = 0; i < m; ++i) {
+      if (rows[i] < 0 || rows[i] >= n_) throw EngineError(EngineError::Kind::kInvalid, "greedy: a row outside x");
+      for (int j = 0; j < d_; ++j) cand[i + m * j] = init_value(rows[i], j);
+    }
+    HostData h;
+    h.x = cand.data();
+    h.n = m;
+    h.d = d_;
+    std::unique_ptr<Engine> e = make_cpu_engine(h, Precision::kDouble, threads_);
+    std::vector<std::int64_t> idx(m);
+    for (std::int64_t i = 0; i < m; ++i) idx[i] = i;
+    return e->greedy(idx.data(), weight, m, first, picks, unif, L, observer);
+  }
+  double par_begin(std::int64_t first) override { return init_engine().par_begin(first); }
+  std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
+                                      IterationObserver* observer) override {
+    return init_engine().par_round(seed, round, l, phi, phi_out, observer);
+  }
+  std::vector<double> par_weights(std::int64_t m) override { return init_engine().par_weights(m); }
+  void par_end() override {
+    if (init_) init_->par_end();
+    release_init();
+  }
+
+  QualityPoints quality(const QualityRequest&, IterationObserver*) override {
+    unsupported("the quality indices (silhouette, the sweep over k) run on one device: use a single 'device'");
+  }
+
+  // The rows' initialisation for MPI ranks, on the host as the CUDA engine's.
+  std::unique_ptr<BlockInit> block_init(std::int64_t offset, std::int64_t total, int host_threads) override {
+    return make_cpu_block_init(x_, n_, d_, offset, total, host_threads);
+  }
+
+ private:
+  static double wall_now() { return wall_seconds(); }
+  int count() const { return static_cast<int>(parts_.size()); }
+
+  // Element (i, j) of the data the parts' initialisation reads.
+  double init_value(std::int64_t i, int j) const {
+    const double v = x_[i + n_ * static_cast<std::int64_t>(j)];
+    return single_cuda_ ? static_cast<double>(static_cast<float>(v - shift_[j])) : v;
+  }
+  Engine& init_engine() {
+    if (!init_) {
+      const double* x = x_;
+      if (single_cuda_) {
+        init_x_.resize(static_cast<std::size_t>(n_) * d_);
+        for (int j = 0; j < d_; ++j)
+          for (std::int64_t i = 0; i < n_; ++i) init_x_[i + n_ * static_cast<std::int64_t>(j)] = init_value(i, j);
+        x = init_x_.data();
+      }
+      HostData h;
+      h.x = x;
+      h.n = n_;
+      h.d = d_;
+      init_ = make_cpu_engine(h, Precision::kDouble, threads_);
+    }
+    return *init_;
+  }
+  void release_init() {
+    init_.reset();
+    std::vector<double>().swap(init_x_);
+  }
+
+  const double* x_;
+  int threads_;
+  std::string label_;
+  std::vector<std::vector<double>> blocks_;  // what CPU parts read: declared before them, freed after
+  std::vector<std::unique_ptr<Engine>> owned_;
+  std::vector<Engine*> parts_;
+  std::vector<std::int64_t> lo_;  // first row of each part, then n
+  bool single_cuda_ = false;
+  std::vector<double> shift_;
+  double totss_ = 0.0;
+  bool have_totss_ = false;
+  std::unique_ptr<Engine> init_;  // the CPU engine of an initialisation
+  std::vector<double> init_x_;    // its data, for CUDA parts in single precision
+};
+
+}  // namespace
+
+
+std::unique_ptr<Engine> make_multi_engine(const HostData& data, Precision precision, const PartFactory& make,
+                                          const MultiOptions& options) {
+  return std::unique_ptr<Engine>(new MultiEngine(data, precision, make, options));
+}
+
+}  // namespace gk

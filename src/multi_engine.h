@@ -1,0 +1,62 @@
+// multi_engine.h: one engine made of several engines that each hold a
+// contiguous block of the rows (gpu_kmeans(device = c(0, 1)) or "all": one
+// CUDA engine per device, each keeping its block resident; on the CPU engine
+// for the tests).  Device-agnostic: it only calls the parts through the
+// engine interface (engine.h), and combines what they return exactly, so that
+// the fit is the same, bit for bit, for any number of parts:
+//   * Lloyd: lloyd_parts() (src/fit_driver.h): every step's fixed-point sums,
+//     counts and changed points added in part order, the parts' step() and
+//     within-SS calls run concurrently (one host thread per part); on one
+//     CUDA engine lloyd_parts() is gk_cuda_lloyd bit for bit, so CUDA parts
+//     give the fit of device = one GPU;
+//   * totss: the CPU engine's sum (cpu_totss, long double per column, R's
+//     order) on the caller's x, which the CUDA engine also uses for its own
+//     totss (src/cuda_engine.cpp): the same bits as one engine;
+//   * the initialisations (k-means++, k-means||, and the reduction of
+//     k-means||): the CPU engine's code over all the rows, on the host (as
+//     the CUDA engine's block_init() for MPI ranks), on the data the parts'
+//     initialisation reads: x itself (double precision; the CPU engine in
+//     either precision), or, for CUDA parts in single precision, the values
+//     they store, float(x - shift) (src/parity.h point 1), made for the
+//     initialisation and freed after it.  In double precision the CUDA
+//     engine picks the CPU engine's rows (parity.h), so these are one
+//     engine's picks;
+//   * assign (predict): each part labels its rows, concurrently;
+//   * quality (silhouette, the sweep): not supported (kUnsupported).
+// Observation weights are refused (kUnsupported).  Plain C++, no R, no CUDA.
+#ifndef GPUKMEANS_MULTI_ENGINE_H
+#define GPUKMEANS_MULTI_ENGINE_H
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine.h"
+
+namespace gk {
+
+// Makes the engine of part p over `block` (rows [lo, hi) of x, copied: n x d
+// column-major); shift: the single-precision shift of all the rows (d
+// values), or nullptr in double precision.  Called from a thread of its own
+// per part (the CUDA uploads overlap).
+using PartFactory = std::function<std::unique_ptr<Engine>(const HostData& block, int part, const double* shift)>;
+
+struct MultiOptions {
+  int parts = 1;           // blocks of rows [n p / parts, n (p + 1) / parts); empty ones get no engine
+  int host_threads = 0;    // threads of the host passes (totss, initialisation; 0: all)
+  bool keep_blocks = true; // false: a part's host copy is freed once its engine is made (an engine that
+                           // copied it, the CUDA engine, and whose remaining uses of it the composite
+                           // never calls: block_init, weights)
+  std::string device;      // what device() says (empty: the parts' devices, joined)
+};
+
+// The composite over `data` (all the rows; must outlive it, as HostData
+// says).  Throws what a part's factory throws (the parts made so far freed).
+std::unique_ptr<Engine> make_multi_engine(const HostData& data, Precision precision, const PartFactory& make,
+                                          const MultiOptions& options);
+
+}  // namespace gk
+
+#endif
