@@ -112,11 +112,7 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     throw EngineError(EngineError::Kind::kUnsupported,
                       std::string("the ") + engine.backend() + " engine does not support observation weights yet");
   check_range(engine);
-<<<<<<< HEAD
   stage_mark("check_range");
-  out.totss = engine.totss();
-  stage_mark("totss");
-=======
   // totss on the host while the device fits, where the engine allows it
   // (the future is waited for on every way out, before the engine goes)
   std::future<double> totss;
@@ -127,7 +123,7 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     }
   }
   if (!totss.valid()) out.totss = engine.totss();
->>>>>>> multigpu
+  stage_mark("totss");
   const int nstart = source.count();
   out.starts.resize(nstart);
   double best_wss = 0.0;
