@@ -2,13 +2,46 @@
 #include "multi_engine.h"
 
 #include <algorithm>
+#include <thread>
+#include <vector>
 
 #include "cpu_engine.h"
 #include "fit_driver.h"
+#include "labels.h"
 #include "single_shift.h"
 #include "wall_clock.h"
 
 namespace gk {
+
+namespace {
+
+// Rows [a, a + nb) of x (n x d, column-major) into out (nb x d), by up to
+// `threads` threads taking whole 4 MiB pieces of columns: the first touch
+// of a fresh block of gigabytes costs more than the copy on one thread.
+void copy_block(const double* x, std::int64_t n, int d, std::int64_t a, std::int64_t nb, double* out, int threads) {
+  const std::int64_t piece = std::int64_t(1) << 19;  // doubles
+  const std::int64_t per_col = (nb + piece - 1) / piece, tasks = per_col * d;
+  auto run = [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t j = t / per_col, r0 = (t % per_col) * piece, len = std::min(piece, nb - r0);
+      std::copy(x + n * j + a + r0, x + n * j + a + r0 + len, out + nb * j + r0);
+    }
+  };
+  const int nt = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, tasks)));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < nt; ++i) {
+    try {
+      pool.emplace_back(run, tasks * i / nt, tasks * (i + 1) / nt);
+    } catch (...) {  // no thread: this one copies that share too
+      run(tasks * i / nt, tasks * (i + 1) / nt);
+    }
+  }
+  run(0, tasks / nt);
+  for (std::thread& t : pool) t.join();
+}
+
+}  // namespace
+
 
 namespace {
 
@@ -42,10 +75,9 @@ class MultiEngine final : public Engine {
     const double t0 = wall_now();
     for_each_part(m, [&](int p) {
       const std::int64_t a = lo[p], nb = lo[p + 1] - lo[p];
-      std::vector<double>& blk = blocks_[p];
-      blk.resize(static_cast<std::size_t>(nb) * d_);
-      for (int j = 0; j < d_; ++j)
-        std::copy(data.x + data.n * j + a, data.x + data.n * j + a + nb, blk.begin() + nb * j);
+      std::vector<double, LabelAllocator<double>>& blk = blocks_[p];
+      blk.resize(static_cast<std::size_t>(nb) * d_);  // (not zero-filled)
+      copy_block(data.x, data.n, d_, a, nb, blk.data(), std::max(1, threads_ / m));
       HostData h;
       h.x = blk.data();
       h.n = nb;
@@ -53,7 +85,7 @@ class MultiEngine final : public Engine {
       made[p] = make(h, which[p], shift.empty() ? nullptr : shift.data());
       if (!made[p] || made[p]->n() != nb || made[p]->d() != d_)
         throw EngineError(EngineError::Kind::kInvalid, "several devices: a part's engine does not hold its block");
-      if (!opt.keep_blocks) std::vector<double>().swap(blk);
+      if (!opt.keep_blocks) std::vector<double, LabelAllocator<double>>().swap(blk);
     });
     seconds_upload_ = wall_now() - t0;
     for (int p = 0; p < m; ++p) {
@@ -224,7 +256,9 @@ class MultiEngine final : public Engine {
   const double* x_;
   int threads_;
   std::string label_;
-  std::vector<std::vector<double>> blocks_;  // what CPU parts read: declared before them, freed after
+  // what CPU parts read: declared before them, freed after (labels.h's
+  // allocator: not zero-filled, huge pages when large)
+  std::vector<std::vector<double, LabelAllocator<double>>> blocks_;
   std::vector<std::unique_ptr<Engine>> owned_;
   std::vector<Engine*> parts_;
   std::vector<std::int64_t> lo_;  // first row of each part, then n
