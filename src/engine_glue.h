@@ -27,11 +27,9 @@ namespace gk {
 //        device_memory = the bytes it may use (Inf: all that is free))
 // An empty list means the defaults.  shift: the single-precision shift (d
 // values), or nullptr for the engine's own (src/single_shift.h).
-inline std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const std::string& backend, bool single,
-                                        int threads, int device, Rcpp::List cuda = Rcpp::List(),
-                                        const double* shift = nullptr) {
-  const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;
-  if (backend != "cuda") return gk::make_cpu_engine(data, p, threads, shift);
+// The CUDA engine's tuning from R's `cuda` list (above), with `host_threads`
+// host threads for its staged uploads.
+inline gk::CudaTuning cuda_tuning(Rcpp::List cuda, int host_threads) {
   gk::CudaTuning t;
   if (cuda.containsElementNamed("tuning")) {
     Rcpp::IntegerVector tuning = cuda["tuning"];
@@ -43,9 +41,17 @@ inline std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const s
     }
     if (tuning.size() >= 5) t.staging = tuning[4];
   }
-  t.host_threads = threads;
+  t.host_threads = host_threads;
   if (cuda.containsElementNamed("device_memory")) t.memory_cap = Rcpp::as<double>(cuda["device_memory"]);
-  return gk::make_cuda_engine(data, p, device, shift, t);
+  return t;
+}
+
+inline std::unique_ptr<gk::Engine> make_engine(const gk::HostData& data, const std::string& backend, bool single,
+                                        int threads, int device, Rcpp::List cuda = Rcpp::List(),
+                                        const double* shift = nullptr) {
+  const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;
+  if (backend != "cuda") return gk::make_cpu_engine(data, p, threads, shift);
+  return gk::make_cuda_engine(data, p, device, shift, cuda_tuning(cuda, threads));
 }
 
 // The engine of a fit on `devices` (R/backend.R, check_device()): one device,
@@ -79,19 +85,7 @@ inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, con
     opt.keep_blocks = false;  // each CUDA engine copies its block to its device
     // (R objects are read here, on the calling thread; the factory runs in
     // threads of its own and must not touch R)
-    gk::CudaTuning t;
-    if (cuda.containsElementNamed("tuning")) {
-      Rcpp::IntegerVector tuning = cuda["tuning"];
-      if (tuning.size() >= 4) {
-        t.assign_kernel = tuning[0];
-        t.init_filter = tuning[1];
-        t.sample_room = tuning[2];
-        t.bounds = tuning[3];
-      }
-      if (tuning.size() >= 5) t.staging = tuning[4];
-    }
-    t.host_threads = std::max(1, threads / P);
-    if (cuda.containsElementNamed("device_memory")) t.memory_cap = Rcpp::as<double>(cuda["device_memory"]);
+    const gk::CudaTuning t = cuda_tuning(cuda, std::max(1, threads / P));
     make = [p, t, devices](const gk::HostData& block, int part, const double* shift) {
       return gk::make_cuda_engine(block, p, devices[part], shift, t);
     };
