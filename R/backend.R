@@ -56,8 +56,14 @@ resolve_backend <- function(backend, device, work = Inf) {
 
 # The CUDA engine's options (src/fit_glue.cpp, make_engine()):
 # - device_memory: options(gpukmeans.device_memory = bytes), the device
-#   memory a fit may take (NULL: all that is free); a fit that needs more is
-#   an error of class gpukmeans_out_of_memory naming both;
+#   memory a fit may take (NULL: all that is free);
+# - stream: options(gpukmeans.stream =) NA (default): x that does not fit
+#   in that memory stays in host memory and is streamed to the device in
+#   chunks at every pass over the rows; FALSE: it is an error of class
+#   gpukmeans_out_of_memory naming both sizes instead; TRUE: always
+#   streamed (benchmarks, tests); stream_rows: the rows of a chunk
+#   (internal, tests: options(gpukmeans.stream_rows =); 0 or unset: chunks
+#   of about 256 MiB);
 # - tuning: its kernel choices for benchmarks and tests (internal:
 #   options(gpukmeans.cuda_tuning = c(assign_kernel, init_filter,
 #   sample_room, bounds[, staging])) as src/engine.h's CudaTuning; unset
@@ -70,7 +76,16 @@ cuda_options <- function(tuning = getOption("gpukmeans.cuda_tuning")) {
   if (!is.null(mem) && (!is.numeric(mem) || length(mem) != 1L || is.na(mem) || mem <= 0))
     stop("options(gpukmeans.device_memory =) must be a number of bytes > 0 (or NULL for all free memory), not ",
          describe_value(mem), call. = FALSE)
-  list(tuning = as.integer(tuning %||% integer(0)), device_memory = as.numeric(mem %||% Inf))
+  stream <- getOption("gpukmeans.stream", NA)
+  if (!is.logical(stream) || length(stream) != 1L)
+    stop("options(gpukmeans.stream =) must be NA (stream x from host memory when it does not fit on the device), ",
+         "TRUE (always) or FALSE (never), not ", describe_value(stream), call. = FALSE)
+  rows <- getOption("gpukmeans.stream_rows", 0)
+  if (!is.numeric(rows) || length(rows) != 1L || is.na(rows) || rows < 0 || rows != floor(rows))
+    stop("options(gpukmeans.stream_rows =) must be a whole number of rows >= 0, not ", describe_value(rows),
+         call. = FALSE)
+  list(tuning = as.integer(tuning %||% integer(0)), device_memory = as.numeric(mem %||% Inf),
+       stream = if (is.na(stream)) 0L else if (stream) 2L else 1L, stream_rows = as.numeric(rows))
 }
 
 check_backend <- function(backend) {

@@ -188,9 +188,21 @@
 #' value) plus O(k d); the CUDA engine holds `x` on the device (8 or 4 bytes
 #' per value), 4 bytes per row for the labels and O(k d) for centers and
 #' sums, checked against the free device memory (or
-#' `options(gpukmeans.device_memory = bytes)`) before anything is copied: a
-#' fit that does not fit is an error of class `gpukmeans_out_of_memory`
-#' naming the bytes needed and available.  Data of 256 MiB or more is copied
+#' `options(gpukmeans.device_memory = bytes)`) before anything is copied.
+#' When `x` does not fit there, it stays in host memory and is *streamed*:
+#' the device keeps only the labels (4 bytes per row) and three chunk
+#' buffers of about 256 MiB, and every pass over the rows (an iteration, the
+#' final within-SS, `predict()`) copies `x` to it chunk by chunk, each
+#' chunk's copy overlapped with the previous chunk's kernels.  The fit is
+#' the one of resident data, bit for bit (its sums are exact, whatever the
+#' chunks); an iteration then costs at least the time to move `x` over the
+#' host link.  k-means++, k-means|| and the quality indices of streamed
+#' data run on the host, with the CPU engine's code (in double precision
+#' the rows the GPU would choose); observation weights are not supported
+#' with streamed data yet.  The device string of the fit says when `x` was
+#' streamed.  `options(gpukmeans.stream = FALSE)` makes data that does not
+#' fit an error of class `gpukmeans_out_of_memory` naming the bytes needed
+#' and available instead, `TRUE` streams any data.  Data of 256 MiB or more is copied
 #' to the device through three pinned host buffers of 32 MiB, filled by up to
 #' 16 host threads (in single precision converted to float on the host, so
 #' half the bytes cross the link).  Threads: at most OpenMP's thread

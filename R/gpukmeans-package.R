@@ -22,6 +22,12 @@
 #'     than `gpukmeans.progress_after` seconds), `TRUE` or `FALSE`.}
 #'   \item{`gpukmeans.progress_after`}{seconds before progress shows; by
 #'     default cli's `cli.progress_show_after` (2).}
+#'   \item{`gpukmeans.device_memory`}{bytes of device memory a CUDA fit may
+#'     take (default `NULL`: all that is free).}
+#'   \item{`gpukmeans.stream`}{`NA` (default): `x` that does not fit in the
+#'     device memory stays in host memory and is streamed to the device
+#'     chunk by chunk at every pass (the same fit); `FALSE`: such data is
+#'     an error of class `gpukmeans_out_of_memory`; `TRUE`: always streamed.}
 #' }
 #'
 #' @section Installation with CUDA:

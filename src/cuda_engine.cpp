@@ -11,6 +11,7 @@
 #ifdef GPUKMEANS_CUDA
 #include "cpu_engine.h"
 #include "cpu_weights.h"
+#include "fit_driver.h"
 #endif
 
 #include <cstring>
@@ -86,9 +87,22 @@ class CudaEngine final : public Engine {
     opts.memory_cap = tuning.memory_cap;
     opts.staging = tuning.staging;
     opts.host_threads = tuning.host_threads;
+    opts.stream = tuning.stream;
+    opts.stream_rows = tuning.stream_rows;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
-    if (w_) check(gk_cuda_set_weights(D_, w_, err_, kErrLen), "upload of the weights", err_);
+    int64_t rows = 0, chunks = 0;
+    streamed_ = gk_cuda_streamed(D_, &rows, &chunks) != 0;
+    if (streamed_) {
+      name_ += ", x streamed from host memory in " + std::to_string(chunks) + (chunks == 1 ? " chunk" : " chunks");
+      if (w_) {
+        gk_cuda_free(D_);
+        D_ = nullptr;
+        throw EngineError(EngineError::Kind::kUnsupported,
+                          "observation weights are not supported yet when x is streamed from host memory (it does "
+                          "not fit on the device): use precision = \"single\", or backend = \"cpu\"");
+      }
+    }
   }
   ~CudaEngine() override { gk_cuda_free(D_); }
 
@@ -118,6 +132,9 @@ class CudaEngine final : public Engine {
   }
 
   LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
+    // streamed x: step by step (each step one pass over the chunks), which
+    // gives gk_cuda_lloyd's bits (fit_driver.h)
+    if (streamed_) return lloyd_parts({this}, centers, k, max_iter, observer);
     LloydFit r;
     r.centers.assign(centers, centers + static_cast<std::size_t>(k) * d_);
     r.cluster.resize(n_);
@@ -192,6 +209,11 @@ class CudaEngine final : public Engine {
   std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m,
                                    std::int64_t first, int picks, const double* unif, int L,
                                    IterationObserver* observer) override {
+    if (streamed_) {  // on the host (below); a k-means|| reduction is the last use of its engine
+      std::vector<std::int64_t> out = host_engine().greedy(rows, weight, m, first, picks, unif, L, observer);
+      host_.reset();
+      return out;
+    }
     std::vector<std::int64_t> out(picks);
     const gk_cuda_callbacks cb = callbacks(observer, false);
     check(gk_cuda_greedy(D_, reinterpret_cast<const int64_t*>(rows), weight, m, first, picks, unif, L, &cb,
@@ -203,14 +225,14 @@ class CudaEngine final : public Engine {
   // the caller's double copy of x (as block_init below): the device rounds
   // have no weights yet; its picks are then the CPU engine's.
   double par_begin(std::int64_t first) override {
-    if (w_) return host_par().par_begin(first);
+    if (w_ || streamed_) return host_engine().par_begin(first);
     double phi = 0.0;
     check(gk_cuda_par_begin(D_, first, &phi, err_, kErrLen), "k-means|| initialisation", err_);
     return phi;
   }
   std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
                                       IterationObserver* observer) override {  // a round takes milliseconds
-    if (w_) return host_par().par_round(seed, round, l, phi, phi_out, observer);
+    if (w_ || streamed_) return host_engine().par_round(seed, round, l, phi, phi_out, observer);
     int64_t added = 0;
     check(gk_cuda_par_round(D_, seed, round, l, phi, &added, phi_out, err_, kErrLen), "k-means|| round", err_);
     std::vector<std::int64_t> rows(added);
@@ -218,7 +240,7 @@ class CudaEngine final : public Engine {
     return rows;
   }
   std::vector<double> par_weights(std::int64_t m) override {
-    if (w_) return host_par().par_weights(m);
+    if (w_ || streamed_) return host_engine().par_weights(m);
     std::vector<double> w(m);
     check(gk_cuda_par_weights(D_, m, w.data(), err_, kErrLen), "k-means|| weights", err_);
     return w;
@@ -226,7 +248,7 @@ class CudaEngine final : public Engine {
   void par_end() override {
     if (host_) host_->par_end();
     host_.reset();
-    gk_cuda_par_end(D_);
+    if (!streamed_) gk_cuda_par_end(D_);
   }
 
   // The initialisation of a block of a larger data set runs on the host for
@@ -239,6 +261,11 @@ class CudaEngine final : public Engine {
   }
 
   QualityPoints quality(const QualityRequest& req, IterationObserver* observer) override {
+    if (streamed_) {
+      QualityPoints out = host_engine().quality(req, observer);
+      host_.reset();
+      return out;
+    }
     QualityPoints out;
     const ClusterOrder& o = *req.order;
     if (static_cast<std::int64_t>(o.order.size()) != n_ || static_cast<int>(o.start.size()) != req.k + 1)
@@ -262,20 +289,30 @@ class CudaEngine final : public Engine {
   }
 
  private:
-  Engine& host_par() {
+  // The CPU engine's code on the host, on the caller's x: the weighted
+  // k-means|| rounds (in double precision, as the device's weighted rounds
+  // would be), and for streamed x the initialisations and the quality pass,
+  // on the values the device stores (single precision: float(x - shift),
+  // the CPU engine's own copy, freed once the pass is done).  In double
+  // precision its picks are the device's (src/parity.h).
+  Engine& host_engine() {
     if (!host_) {
       HostData h;
       h.x = host_x_;
       h.n = n_;
       h.d = d_;
       h.w = w_;
-      host_ = make_cpu_engine(h, Precision::kDouble, 0);
+      const std::vector<double> s = shift();
+      host_ = streamed_ ? make_cpu_engine(h, precision_, host_threads_,
+                                           precision_ == Precision::kSingle ? s.data() : nullptr)
+                        : make_cpu_engine(h, Precision::kDouble, 0);
     }
     return *host_;
   }
 
   int device_;
-  std::unique_ptr<Engine> host_;  // weighted k-means|| rounds (host_par())
+  bool streamed_ = false;         // x stays in host memory (gk_cuda_streamed)
+  std::unique_ptr<Engine> host_;  // host passes (host_engine())
   const double* host_x_;  // the caller's x (n x d doubles), for block_init() and totss()
   int host_threads_;      // threads of the host passes (0: all)
   double totss_ = 0.0;

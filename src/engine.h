@@ -296,6 +296,9 @@ struct CudaTuning {
   int staging = 0;        // upload of x: 0 by size (pinned staging for large data), 1 one pageable copy,
                           // 2 staging with small buffers (tests)
   int host_threads = 0;   // host threads of the staged upload (the package's thread count; 0: up to 16)
+  int stream = 0;         // x streamed from host memory: 0 when it does not fit on the device, 1 never
+                          // (an out-of-memory error instead), 2 always
+  std::int64_t stream_rows = 0;  // rows of a streamed chunk (0: by size; tests set a few)
 };
 
 // The CUDA engine on device `device`; shift (d values or nullptr) fixes the

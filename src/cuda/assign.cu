@@ -276,20 +276,25 @@ extern "C" int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers, 
   DevBuf<int> labels;
   GK_CHECK(cen_d.alloc(kd), "allocating centers");
   GK_CHECK(labels.alloc((size_t)n), "allocating labels");
-  GK_CHECK(cudaMemcpy(cen_d.p, c.data(), kd * sizeof(double), cudaMemcpyHostToDevice), "copying centers");
-  GK_CHECK(cudaMemset(labels.p, 0xff, (size_t)n * sizeof(int)), "initialising labels");
+  cudaStream_t s = data->stream;
+  GK_CHECK(cudaMemcpyAsync(cen_d.p, c.data(), kd * sizeof(double), cudaMemcpyHostToDevice, s), "copying centers");
+  GK_CHECK(cudaMemsetAsync(labels.p, 0xff, (size_t)n * sizeof(int), s), "initialising labels");
   const void *cen = cen_d.p;
   if (data->single) {
     GK_CHECK(cen_f.alloc(kd), "allocating centers");
-    GK_CHECK(launch_to_float(cen_d.p, cen_f.p, (long long)kd, 0), "converting centers");
+    GK_CHECK(launch_to_float(cen_d.p, cen_f.p, (long long)kd, s), "converting centers");
     cen = cen_f.p;
   }
-  Plan plan;
-  GK_CHECK(plan_assign(data, k, false, plan), "planning the assignment");
-  GK_CHECK(launch_assign(data, plan, cen, k, labels.p, nullptr, 1, false, nullptr, nullptr, nullptr, 0),
-           "launching the assignment kernel");
-  GK_CHECK(cudaMemcpy(cluster, labels.p, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost),
+  // over the chunks of streamed x (resident x is one chunk)
+  int st = for_each_chunk(data, labels.p, [&](const gk_cuda_data &V) -> cudaError_t {
+    Plan plan;
+    cudaError_t e = plan_assign(&V, k, false, plan);
+    return e != cudaSuccess ? e : launch_assign(&V, plan, cen, k, V.labels, nullptr, 1, false, nullptr, nullptr, nullptr, s);
+  }, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  GK_CHECK(cudaMemcpyAsync(cluster, labels.p, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, s),
            "copying labels back");
+  GK_CHECK(cudaStreamSynchronize(s), "copying labels back");
   for (long long i = 0; i < n; ++i) cluster[i] += 1;
   return GK_CUDA_OK;
 }

@@ -33,6 +33,7 @@ void destroy(gk_cuda_data *D) {
   if (D->stream) cudaStreamSynchronize(D->stream);
   drop_graphs(D);
   init::destroy_par_state(D->par);
+  destroy_stream_source(D->src);
   if (D->ev0) cudaEventDestroy(D->ev0);
   if (D->ev1) cudaEventDestroy(D->ev1);
   if (D->stream) cudaStreamDestroy(D->stream);
@@ -109,6 +110,7 @@ int out_of_memory(const gk_cuda_data *D, double need, char *err, size_t errlen) 
 }  // namespace
 
 bool gk::optional_fits(const gk_cuda_data *D, size_t extra) {
+  if (D->src) return false;  // streamed data: only its chunk buffers
   const double cap = D->opts.memory_cap;
   if (cap > 0 && cap < 1e300) {
     const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
@@ -213,14 +215,16 @@ int compute_totss(gk_cuda_data *D, char *err, size_t errlen) {
 int upload_into(gk_cuda_data *D, const double *x, const double *shift, char *err, size_t errlen) {
   const size_t nd = (size_t)D->n * D->d;
   const size_t chunk = D->single ? std::min<size_t>(nd, (size_t)8 << 20) : 0;  // doubles staged
-  int st = alloc_block(D, chunk * sizeof(double), err, errlen);
-  if (st != GK_CUDA_OK) return st;
-  GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)D->d + 2) * sizeof(u64), D->stream), "clearing scratch");
   D->shift.assign(D->d, 0.0);
   if (D->single) {
     if (shift) D->shift.assign(shift, shift + D->d);
     else single_shift(x, D->n, D->d, D->shift.data());
   }
+  const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
+  if (stream_wanted(D, (double)L.total + (double)chunk * sizeof(double))) return stream_upload(D, x, err, errlen);
+  int st = alloc_block(D, chunk * sizeof(double), err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)D->d + 2) * sizeof(u64), D->stream), "clearing scratch");
   bool staged = false;
   if (staging_wanted(D)) st = staged_upload(D, x, &staged, err, errlen);
   if (st == GK_CUDA_OK && !staged) st = D->single ? copy_single(D, x, chunk, err, errlen) : copy_double(D, x, err, errlen);

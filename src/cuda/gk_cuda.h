@@ -107,6 +107,11 @@ typedef struct {
                          buffers whatever the size (tests); same bits */
   int host_threads;   /* host threads that fill the staging buffers (0: up
                          to 16, as the machine has cores) */
+  int stream;         /* x held in host memory and brought to the device in
+                         chunks of rows in every pass over the data: 0 when
+                         it would not fit on the device (default), 1 never
+                         (GK_CUDA_OUT_OF_MEMORY instead), 2 always (tests) */
+  int64_t stream_rows; /* rows of a streamed chunk (0: by size, ~256 MiB) */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */
@@ -121,6 +126,18 @@ typedef struct gk_cuda_data gk_cuda_data;
 int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opts,
                    const double *shift, gk_cuda_data **out, double *seconds,
                    char *err, size_t errlen);
+
+/* Whether the upload left x in host memory (streamed data: options.stream,
+   or x did not fit on the device), and then the rows of one chunk and the
+   number of chunks.  Streamed data keeps its labels, the per-column maxima
+   and scales on the device and brings x there chunk by chunk (pinned host
+   buffers, copies overlapped with the previous chunk's kernels) in every
+   gk_cuda_step, gk_cuda_step_withinss and gk_cuda_assign, which give the
+   bits they give on resident data.  The caller's x must then outlive the
+   handle.  The other functions of the data (gk_cuda_lloyd, weights,
+   initialisation, quality) return GK_CUDA_INVALID on streamed data: the
+   caller runs Lloyd step by step and the rest on the host. */
+int gk_cuda_streamed(const gk_cuda_data *data, int64_t *chunk_rows, int64_t *chunks);
 
 /* Free everything held by data (NULL is allowed). */
 void gk_cuda_free(gk_cuda_data *data);

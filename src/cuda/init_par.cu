@@ -235,6 +235,7 @@ extern "C" void gk_cuda_par_end(gk_cuda_data *D) {
 }
 
 extern "C" int gk_cuda_par_begin(gk_cuda_data *D, int64_t first, double *phi, char *err, size_t errlen) {
+  if (int rs = refuse_streamed(D, "k-means|| on the device", err, errlen)) return rs;
   if (!D || !D->x || !phi || first < 0 || first >= D->n) {
     set_msg(err, errlen, "gk_cuda_par_begin: invalid arguments");
     return GK_CUDA_INVALID;

@@ -165,6 +165,7 @@ static int weighted_pp(const gk_cuda_data *D, const int64_t *rows, const double 
 extern "C" int gk_cuda_greedy(gk_cuda_data *D, const int64_t *rows, const double *weight, int64_t m,
                               int64_t first, int picks, const double *unif, int L, const gk_cuda_callbacks *cb,
                               int64_t *out, char *err, size_t errlen) {
+  if (int rs = refuse_streamed(D, "k-means++ on the device", err, errlen)) return rs;
   if (!D || !D->x || !out || m < 1 || (!rows && m != D->n) || picks < 1 || picks > m || first < 0 ||
       first >= m || (picks > 1 && !unif)) {
     set_msg(err, errlen, "invalid arguments to the greedy k-means++");

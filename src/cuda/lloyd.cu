@@ -444,6 +444,7 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
 extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *centers, const gk_cuda_callbacks *cb,
                              int *cluster, int *size, double *withinss, gk_cuda_fit_info *info, char *err,
                              size_t errlen) {
+  if (int rs = refuse_streamed(D, "gk_cuda_lloyd", err, errlen)) return rs;
   if (!D || !centers || k < 1 || max_iter < 1) {
     set_msg(err, errlen, "gk_cuda_lloyd: invalid arguments (k = %d, max_iter = %d)", k, max_iter);
     return GK_CUDA_INVALID;

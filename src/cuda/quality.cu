@@ -65,6 +65,7 @@ extern "C" int gk_cuda_quality(gk_cuda_data *D, int k, const int32_t *order, con
                                const double *centers, int silhouette, const int64_t *rows, int64_t m,
                                const gk_cuda_callbacks *cb, double *center_dist, double *width, int *neighbor,
                                char *err, size_t errlen) {
+  if (int rs = refuse_streamed(D, "the quality pass on the device", err, errlen)) return rs;
   if (!D || k < 1 || !order || !start || silhouette < 0 || silhouette > 2 || (rows && m < 1) ||
       (silhouette != 0 && (!width || !neighbor)) || ((center_dist || silhouette == 2) && !centers) ||
       (rows && silhouette != 1)) {

@@ -79,13 +79,58 @@ void fill_chunk(void *dst, const double *x, size_t off, size_t len, long long n,
   for (auto &t : pool) t.join();
 }
 
-int host_threads(const gk_cuda_data *D) {
+}  // namespace
+
+int staging_threads(const gk_cuda_data *D) {
   int t = D->opts.host_threads;
   if (t <= 0) t = (int)std::max(1u, std::thread::hardware_concurrency());
   return std::min(t, 16);  // a 2026-11-23 H200 host filled ~26 GB/s with 8 (link: 55)
 }
 
+namespace {
+
+// Elements [t0, t1) of the len x d block of rows [a, a + len) of x (element
+// t is row a + t % len of column t / len) into dst, column run by column run.
+void fill_block_range(void *dst, const double *x, long long n, long long a, long long len, size_t t0, size_t t1,
+                      const double *shift) {
+  for (size_t t = t0; t < t1;) {
+    const size_t j = t / (size_t)len, i = t % (size_t)len;
+    const size_t run = std::min(t1 - t, (size_t)len - i);
+    const double *src = x + j * (size_t)n + (size_t)a + i;
+    if (!shift) {
+      std::memcpy((double *)dst + t, src, run * sizeof(double));
+    } else {
+      float *out = (float *)dst + t;
+      const double sh = shift[j];
+      for (size_t r = 0; r < run; ++r) out[r] = (float)(src[r] - sh);
+    }
+    t += run;
+  }
+}
+
 }  // namespace
+
+void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
+               int threads) {
+  const size_t total = (size_t)len * d;
+  const size_t min_part = (size_t)1 << 18;
+  const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(threads, 1), total / min_part));
+  const size_t step = (total + parts - 1) / parts;
+  std::vector<std::thread> pool;
+  std::vector<char> started(parts, 0);
+  for (int p = 1; p < parts; ++p) {
+    const size_t t0 = std::min(total, p * step), t1 = std::min(total, t0 + step);
+    try {
+      pool.emplace_back(fill_block_range, dst, x, n, a, len, t0, t1, shift);
+      started[p] = 1;
+    } catch (...) {  // no thread: this one fills that part too
+    }
+  }
+  fill_block_range(dst, x, n, a, len, 0, std::min(total, step), shift);
+  for (int p = 1; p < parts; ++p)
+    if (!started[p]) fill_block_range(dst, x, n, a, len, std::min(total, p * step), std::min(total, p * step + step), shift);
+  for (auto &t : pool) t.join();
+}
 
 bool staging_wanted(const gk_cuda_data *D) {
   if (D->opts.staging == 1) return false;
@@ -108,7 +153,7 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_
     }
   }
   *used = true;
-  const int threads = host_threads(D);
+  const int threads = staging_threads(D);
   const double *shift = D->single ? D->shift.data() : nullptr;
   cudaStream_t s = D->stream;
   size_t c = 0;

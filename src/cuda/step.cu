@@ -1,8 +1,9 @@
 // step.cu: one Lloyd step at a time with exact partial results, for drivers
-// that run one fit over several devices (gk_cuda_step, gk_cuda_step_withinss,
-// gk_cuda_labels).  The kernels are those of a fit (assign.cu, update.cu);
-// only the scales of the sums come from the caller, and nothing is finalised
-// on the device.
+// that run one fit over several devices, and Lloyd on streamed x
+// (gk_cuda_step, gk_cuda_step_withinss, gk_cuda_labels).  The kernels are
+// those of a fit (assign.cu, update.cu), run over the chunks of streamed x
+// (for_each_chunk; resident x is one chunk); only the scales of the sums come
+// from the caller, and nothing is finalised on the device.
 #include <vector>
 
 #include "detail/engine.hpp"
@@ -52,14 +53,18 @@ extern "C" int gk_cuda_step(gk_cuda_data *D, int k, const double *centers, const
   GK_CHECK(cudaMemsetAsync(w.acc, 0, 2 * kd * sizeof(u64), s), "clearing sums");
   GK_CHECK(cudaMemsetAsync(w.counts, 0, (size_t)k * sizeof(unsigned int), s), "clearing counts");
   GK_CHECK(cudaMemsetAsync(w.st, 0, sizeof(State), s), "clearing the state");
-  Plan plan;
-  GK_CHECK(plan_assign(D, k, true, plan), "planning the assignment");
-  GK_CHECK(plan_update(D, k, plan), "planning the update");
   const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
-  GK_CHECK(launch_assign(D, plan, cen, k, D->labels, w.st, 1, plan.path == 0, w.acc, w.counts, dscale.p, s),
-           "assignment step");
-  if (plan.path == 1)
-    GK_CHECK(launch_accumulate(D, plan, D->labels, k, w.st, 1, w.acc, w.counts, dscale.p, s), "cluster sums");
+  st = for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
+    Plan plan;
+    cudaError_t e = plan_assign(&V, k, true, plan);
+    if (e == cudaSuccess) e = plan_update(&V, k, plan);
+    if (e == cudaSuccess)
+      e = launch_assign(&V, plan, cen, k, V.labels, w.st, 1, plan.path == 0, w.acc, w.counts, dscale.p, s);
+    if (e == cudaSuccess && plan.path == 1)
+      e = launch_accumulate(&V, plan, V.labels, k, w.st, 1, w.acc, w.counts, dscale.p, s);
+    return e;
+  }, err, errlen);
+  if (st != GK_CUDA_OK) return st;
   std::vector<unsigned int> cnt(k);
   State hs;
   GK_CHECK(cudaMemcpyAsync(sums, w.acc, 2 * kd * sizeof(u64), cudaMemcpyDeviceToHost, s), "copying sums");
@@ -86,21 +91,31 @@ extern "C" int gk_cuda_step_withinss(gk_cuda_data *D, int k, const double *cente
   st = ensure_workspace(D, k, w, err, errlen);
   if (st != GK_CUDA_OK) return st;
   GK_CHECK(put_centers(D, centers, k, w), "copying centers");
-  Plan plan;
-  GK_CHECK(plan_assign(D, k, true, plan), "planning");
-  GK_CHECK(plan_update(D, k, plan), "planning");
   static_assert(sizeof(uint32_t) == sizeof(unsigned int), "32-bit maxima");
+  // the outputs cleared once, then every chunk's terms added to them
   if (pass == 1) {
-    GK_CHECK(launch_withinss_pass(D, plan, 0, D->labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s), "within-SS");
-    GK_CHECK(cudaMemcpyAsync(maxterm, w.wmax, (size_t)k * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
-             "copying within-SS maxima");
+    GK_CHECK(cudaMemsetAsync(w.wmax, 0, (size_t)k * sizeof(unsigned int), s), "clearing within-SS maxima");
   } else {
     GK_CHECK(cudaMemcpyAsync(w.wmax, maxterm, (size_t)k * sizeof(unsigned int), cudaMemcpyHostToDevice, s),
              "copying within-SS maxima");
-    GK_CHECK(launch_withinss_pass(D, plan, 1, D->labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s), "within-SS");
+    GK_CHECK(cudaMemsetAsync(w.wacc, 0, 2 * (size_t)k * sizeof(u64), s), "clearing within-SS");
+    GK_CHECK(cudaMemsetAsync(w.wcnt, 0, (size_t)k * sizeof(unsigned int), s), "clearing sizes");
+  }
+  st = for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
+    Plan plan;
+    cudaError_t e = plan_assign(&V, k, true, plan);
+    if (e == cudaSuccess) e = plan_update(&V, k, plan);
+    if (e == cudaSuccess)
+      e = launch_withinss_pass(&V, plan, pass - 1, V.labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s, false);
+    return e;
+  }, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  if (pass == 1)
+    GK_CHECK(cudaMemcpyAsync(maxterm, w.wmax, (size_t)k * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
+             "copying within-SS maxima");
+  else
     GK_CHECK(cudaMemcpyAsync(sums, w.wacc, 2 * (size_t)k * sizeof(u64), cudaMemcpyDeviceToHost, s),
              "copying within-SS");
-  }
   GK_CHECK(cudaStreamSynchronize(s), "within-SS");
   return GK_CUDA_OK;
 }

@@ -78,10 +78,13 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &p, int k, State *
 
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass, const int *labels,
                                  const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
-                                 cudaStream_t s) {
-  cudaError_t e = pass == 0 ? cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s)
-                            : cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64), s);
-  if (e == cudaSuccess && pass == 1) e = cudaMemsetAsync(wcnt, 0, (size_t)k * sizeof(unsigned int), s);
+                                 cudaStream_t s, bool clear) {
+  cudaError_t e = cudaSuccess;
+  if (clear) {
+    e = pass == 0 ? cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s)
+                  : cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64), s);
+    if (e == cudaSuccess && pass == 1) e = cudaMemsetAsync(wcnt, 0, (size_t)k * sizeof(unsigned int), s);
+  }
   if (e != cudaSuccess) return e;
   const int sh = p.w_shared ? 1 : 0;
   const size_t smem = pass == 0 ? (p.w_shared ? 4 * (size_t)k : 0) : p.w_smem;

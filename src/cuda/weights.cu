@@ -115,6 +115,7 @@ double weighted_wss_value(const gk_cuda_data *D, u64 lo, u64 hi, unsigned int ma
 using namespace gk;
 
 extern "C" int gk_cuda_set_weights(gk_cuda_data *D, const double *w, char *err, size_t errlen) {
+  if (int rs = refuse_streamed(D, "observation weights on the device", err, errlen)) return rs;
   if (!D || !w || D->weighted) {
     set_msg(err, errlen, "gk_cuda_set_weights: invalid arguments");
     return GK_CUDA_INVALID;

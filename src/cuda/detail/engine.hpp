@@ -16,6 +16,7 @@
 #ifndef GPUKMEANS_DETAIL_ENGINE_HPP
 #define GPUKMEANS_DETAIL_ENGINE_HPP
 
+#include <functional>
 #include <vector>
 
 #include "common.cuh"
@@ -27,6 +28,8 @@ namespace init {
 struct ParState;  // k-means|| rounds in progress (init_par.cu)
 void destroy_par_state(ParState *p);
 }  // namespace init
+struct StreamSource;  // x streamed from host memory (streamed.cu)
+void destroy_stream_source(StreamSource *s);
 }  // namespace gk
 
 // The opaque handle of gk_cuda.h.
@@ -35,8 +38,9 @@ struct gk_cuda_data {
   long long n = 0;
   int d = 0;
   int single = 0;
-  gk_cuda_options opts = {0, 0, 0, 0, 0, 0.0, 0};  // as given at upload (kernel choices)
-  void *x = nullptr;            // n x d column-major, double or float (inside block)
+  gk_cuda_options opts = {};  // as given at upload (kernel choices)
+  void *x = nullptr;            // n x d column-major, double or float (inside block);
+                                // nullptr when x is streamed (src below)
   int sms = 1;                  // multiprocessors of the device
   // One device allocation made at upload: x | labels (n ints, the fits'
   // labels) | d_scale | small scratch.  Freed by gk_cuda_free.
@@ -63,6 +67,10 @@ struct gk_cuda_data {
   std::vector<int> scale;       // fixed-point scale of the per-column sums
   int *d_scale = nullptr;       // the same on the device
   gk::init::ParState *par = nullptr;  // between gk_cuda_par_begin and gk_cuda_par_end
+  // Streamed data (streamed.cu): x stays in the caller's host memory and
+  // for_each_chunk() brings it to the device chunk by chunk; nullptr when x
+  // is resident.
+  gk::StreamSource *src = nullptr;
   // Bounded iterations (bounds.cu): one allocation, grown on demand.
   void *bounds = nullptr;
   size_t bounds_bytes = 0;
@@ -161,10 +169,11 @@ cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
                             unsigned int *wcnt, cudaStream_t s);
 // One of the two passes (0: maxima into wmax; 1: sums with the scales of
-// wmax), each zeroing its own outputs first.
+// wmax), each zeroing its own outputs first unless clear is false (then it
+// adds to them: the chunks of streamed data).
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &plan, int pass, const int *labels,
                                  const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
-                                 unsigned int *wcnt, cudaStream_t s);
+                                 unsigned int *wcnt, cudaStream_t s, bool clear = true);
 // The fit workspace (O(k d), kept in the handle, grown on demand) as pointers.
 struct Workspace {
   State *st;
@@ -235,6 +244,33 @@ double weighted_wss_value(const gk_cuda_data *D, u64 lo, u64 hi, unsigned int ma
 int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_t errlen);
 // Whether an upload of this size goes through the staging buffers.
 bool staging_wanted(const gk_cuda_data *D);
+
+// Rows [a, a + len) of x (n x d doubles, column-major, host) into dst as a
+// len x d column-major block in stored precision (float(x - shift) when
+// shift is not NULL), by up to `threads` host threads.
+void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
+               int threads);
+// Host threads of the staging copies (options.host_threads, at most 16).
+int staging_threads(const gk_cuda_data *D);
+
+// streamed.cu ----------------------------------------------------------------
+// Whether x (its upload needs `need` bytes of device memory) is to be
+// streamed: options.stream, or it would not fit.
+bool stream_wanted(const gk_cuda_data *D, double need);
+// The upload of streamed data: labels, scales and scratch on the device,
+// the chunk buffers (device and pinned host), and the column maxima and
+// scales from one pass over the chunks.  x must outlive D.
+int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen);
+// One pass over the rows: fn(V) for each chunk, V being D with x, n and
+// labels (= labels + the chunk's first row) of the chunk, on D->stream, in
+// row order.  Resident data is one chunk, V = D with `labels`.  fn enqueues
+// its kernels on D->stream and returns their launch status; the caller
+// synchronises.  A chunk's buffer is refilled only after the kernels
+// enqueued for it have run.
+using ChunkFn = std::function<cudaError_t(const gk_cuda_data &V)>;
+int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, size_t errlen);
+// The status GK_CUDA_INVALID for a function that needs x resident.
+int refuse_streamed(const gk_cuda_data *D, const char *what, char *err, size_t errlen);
 
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {

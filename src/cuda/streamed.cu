@@ -1,0 +1,249 @@
+// streamed.cu: x that stays in host memory.  When x does not fit on the
+// device (or options.stream says so), the upload keeps only the labels, the
+// per-column scales and a few chunk buffers on the device, and every pass
+// over the rows (a step, a within-SS pass, predict) brings x there chunk by
+// chunk: host threads fill a pinned buffer with the chunk's rows (converted
+// to float(x - shift) in single precision, as the resident upload stores
+// them) while the copy engine moves the previous chunk and the kernels work
+// on the one before.  The kernels are those of resident data, run on a view
+// of the handle whose x, n and labels are the chunk's; the sums are exact
+// fixed-point integers, so any split into chunks gives the resident bits.
+#include <algorithm>
+#include <limits>
+#include <new>
+#include <vector>
+
+#include "detail/data_kernels.cuh"
+#include "detail/engine.hpp"
+
+namespace gk {
+
+namespace {
+
+const int kBuf = 3;                              // chunk buffers (device and pinned host)
+const double kChunkBytes = 256.0 * 1048576;      // a chunk's stored bytes, by default
+const double kReserveBytes = 256.0 * 1048576;    // device memory left for a fit's workspace (at most a tenth
+                                                 // of what the handle may take)
+const long long kMinChunkRows = 1024;
+
+size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+}  // namespace
+
+struct StreamSource {
+  const double *hx = nullptr;  // the caller's x (n x d doubles, column-major)
+  long long rows = 0;          // rows per chunk (the last may have fewer)
+  long long chunks = 0;
+  void *dev[kBuf] = {};        // rows x d, stored precision
+  void *host[kBuf] = {};       // the same size: pinned, or pageable where pinned memory is refused
+  bool pinned = false;
+  cudaEvent_t copied[kBuf] = {}, used[kBuf] = {};
+  cudaStream_t copy = nullptr;  // the chunks' copies
+};
+
+void destroy_stream_source(StreamSource *S) {
+  if (!S) return;
+  if (S->copy) cudaStreamSynchronize(S->copy);
+  for (int b = 0; b < kBuf; ++b) {
+    if (S->copied[b]) cudaEventDestroy(S->copied[b]);
+    if (S->used[b]) cudaEventDestroy(S->used[b]);
+    if (S->dev[b]) cudaFree(S->dev[b]);
+    if (S->host[b]) {
+      if (S->pinned) cudaFreeHost(S->host[b]);
+      else delete[] (char *)S->host[b];
+    }
+  }
+  if (S->copy) cudaStreamDestroy(S->copy);
+  delete S;
+}
+
+namespace {
+
+size_t stored_size(const gk_cuda_data *D) { return D->single ? sizeof(float) : sizeof(double); }
+
+// Device bytes of streamed data besides its chunk buffers, within `avail`:
+// labels, scales, scratch (column maxima) and the reserve for a fit's
+// workspace.
+double fixed_bytes(const gk_cuda_data *D, double avail) {
+  return (double)align256((size_t)D->n * sizeof(int)) + (double)align256((size_t)D->d * sizeof(int)) +
+         (double)align256((3 * (size_t)D->d + 2) * sizeof(u64)) + std::min(kReserveBytes, 0.1 * avail);
+}
+
+// The device memory the handle may take: options.memory_cap, within the free memory.
+int room(const gk_cuda_data *D, double *bytes, char *err, size_t errlen) {
+  size_t free_b = 0, total_b = 0;
+  GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");
+  double r = 0.95 * (double)free_b;
+  const double cap = D->opts.memory_cap;
+  if (cap > 0 && cap < r) r = cap;
+  *bytes = r;
+  return GK_CUDA_OK;
+}
+
+}  // namespace
+
+bool stream_wanted(const gk_cuda_data *D, double need) {
+  if (D->opts.stream == 1) return false;
+  if (D->opts.stream == 2) return true;
+  const double cap = D->opts.memory_cap;
+  if (cap > 0 && need > cap) return true;
+  if (need < 1073741824.0) return false;  // small uploads skip the query (per-fit overhead)
+  size_t free_b = 0, total_b = 0;
+  if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
+    cudaGetLastError();
+    return false;  // the resident upload reports the error
+  }
+  return need > (double)free_b;
+}
+
+int refuse_streamed(const gk_cuda_data *D, const char *what, char *err, size_t errlen) {
+  if (!D || !D->src) return GK_CUDA_OK;
+  set_msg(err, errlen, "%s needs x resident on the device, but x is streamed from host memory", what);
+  return GK_CUDA_INVALID;
+}
+
+int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, size_t errlen) {
+  gk_cuda_data V = *D;  // (a view: destroy() is never called on it)
+  V.labels = labels;
+  StreamSource *S = D->src;
+  if (!S) {
+    GK_CHECK(fn(V), "launching kernels");
+    return GK_CUDA_OK;
+  }
+  const long long n = D->n;
+  const int d = D->d;
+  const size_t esz = stored_size(D);
+  const double *shift = D->single ? D->shift.data() : nullptr;
+  const int threads = staging_threads(D);
+  for (long long c = 0; c < S->chunks; ++c) {
+    const int b = (int)(c % kBuf);
+    const long long a = c * S->rows, len = std::min(S->rows, n - a);
+    // the host buffer is free once its last copy has run (events never
+    // recorded count as done)
+    GK_CHECK(cudaEventSynchronize(S->copied[b]), "copying a chunk of x");
+    fill_rows(S->host[b], S->hx, n, d, a, len, shift, threads);
+    // the device buffer is free once the kernels of its last chunk have run
+    GK_CHECK(cudaStreamWaitEvent(S->copy, S->used[b], 0), "copying a chunk of x");
+    GK_CHECK(cudaMemcpyAsync(S->dev[b], S->host[b], (size_t)len * d * esz, cudaMemcpyHostToDevice, S->copy),
+             "copying a chunk of x");
+    GK_CHECK(cudaEventRecord(S->copied[b], S->copy), "copying a chunk of x");
+    GK_CHECK(cudaStreamWaitEvent(D->stream, S->copied[b], 0), "copying a chunk of x");
+    V.x = S->dev[b];
+    V.n = len;
+    V.labels = labels + a;
+    GK_CHECK(fn(V), "launching kernels on a chunk of x");
+    GK_CHECK(cudaEventRecord(S->used[b], D->stream), "launching kernels on a chunk of x");
+  }
+  return GK_CUDA_OK;
+}
+
+int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
+  const long long n = D->n;
+  const int d = D->d;
+  const size_t esz = stored_size(D);
+  double avail = 0;
+  int st = room(D, &avail, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  // rows per chunk: ~kChunkBytes each, kBuf of them within the room left
+  // beside the labels (options.stream_rows: tests)
+  const double row_bytes = (double)d * esz;
+  long long rows = D->opts.stream_rows > 0 ? (long long)D->opts.stream_rows
+                                           : std::max(kMinChunkRows, (long long)(kChunkBytes / row_bytes));
+  const double left = avail - fixed_bytes(D, avail);
+  if (D->opts.stream_rows <= 0) rows = std::min(rows, (long long)(left / (kBuf * row_bytes)));
+  rows = std::min(rows, n);
+  if (rows < std::min(n, kMinChunkRows) || left < kBuf * rows * row_bytes) {
+    set_msg(err, errlen,
+            "streaming x from host memory needs %.2f GiB on device %d (labels and chunk buffers) but %.2f GiB is "
+            "available%s",
+            gib(fixed_bytes(D, avail) + kBuf * (double)std::min(n, kMinChunkRows) * row_bytes), D->device, gib(avail),
+            D->opts.memory_cap > 0 && D->opts.memory_cap < 1e300 ? " under options(gpukmeans.device_memory)" : "");
+    return GK_CUDA_OUT_OF_MEMORY;
+  }
+  StreamSource *S = new (std::nothrow) StreamSource;
+  if (!S) {
+    set_msg(err, errlen, "out of host memory");
+    return GK_CUDA_ERROR;
+  }
+  D->src = S;  // freed by destroy() from here on
+  S->hx = x;
+  S->rows = rows;
+  S->chunks = (n + rows - 1) / rows;
+  // one device allocation: labels | scales | scratch, as the resident block less x
+  const size_t lab = align256((size_t)n * sizeof(int)), scr = lab + align256((size_t)d * sizeof(int));
+  const size_t total = scr + align256((3 * (size_t)d + 2) * sizeof(u64)) + align256((size_t)d * sizeof(double));
+  GK_CHECK(cudaMalloc(&D->block, total), "allocating the labels of streamed x");
+  char *blk = (char *)D->block;
+  D->x = nullptr;
+  D->labels = (int *)blk;
+  D->d_scale = (int *)(blk + lab);
+  D->scratch = (u64 *)(blk + scr);
+  D->d_mean = (double *)(blk + total - align256((size_t)d * sizeof(double)));
+  GK_CHECK(cudaStreamCreateWithFlags(&D->stream, cudaStreamNonBlocking), "creating a stream");
+  GK_CHECK(cudaStreamCreateWithFlags(&S->copy, cudaStreamNonBlocking), "creating a stream");
+  GK_CHECK(cudaEventCreate(&D->ev0), "creating events");
+  GK_CHECK(cudaEventCreate(&D->ev1), "creating events");
+  const size_t chunk_bytes = (size_t)rows * d * esz;
+  S->pinned = true;
+  for (int b = 0; b < kBuf && S->pinned; ++b)
+    if (cudaHostAlloc(&S->host[b], chunk_bytes, cudaHostAllocDefault) != cudaSuccess) {
+      cudaGetLastError();  // no pinned memory here (limits, containers): pageable buffers
+      for (int c = 0; c < b; ++c) cudaFreeHost(S->host[c]);
+      for (int c = 0; c < kBuf; ++c) S->host[c] = nullptr;
+      S->pinned = false;
+    }
+  for (int b = 0; b < kBuf; ++b) {
+    if (!S->pinned) {
+      S->host[b] = new (std::nothrow) char[chunk_bytes];
+      if (!S->host[b]) {
+        set_msg(err, errlen, "out of host memory (%.2f GiB for the chunk buffers of streamed x)",
+                gib((double)kBuf * chunk_bytes));
+        return GK_CUDA_ERROR;
+      }
+    }
+    GK_CHECK(cudaMalloc(&S->dev[b], chunk_bytes), "allocating the chunk buffers of streamed x");
+    GK_CHECK(cudaEventCreateWithFlags(&S->copied[b], cudaEventDisableTiming), "creating events");
+    GK_CHECK(cudaEventCreateWithFlags(&S->used[b], cudaEventDisableTiming), "creating events");
+  }
+  // the column maxima of the stored values (one pass over the chunks) and
+  // the scales of the sums, as for resident data
+  u64 *mx = D->scratch + 2 * (size_t)d + 2;
+  GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)d + 2) * sizeof(u64), D->stream), "clearing scratch");
+  st = for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
+    const long long g = std::max<long long>(1, std::min<long long>((V.n + 255) / 256, 4LL * V.sms));
+    const dim3 grid((unsigned int)g, V.d);
+    if (V.single) k_col_maxabs<float><<<grid, 256, 0, D->stream>>>((const float *)V.x, V.n, mx);
+    else k_col_maxabs<double><<<grid, 256, 0, D->stream>>>((const double *)V.x, V.n, mx);
+    return cudaGetLastError();
+  }, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  std::vector<u64> h(d);
+  GK_CHECK(cudaMemcpyAsync(h.data(), mx, d * sizeof(u64), cudaMemcpyDeviceToHost, D->stream), "copying column maxima");
+  GK_CHECK(cudaStreamSynchronize(D->stream), "copying column maxima");
+  D->maxabs.resize(d);
+  D->scale.resize(d);
+  for (int j = 0; j < d; ++j) {
+    double v;
+    memcpy(&v, &h[j], 8);
+    D->maxabs[j] = v;
+    D->scale[j] = limb_scale(v);
+  }
+  GK_CHECK(cudaMemcpyAsync(D->d_scale, D->scale.data(), d * sizeof(int), cudaMemcpyHostToDevice, D->stream),
+           "copying scales");
+  GK_CHECK(cudaStreamSynchronize(D->stream), "copying scales");
+  D->totss = std::numeric_limits<double>::quiet_NaN();  // not computed on the device (the engine sums x on the host)
+  return GK_CUDA_OK;
+}
+
+}  // namespace gk
+
+extern "C" int gk_cuda_streamed(const gk_cuda_data *D, int64_t *chunk_rows, int64_t *chunks) {
+  if (!D || !D->src) {
+    if (chunk_rows) *chunk_rows = 0;
+    if (chunks) *chunks = 0;
+    return 0;
+  }
+  if (chunk_rows) *chunk_rows = D->src->rows;
+  if (chunks) *chunks = D->src->chunks;
+  return 1;
+}
