@@ -89,12 +89,14 @@ class CudaEngine final : public Engine {
     opts.host_threads = tuning.host_threads;
     opts.stream = tuning.stream;
     opts.stream_rows = tuning.stream_rows;
+    opts.stream_staged = tuning.stream_staged;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
     int64_t rows = 0, chunks = 0;
     streamed_ = gk_cuda_streamed(D_, &rows, &chunks) != 0;
+    chunks_ = chunks;
     if (streamed_) {
-      name_ += ", x streamed from host memory in " + std::to_string(chunks) + (chunks == 1 ? " chunk" : " chunks");
+      name_ += streamed_suffix(chunks);
       if (w_) {
         gk_cuda_free(D_);
         D_ = nullptr;
@@ -108,6 +110,7 @@ class CudaEngine final : public Engine {
 
   const char* backend() const override { return "cuda"; }
   std::string device() const override { return name_; }
+  std::int64_t streamed_chunks() const override { return chunks_; }
 
   // Weights: Lloyd's sums on the device (gk_cuda_set_weights); k-means++ on
   // the device with the sampling weights; totss and the k-means|| rounds on
@@ -312,6 +315,7 @@ class CudaEngine final : public Engine {
 
   int device_;
   bool streamed_ = false;         // x stays in host memory (gk_cuda_streamed)
+  std::int64_t chunks_ = 0;       // ... brought to the device in so many chunks
   std::unique_ptr<Engine> host_;  // host passes (host_engine())
   const double* host_x_;  // the caller's x (n x d doubles), for block_init() and totss()
   int host_threads_;      // threads of the host passes (0: all)

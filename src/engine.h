@@ -187,6 +187,10 @@ class Engine {
   Precision precision() const { return precision_; }
   // Seconds spent taking the data (the upload, for a device).
   double seconds_upload() const { return seconds_upload_; }
+  // The chunks in which the engine brings x from host memory at every pass
+  // over the rows (the CUDA engine when x does not fit on its device; it
+  // then reads HostData::x for as long as it lives); 0: x is resident.
+  virtual std::int64_t streamed_chunks() const { return 0; }
   // The observation weights of the data (HostData::w), or nullptr.  An
   // engine that fits them (totss, lloyd, greedy over all rows, the k-means||
   // rounds, as src/weights.h defines them) says so here; the driver refuses
@@ -278,6 +282,13 @@ class Engine {
   double seconds_upload_ = 0.0;
 };
 
+// What an engine's device() adds when it streams x from host memory in
+// `chunks` chunks (none when 0): the printed fit says so.
+inline std::string streamed_suffix(std::int64_t chunks) {
+  if (chunks <= 0) return "";
+  return ", x streamed from host memory in " + std::to_string(chunks) + (chunks == 1 ? " chunk" : " chunks");
+}
+
 // The CPU engine with `threads` OpenMP threads (0: all); shift (d values or
 // nullptr) fixes the single-precision shift (src/single_shift.h), as for the
 // CUDA engine (several processes holding parts of the rows share one).
@@ -299,6 +310,7 @@ struct CudaTuning {
   int stream = 0;         // x streamed from host memory: 0 when it does not fit on the device, 1 never
                           // (an out-of-memory error instead), 2 always
   std::int64_t stream_rows = 0;  // rows of a streamed chunk (0: by size; tests set a few)
+  int stream_staged = 0;         // streamed x: 0 page-locked in place where possible, 1 through pinned buffers
 };
 
 // The CUDA engine on device `device`; shift (d values or nullptr) fixes the

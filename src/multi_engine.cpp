@@ -85,7 +85,8 @@ class MultiEngine final : public Engine {
       made[p] = make(h, which[p], shift.empty() ? nullptr : shift.data());
       if (!made[p] || made[p]->n() != nb || made[p]->d() != d_)
         throw EngineError(EngineError::Kind::kInvalid, "several devices: a part's engine does not hold its block");
-      if (!opt.keep_blocks) std::vector<double, LabelAllocator<double>>().swap(blk);
+      // (a part that streams its rows from host memory reads its block throughout)
+      if (!opt.keep_blocks && made[p]->streamed_chunks() == 0) std::vector<double, LabelAllocator<double>>().swap(blk);
     });
     seconds_upload_ = wall_now() - t0;
     for (int p = 0; p < m; ++p) {
@@ -99,8 +100,13 @@ class MultiEngine final : public Engine {
   }
 
   const char* backend() const override { return parts_[0]->backend(); }
+  std::int64_t streamed_chunks() const override {
+    std::int64_t c = 0;
+    for (const Engine* e : parts_) c += e->streamed_chunks();
+    return c;
+  }
   std::string device() const override {
-    if (!label_.empty()) return label_;
+    if (!label_.empty()) return label_ + streamed_suffix(streamed_chunks());
     std::string s = std::to_string(parts_.size()) + " parts: ";
     for (std::size_t p = 0; p < parts_.size(); ++p) s += (p ? "; " : "") + parts_[p]->device();
     return s;

@@ -46,7 +46,8 @@ using PartFactory = std::function<std::unique_ptr<Engine>(const HostData& block,
 struct MultiOptions {
   int parts = 1;           // blocks of rows [n p / parts, n (p + 1) / parts); empty ones get no engine
   int host_threads = 0;    // threads of the host passes (totss, initialisation; 0: all)
-  bool keep_blocks = true; // false: a part's host copy is freed once its engine is made (an engine that
+  bool keep_blocks = true; // false: a part's host copy is freed once its engine is made, unless the part
+                           // streams it from host memory (streamed_chunks() > 0) (an engine that
                            // copied it, the CUDA engine, and whose remaining uses of it the composite
                            // never calls: block_init, weights)
   std::string device;      // what device() says (empty: the parts' devices, joined)

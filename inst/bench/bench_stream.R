@@ -3,7 +3,9 @@
 # ceilings.txt: the output of `python3 inst/bench/peer_torch.py --ceilings`
 # in the same run (the card's pinned host-to-device copy rate, the link's
 # ceiling).  Part 1: 1e8 x 16 (12.8 GB in double), k = 256, centers the
-# first 256 rows, both precisions, resident and streamed (the same fit):
+# first 256 rows, both precisions, resident and streamed (the same fit;
+# streamed with x page-locked in place, the default, and staged through
+# pinned buffers filled by host threads):
 # seconds per iteration from the difference of fits of 12 and 4 iterations
 # (so the upload, the final within-SS passes and the labels' download drop
 # out), against max(resident compute, bytes of x as stored / pinned copy
@@ -28,8 +30,8 @@ if (length(args) >= 2L && file.exists(args[2L])) {
 cat(sprintf("gpukmeans streaming benchmark | %s | %s | pinned host-to-device copy (PyTorch, same run): %.1f GB/s | host threads %d\n",
             card, today, pinned, as.integer(info$cpu_threads)))
 
-timed_fit <- function(x, c0, iters, prec, stream) {
-  withr::local_options(gpukmeans.stream = stream)
+timed_fit <- function(x, c0, iters, prec, stream, staged = FALSE) {
+  withr::local_options(gpukmeans.stream = stream, gpukmeans.stream_staged = staged)
   t0 <- Sys.time()
   f <- suppressWarnings(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda"))
   list(fit = f, wall = as.numeric(difftime(Sys.time(), t0, units = "secs")), compute = attr(f, "timing")[["compute"]])
@@ -38,32 +40,36 @@ timed_fit <- function(x, c0, iters, prec, stream) {
 rows <- list()
 n <- 1e8; d <- 16L; k <- 256L
 set.seed(1)
-x <- rep_len(runif(1e7 + 17), n * d)
-dim(x) <- c(n, d)
+x <- suppressWarnings(matrix(runif(1e7 + 17), n, d))
 c0 <- x[seq_len(k), ]
 invisible(gpu_kmeans(x[1:1e5, ], c0, iter.max = 2, backend = "cuda"))  # warm up
 for (prec in c("double", "single")) {
   res <- list()
-  for (stream in c(FALSE, TRUE)) {
-    a <- timed_fit(x, c0, 4L, prec, stream)
-    b <- timed_fit(x, c0, 12L, prec, stream)
-    res[[if (stream) "streamed" else "resident"]] <- list(a = a, b = b, per_iter = (b$compute - a$compute) / 8)
+  for (mode in c("resident", "streamed", "staged")) {
+    a <- timed_fit(x, c0, 4L, prec, mode != "resident", mode == "staged")
+    b <- timed_fit(x, c0, 12L, prec, mode != "resident", mode == "staged")
+    res[[mode]] <- list(a = a, b = b, per_iter = (b$compute - a$compute) / 8)
   }
-  same <- identical(res$streamed$b$fit$cluster, res$resident$b$fit$cluster) &&
-    identical(res$streamed$b$fit$centers, res$resident$b$fit$centers)
+  # the floor of a streamed iteration: x as stored over the link, or the
+  # resident iteration
   bytes <- n * d * if (prec == "double") 8 else 4
-  link <- bytes / (pinned * 1e9)
-  floor_s <- max(res$resident$per_iter, link)
-  st <- res$streamed$per_iter
-  cat(sprintf("%.0e x %d k=%d %-6s resident %7.4f s/iter | streamed %7.4f s/iter = %5.1f GB/s (%3.0f%% of pinned) | floor max(compute, bytes/link) %7.4f s -> %.2fx | wall of 12 iterations: resident %.2f s, streamed %.2f s | fits identical: %s | %s\n",
-              n, d, k, prec, res$resident$per_iter, st, bytes / st / 1e9, 100 * bytes / st / 1e9 / pinned,
-              floor_s, st / floor_s, res$resident$b$wall, res$streamed$b$wall, same,
-              attr(res$streamed$b$fit, "device")))
-  rows[[length(rows) + 1L]] <- data.frame(date = today, card = card, n = n, d = d, k = k, precision = prec,
-    resident_s_per_iter = res$resident$per_iter, streamed_s_per_iter = st, bytes_per_iter = bytes,
-    pinned_GBps = pinned, floor_s = floor_s, ratio_to_floor = st / floor_s,
-    resident_wall_12 = res$resident$b$wall, streamed_wall_12 = res$streamed$b$wall, identical = same,
-    stringsAsFactors = FALSE)
+  floor_s <- max(res$resident$per_iter, bytes / (pinned * 1e9))
+  for (mode in c("streamed", "staged")) {
+    same <- identical(res[[mode]]$b$fit$cluster, res$resident$b$fit$cluster) &&
+      identical(res[[mode]]$b$fit$centers, res$resident$b$fit$centers)
+    st <- res[[mode]]$per_iter
+    up <- attr(res[[mode]]$b$fit, "timing")[["transfer_to_device"]]
+    cat(sprintf("%.0e x %d k=%d %-6s %-8s resident %7.4f s/iter | streamed %7.4f s/iter = %5.1f GB/s of stored x (%3.0f%% of pinned) | floor %7.4f s -> %.2fx | upload pass %.2f s (resident %.2f s) | wall of 12 iterations: resident %.2f s, streamed %.2f s | fits identical: %s | %s\n",
+                n, d, k, prec, mode, res$resident$per_iter, st, bytes / st / 1e9, 100 * bytes / st / 1e9 / pinned,
+                floor_s, st / floor_s, up, attr(res$resident$b$fit, "timing")[["transfer_to_device"]],
+                res$resident$b$wall, res[[mode]]$b$wall, same, attr(res[[mode]]$b$fit, "device")))
+    rows[[length(rows) + 1L]] <- data.frame(date = today, card = card, n = n, d = d, k = k, precision = prec,
+      copy = if (mode == "streamed") "page-locked x" else "staged",
+      resident_s_per_iter = res$resident$per_iter, streamed_s_per_iter = st, bytes_per_iter = bytes,
+      pinned_GBps = pinned, floor_s = floor_s, ratio_to_floor = st / floor_s, upload_s = up,
+      resident_wall_12 = res$resident$b$wall, streamed_wall_12 = res[[mode]]$b$wall, identical = same,
+      stringsAsFactors = FALSE)
+  }
 }
 rm(x); invisible(gc())
 
@@ -74,13 +80,13 @@ if ("big" %in% args) {
   cat(sprintf("big: %.3e x 16 doubles = %.1f GB (the card: %.1f GB)\n", n, n * 128 / 1e9, mem / 1e9))
   set.seed(2)
   t0 <- Sys.time()
-  x <- rep_len(runif(1e7 + 31), n * 16)
-  dim(x) <- c(n, 16L)
+  x <- suppressWarnings(matrix(runif(1e7 + 31), n, 16L))  # (recycled: one allocation)
   cat(sprintf("big: made x in %.1f s\n", as.numeric(difftime(Sys.time(), t0, units = "secs"))))
   c0 <- x[seq_len(k), ]
   g <- timed_fit(x, c0, 3L, "double", NA)
-  cat(sprintf("big: streamed fit, 3 iterations: wall %.1f s, compute %.1f s, upload pass %.1f s | %s\n", g$wall,
-              g$compute, attr(g$fit, "timing")[["transfer_to_device"]], attr(g$fit, "device")))
+  cat(sprintf("big: streamed fit, 3 iterations: wall %.1f s, compute %.1f s (%.2f s a pass over x, 5 passes: %.1f GB/s), upload pass %.1f s | %s\n",
+              g$wall, g$compute, g$compute / 5, n * 128 * 5 / g$compute / 1e9,
+              attr(g$fit, "timing")[["transfer_to_device"]], attr(g$fit, "device")))
   t0 <- Sys.time()
   cpu <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 3L, backend = "cpu"))
   cpu_wall <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
@@ -89,8 +95,11 @@ if ("big" %in% args) {
   cat(sprintf("big: CPU engine, same centers: wall %.1f s | labels differing: %d of %.0f | largest relative center difference %.2e | iter %d / %d | tot.withinss %.10e / %.10e\n",
               cpu_wall, differ, n, rel, g$fit$iter, cpu$iter, g$fit$tot.withinss, cpu$tot.withinss))
   rows[[length(rows) + 1L]] <- data.frame(date = today, card = card, n = n, d = 16L, k = k, precision = "double",
-    resident_s_per_iter = NA, streamed_s_per_iter = (g$compute) / 3, bytes_per_iter = n * 128,
-    pinned_GBps = pinned, floor_s = n * 128 / (pinned * 1e9), ratio_to_floor = g$compute / 3 / (n * 128 / (pinned * 1e9)),
-    resident_wall_12 = NA, streamed_wall_12 = NA, identical = NA, stringsAsFactors = FALSE)
+    copy = "page-locked x (larger than the card)", resident_s_per_iter = NA,
+    streamed_s_per_iter = g$compute / 5,  # per pass: 3 iterations and the 2 within-SS passes
+    bytes_per_iter = n * 128, pinned_GBps = pinned, floor_s = n * 128 / (pinned * 1e9),
+    ratio_to_floor = g$compute / 5 / (n * 128 / (pinned * 1e9)),
+    upload_s = attr(g$fit, "timing")[["transfer_to_device"]], resident_wall_12 = NA, streamed_wall_12 = NA,
+    identical = NA, stringsAsFactors = FALSE)
 }
 write.csv(do.call(rbind, rows), file.path(outdir, sprintf("stream-%s.csv", today)), row.names = FALSE)

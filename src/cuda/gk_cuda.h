@@ -112,6 +112,10 @@ typedef struct {
                          it would not fit on the device (default), 1 never
                          (GK_CUDA_OUT_OF_MEMORY instead), 2 always (tests) */
   int64_t stream_rows; /* rows of a streamed chunk (0: by size, ~256 MiB) */
+  int stream_staged;  /* streamed x: 0 page-locks x in place where the
+                         driver allows (cudaHostRegister; else staged), 1
+                         copies it through pinned buffers filled by host
+                         threads (tests, benchmarks) */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

@@ -2,12 +2,20 @@
 // device (or options.stream says so), the upload keeps only the labels, the
 // per-column scales and a few chunk buffers on the device, and every pass
 // over the rows (a step, a within-SS pass, predict) brings x there chunk by
-// chunk: host threads fill a pinned buffer with the chunk's rows (converted
-// to float(x - shift) in single precision, as the resident upload stores
-// them) while the copy engine moves the previous chunk and the kernels work
-// on the one before.  The kernels are those of resident data, run on a view
-// of the handle whose x, n and labels are the chunk's; the sums are exact
-// fixed-point integers, so any split into chunks gives the resident bits.
+// chunk, each chunk's copy overlapped with the kernels of the one before.
+// Two ways to copy:
+//   registered  x itself is page-locked once (cudaHostRegister) and each
+//               chunk's rows are one strided copy (cudaMemcpy2DAsync) at the
+//               link's speed, no host work; in single precision the
+//               doubles are converted on the device to float(x - shift),
+//               the resident upload's rounding;
+//   staged      where x cannot be registered (or options.stream_staged):
+//               host threads fill pinned buffers with the chunk's rows
+//               (converted on the host in single precision: half the bytes
+//               cross the link), as the resident staged upload does.
+// The kernels are those of resident data, run on a view of the handle whose
+// x, n and labels are the chunk's; the sums are exact fixed-point integers,
+// so any split into chunks gives the resident bits.
 #include <algorithm>
 #include <limits>
 #include <new>
@@ -34,9 +42,13 @@ struct StreamSource {
   const double *hx = nullptr;  // the caller's x (n x d doubles, column-major)
   long long rows = 0;          // rows per chunk (the last may have fewer)
   long long chunks = 0;
-  void *dev[kBuf] = {};        // rows x d, stored precision
-  void *host[kBuf] = {};       // the same size: pinned, or pageable where pinned memory is refused
+  bool registered = false;     // hx page-locked (cudaHostRegister)
+  void *dev[kBuf] = {};        // rows x d: the stored precision, or doubles when registered
+  void *host[kBuf] = {};       // staged: the same size, pinned (or pageable where pinned memory is refused)
   bool pinned = false;
+  float *conv = nullptr;       // registered, single precision: the converted chunk (rows x d)
+  double *dshift = nullptr;    // registered, single precision: the shift on the device
+  double max_pitch = 0;        // the largest pitch of a strided copy (cudaDevAttrMaxPitch)
   cudaEvent_t copied[kBuf] = {}, used[kBuf] = {};
   cudaStream_t copy = nullptr;  // the chunks' copies
 };
@@ -44,6 +56,9 @@ struct StreamSource {
 void destroy_stream_source(StreamSource *S) {
   if (!S) return;
   if (S->copy) cudaStreamSynchronize(S->copy);
+  if (S->registered) cudaHostUnregister((void *)S->hx);
+  if (S->conv) cudaFree(S->conv);
+  if (S->dshift) cudaFree(S->dshift);
   for (int b = 0; b < kBuf; ++b) {
     if (S->copied[b]) cudaEventDestroy(S->copied[b]);
     if (S->used[b]) cudaEventDestroy(S->used[b]);
@@ -118,21 +133,48 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
   for (long long c = 0; c < S->chunks; ++c) {
     const int b = (int)(c % kBuf);
     const long long a = c * S->rows, len = std::min(S->rows, n - a);
-    // the host buffer is free once its last copy has run (events never
-    // recorded count as done)
-    GK_CHECK(cudaEventSynchronize(S->copied[b]), "copying a chunk of x");
-    fill_rows(S->host[b], S->hx, n, d, a, len, shift, threads);
-    // the device buffer is free once the kernels of its last chunk have run
-    GK_CHECK(cudaStreamWaitEvent(S->copy, S->used[b], 0), "copying a chunk of x");
-    GK_CHECK(cudaMemcpyAsync(S->dev[b], S->host[b], (size_t)len * d * esz, cudaMemcpyHostToDevice, S->copy),
-             "copying a chunk of x");
+    if (S->registered) {
+      // the device buffer is free once its last use has run (events never
+      // recorded count as done); then rows [a, a + len) of each column: one
+      // strided copy, or a copy per column where x's column is longer than
+      // the largest pitch the device takes
+      GK_CHECK(cudaStreamWaitEvent(S->copy, S->used[b], 0), "copying a chunk of x");
+      const size_t w = (size_t)len * sizeof(double);
+      if ((double)n * sizeof(double) <= S->max_pitch) {
+        GK_CHECK(cudaMemcpy2DAsync(S->dev[b], w, S->hx + a, (size_t)n * sizeof(double), w, (size_t)d,
+                                   cudaMemcpyHostToDevice, S->copy),
+                 "copying a chunk of x");
+      } else {
+        for (int j = 0; j < d; ++j)
+          GK_CHECK(cudaMemcpyAsync((double *)S->dev[b] + (size_t)j * len, S->hx + (size_t)j * n + a, w,
+                                   cudaMemcpyHostToDevice, S->copy),
+                   "copying a chunk of x");
+      }
+    } else {
+      // the host buffer is free once its last copy has run
+      GK_CHECK(cudaEventSynchronize(S->copied[b]), "copying a chunk of x");
+      fill_rows(S->host[b], S->hx, n, d, a, len, shift, threads);
+      GK_CHECK(cudaStreamWaitEvent(S->copy, S->used[b], 0), "copying a chunk of x");
+      GK_CHECK(cudaMemcpyAsync(S->dev[b], S->host[b], (size_t)len * d * esz, cudaMemcpyHostToDevice, S->copy),
+               "copying a chunk of x");
+    }
     GK_CHECK(cudaEventRecord(S->copied[b], S->copy), "copying a chunk of x");
     GK_CHECK(cudaStreamWaitEvent(D->stream, S->copied[b], 0), "copying a chunk of x");
-    V.x = S->dev[b];
     V.n = len;
     V.labels = labels + a;
-    GK_CHECK(fn(V), "launching kernels on a chunk of x");
-    GK_CHECK(cudaEventRecord(S->used[b], D->stream), "launching kernels on a chunk of x");
+    if (S->conv) {  // registered doubles -> the stored floats (conv is reused in stream order)
+      const long long m = len * d;
+      const int g = (int)std::min<long long>((m + 255) / 256, 4096);
+      k_convert_chunk<<<g, 256, 0, D->stream>>>((const double *)S->dev[b], m, 0, len, S->dshift, S->conv);
+      GK_CHECK(cudaGetLastError(), "converting a chunk of x to single precision");
+      GK_CHECK(cudaEventRecord(S->used[b], D->stream), "converting a chunk of x");
+      V.x = S->conv;
+      GK_CHECK(fn(V), "launching kernels on a chunk of x");
+    } else {
+      V.x = S->dev[b];
+      GK_CHECK(fn(V), "launching kernels on a chunk of x");
+      GK_CHECK(cudaEventRecord(S->used[b], D->stream), "launching kernels on a chunk of x");
+    }
   }
   return GK_CUDA_OK;
 }
@@ -146,20 +188,6 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   if (st != GK_CUDA_OK) return st;
   // rows per chunk: ~kChunkBytes each, kBuf of them within the room left
   // beside the labels (options.stream_rows: tests)
-  const double row_bytes = (double)d * esz;
-  long long rows = D->opts.stream_rows > 0 ? (long long)D->opts.stream_rows
-                                           : std::max(kMinChunkRows, (long long)(kChunkBytes / row_bytes));
-  const double left = avail - fixed_bytes(D, avail);
-  if (D->opts.stream_rows <= 0) rows = std::min(rows, (long long)(left / (kBuf * row_bytes)));
-  rows = std::min(rows, n);
-  if (rows < std::min(n, kMinChunkRows) || left < kBuf * rows * row_bytes) {
-    set_msg(err, errlen,
-            "streaming x from host memory needs %.2f GiB on device %d (labels and chunk buffers) but %.2f GiB is "
-            "available%s",
-            gib(fixed_bytes(D, avail) + kBuf * (double)std::min(n, kMinChunkRows) * row_bytes), D->device, gib(avail),
-            D->opts.memory_cap > 0 && D->opts.memory_cap < 1e300 ? " under options(gpukmeans.device_memory)" : "");
-    return GK_CUDA_OUT_OF_MEMORY;
-  }
   StreamSource *S = new (std::nothrow) StreamSource;
   if (!S) {
     set_msg(err, errlen, "out of host memory");
@@ -167,6 +195,39 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   }
   D->src = S;  // freed by destroy() from here on
   S->hx = x;
+  int pitch = 0;
+  GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
+  S->max_pitch = (double)pitch;
+  // x page-locked in place where the driver allows (not in containers that
+  // limit locked memory, nor twice): then no host buffers at all
+  if (!D->opts.stream_staged) {
+    const size_t xbytes = (size_t)n * d * sizeof(double);
+    S->registered = cudaHostRegister((void *)x, xbytes, cudaHostRegisterReadOnly) == cudaSuccess;
+    if (!S->registered) {
+      cudaGetLastError();
+      S->registered = cudaHostRegister((void *)x, xbytes, cudaHostRegisterDefault) == cudaSuccess;
+      if (!S->registered) cudaGetLastError();
+    }
+  }
+  // rows per chunk: ~kChunkBytes each, kBuf of them (and, registered in
+  // single precision, the converted chunk) within the room left beside the
+  // labels (options.stream_rows: tests)
+  const bool convert = S->registered && D->single;
+  const double row_bytes = (double)d * (S->registered ? sizeof(double) : esz);
+  const double per_row = kBuf * row_bytes + (convert ? (double)d * sizeof(float) : 0.0);
+  const bool forced = D->opts.stream_rows > 0;
+  long long rows = forced ? (long long)D->opts.stream_rows : std::max(kMinChunkRows, (long long)(kChunkBytes / row_bytes));
+  const double left = avail - fixed_bytes(D, avail);
+  if (!forced) rows = std::min(rows, (long long)(left / per_row));
+  rows = std::min(rows, n);
+  if (rows < (forced ? 1 : std::min(n, kMinChunkRows)) || left < rows * per_row) {
+    set_msg(err, errlen,
+            "streaming x from host memory needs %.2f GiB on device %d (labels and chunk buffers) but %.2f GiB is "
+            "available%s",
+            gib(fixed_bytes(D, avail) + (double)std::min(n, kMinChunkRows) * per_row), D->device, gib(avail),
+            D->opts.memory_cap > 0 && D->opts.memory_cap < 1e300 ? " under options(gpukmeans.device_memory)" : "");
+    return GK_CUDA_OUT_OF_MEMORY;
+  }
   S->rows = rows;
   S->chunks = (n + rows - 1) / rows;
   // one device allocation: labels | scales | scratch, as the resident block less x
@@ -183,8 +244,14 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   GK_CHECK(cudaStreamCreateWithFlags(&S->copy, cudaStreamNonBlocking), "creating a stream");
   GK_CHECK(cudaEventCreate(&D->ev0), "creating events");
   GK_CHECK(cudaEventCreate(&D->ev1), "creating events");
-  const size_t chunk_bytes = (size_t)rows * d * esz;
-  S->pinned = true;
+  const size_t chunk_bytes = (size_t)rows * d * (S->registered ? sizeof(double) : esz);
+  if (convert) {
+    GK_CHECK(cudaMalloc(&S->conv, (size_t)rows * d * sizeof(float)), "allocating the chunk buffers of streamed x");
+    GK_CHECK(cudaMalloc(&S->dshift, (size_t)d * sizeof(double)), "allocating the shift");
+    GK_CHECK(cudaMemcpyAsync(S->dshift, D->shift.data(), (size_t)d * sizeof(double), cudaMemcpyHostToDevice, D->stream),
+             "copying the shift");
+  }
+  S->pinned = !S->registered;
   for (int b = 0; b < kBuf && S->pinned; ++b)
     if (cudaHostAlloc(&S->host[b], chunk_bytes, cudaHostAllocDefault) != cudaSuccess) {
       cudaGetLastError();  // no pinned memory here (limits, containers): pageable buffers
@@ -193,7 +260,7 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
       S->pinned = false;
     }
   for (int b = 0; b < kBuf; ++b) {
-    if (!S->pinned) {
+    if (!S->pinned && !S->registered) {
       S->host[b] = new (std::nothrow) char[chunk_bytes];
       if (!S->host[b]) {
         set_msg(err, errlen, "out of host memory (%.2f GiB for the chunk buffers of streamed x)",

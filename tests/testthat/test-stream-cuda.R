@@ -3,7 +3,9 @@
 # the host and every pass over the rows brings it to the device in chunks;
 # the sums are exact, so the fit is that of resident data, bit for bit.
 # gpukmeans.stream_rows makes the chunks small here (many chunks, a last
-# partial one, chunks inside the small-d kernel's blocks).
+# partial one, chunks inside the small-d kernel's blocks);
+# gpukmeans.stream_staged = TRUE copies them through pinned buffers filled
+# on the host instead of page-locking x in place.
 local_edition(3)
 
 # A fit's components and warnings without the attributes that say how it
@@ -18,7 +20,7 @@ stream_value <- function(f) {
 # resident fit runs without distance bounds, whose float distances may
 # differ from the plain kernels' in the last bit (in double they never
 # change a fit).
-stream_pair <- function(x, centers, ..., rows, seed = 1, precision = "double") {
+stream_pair <- function(x, centers, ..., rows, seed = 1, precision = "double", staged = FALSE) {
   resident_opts <- list(gpukmeans.stream = FALSE)
   if (precision == "single") resident_opts$gpukmeans.cuda_tuning <- c(0L, 0L, 0L, 1L)
   run <- function(opts) withr::with_options(opts, {
@@ -28,7 +30,7 @@ stream_pair <- function(x, centers, ..., rows, seed = 1, precision = "double") {
     w
   })
   list(resident = run(resident_opts),
-       streamed = run(list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = rows)))
+       streamed = run(list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = rows, gpukmeans.stream_staged = staged)))
 }
 
 expect_stream_identical <- function(p, label) {
@@ -39,10 +41,16 @@ expect_stream_identical <- function(p, label) {
   expect_identical(p$streamed$seed, p$resident$seed, label = label)
 }
 
-test_that("options(gpukmeans.stream) and gpukmeans.stream_rows are checked", {
-  withr::local_options(gpukmeans.stream = NULL, gpukmeans.stream_rows = NULL)
+test_that("options(gpukmeans.stream), gpukmeans.stream_rows and gpukmeans.stream_staged are checked", {
+  withr::local_options(gpukmeans.stream = NULL, gpukmeans.stream_rows = NULL, gpukmeans.stream_staged = NULL)
   expect_identical(gpukmeans:::cuda_options()$stream, 0L)
   expect_identical(gpukmeans:::cuda_options()$stream_rows, 0)
+  expect_identical(gpukmeans:::cuda_options()$stream_staged, 0L)
+  withr::local_options(gpukmeans.stream_staged = TRUE)
+  expect_identical(gpukmeans:::cuda_options()$stream_staged, 1L)
+  withr::local_options(gpukmeans.stream_staged = NA)
+  expect_error(gpukmeans:::cuda_options(), "gpukmeans.stream_staged =) must be TRUE or FALSE")
+  withr::local_options(gpukmeans.stream_staged = FALSE)
   withr::local_options(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 1000)
   expect_identical(gpukmeans:::cuda_options()$stream, 2L)
   expect_identical(gpukmeans:::cuda_options()$stream_rows, 1000)
@@ -72,8 +80,10 @@ test_that("cuda: streamed x gives the resident fit bit for bit (shapes, chunk si
     c0 <- cs$x[seq(1, nrow(cs$x), length.out = cs$k), , drop = FALSE]
     for (precision in c("double", "single")) {
       for (rows in c(997, 4096, 1e6)) {  # many chunks; a few; one chunk larger than x
-        p <- stream_pair(cs$x, c0, rows = rows, precision = precision)
-        expect_stream_identical(p, sprintf("%s, %s, chunks of %g rows", nm, precision, rows))
+        for (staged in c(FALSE, TRUE)) {
+          p <- stream_pair(cs$x, c0, rows = rows, precision = precision, staged = staged)
+          expect_stream_identical(p, sprintf("%s, %s, chunks of %g rows, staged %s", nm, precision, rows, staged))
+        }
       }
     }
   }
@@ -105,7 +115,7 @@ test_that("cuda: streamed x with empty clusters and duplicate rows", {
   x <- rbind(make_blobs(6000, 3, 4), matrix(1, 500, 3))
   c0 <- rbind(x[c(1, 2000, 4000), ], c(1e4, 1e4, 1e4))  # the last center never wins: empty
   for (precision in c("double", "single")) {
-    p <- stream_pair(x, c0, rows = 1111, precision = precision, iter.max = 30)
+    p <- stream_pair(x, c0, rows = 1111, precision = precision, iter.max = 30, staged = precision == "single")
     expect_stream_identical(p, precision)
     expect_true(any(p$streamed$value$size == 0L) || anyNA(p$streamed$value$centers))
   }
@@ -152,9 +162,12 @@ test_that("cuda: several engines on one GPU, each streaming its rows, give the o
   x <- simulate_blobs(40000, 4, 12, seed = 4)
   set.seed(7); one <- gpu_kmeans(x, 12, backend = "cuda", device = 0)
   withr::local_options(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 5003)
-  set.seed(7); two <- gpu_kmeans(x, 12, backend = "cuda", device = c(0, 0))
-  expect_match(attr(two, "device"), "streamed")
-  expect_identical(stream_value(two), stream_value(one))
+  for (staged in c(FALSE, TRUE)) {
+    withr::local_options(gpukmeans.stream_staged = staged)
+    set.seed(7); two <- gpu_kmeans(x, 12, backend = "cuda", device = c(0, 0))
+    expect_match(attr(two, "device"), "^2 engines on 1 GPU: .*, x streamed from host memory in 8 chunks$")
+    expect_identical(stream_value(two), stream_value(one))
+  }
 })
 
 test_that("cuda: observation weights with streamed x are a clear error", {
