@@ -1,5 +1,5 @@
 # x streamed from host memory against x resident on the GPU (not a test).
-#   Rscript inst/bench/bench_stream.R OUTDIR [ceilings.txt] [big]     (GPU machine)
+#   Rscript inst/bench/bench_stream.R OUTDIR [ceilings.txt] [big | bigonly]     (GPU machine)
 # ceilings.txt: the output of `python3 inst/bench/peer_torch.py --ceilings`
 # in the same run (the card's pinned host-to-device copy rate, the link's
 # ceiling).  Part 1: 1e8 x 16 (12.8 GB in double), k = 256, centers the
@@ -12,7 +12,8 @@
 # rate), the floor of a streamed iteration.  Part 2 (argument "big"): a
 # double matrix larger than the card's memory (rows = 1.05 x the card's
 # bytes / 128), k = 64, 3 iterations, streamed, beside the CPU engine's fit
-# from the same centers.  Writes OUTDIR/stream-<date>.csv.
+# from the same centers ("bigonly": part 2 alone).  Writes
+# OUTDIR/stream-<date>.csv.
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 args <- commandArgs(trailingOnly = TRUE)
@@ -38,6 +39,7 @@ timed_fit <- function(x, c0, iters, prec, stream, staged = FALSE) {
 }
 
 rows <- list()
+if (!"bigonly" %in% args) {
 n <- 1e8; d <- 16L; k <- 256L
 set.seed(1)
 x <- suppressWarnings(matrix(runif(1e7 + 17), n, d))
@@ -72,9 +74,10 @@ for (prec in c("double", "single")) {
   }
 }
 rm(x); invisible(gc())
+}
 
-if ("big" %in% args) {
-  mem <- info$devices$total_memory[1L]
+if (any(c("big", "bigonly") %in% args)) {
+  mem <- info$devices$memory_total_gb[1L] * 2^30
   n <- ceiling(1.05 * mem / 128)  # 16 doubles a row: 1.05 x the card
   k <- 64L
   cat(sprintf("big: %.3e x 16 doubles = %.1f GB (the card: %.1f GB)\n", n, n * 128 / 1e9, mem / 1e9))
@@ -102,4 +105,5 @@ if ("big" %in% args) {
     upload_s = attr(g$fit, "timing")[["transfer_to_device"]], resident_wall_12 = NA, streamed_wall_12 = NA,
     identical = NA, stringsAsFactors = FALSE)
 }
-write.csv(do.call(rbind, rows), file.path(outdir, sprintf("stream-%s.csv", today)), row.names = FALSE)
+write.csv(do.call(rbind, rows), file.path(outdir, sprintf("stream%s-%s.csv", if ("bigonly" %in% args) "-big" else "", today)),
+          row.names = FALSE)
