@@ -1,15 +1,17 @@
 #!/bin/sh
 # On the GPU machine (no R there: the R that tools/gpu/pack.sh carried), from
 # the repository root, after `sh tools/gpu/pack.sh` here filled .gpu/:
-#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence] [cosine]
+#   sh tools/gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence] [cosine] [stream]
 # Writes OUTDIR/info.txt, tests.txt (the testthat suite with the GPU present),
 # peer.txt (the PyTorch peer, inst/bench/peer_torch.py), bench.txt,
 # init.txt, sweep.txt (inst/bench/bench_sweep.R), convergence.txt
 # (inst/bench/bench_convergence.R: the CUDA bounds vs plain Lloyd) and
 # cosine.txt with peer-cosine.txt (inst/bench/bench_cosine.R beside
-# peer_torch.py --cosine) plus the benchmark CSVs.
+# peer_torch.py --cosine), stream.txt (inst/bench/bench_stream.R: streamed
+# x against resident x, and a double matrix larger than the card, beside
+# the pinned copy rate of peer_torch.py --ceilings) plus the benchmark CSVs.
 set -u
-out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence] [cosine]}; shift
+out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence] [cosine] [stream]}; shift
 what=${*:-tests bench}
 mkdir -p "$out"
 R="sh tools/gpu/run-r.sh"
@@ -48,4 +50,9 @@ case " $what " in *" cosine "*)
   PYTHONUNBUFFERED=1 python3 inst/bench/peer_torch.py --cosine > "$out/peer-cosine.txt" 2>&1
   $R inst/bench/bench_cosine.R gpu "$out" "$out/peer-cosine.txt" > "$out/cosine.txt" 2>&1
   tail -n 30 "$out/cosine.txt" ;;
+esac
+case " $what " in *" stream "*)
+  PYTHONUNBUFFERED=1 python3 inst/bench/peer_torch.py --ceilings > "$out/ceilings.txt" 2>&1
+  $R inst/bench/bench_stream.R "$out" "$out/ceilings.txt" big > "$out/stream.txt" 2>&1
+  tail -n 12 "$out/stream.txt" ;;
 esac
