@@ -173,6 +173,14 @@ gk_sweep_cpp <- function(x, starts_by_k, iter_max, single, engine, threads, devi
     .Call(`_gpukmeans_gk_sweep_cpp`, x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda)
 }
 
+gk_map_doubles <- function(path, n, d, offset) {
+    .Call(`_gpukmeans_gk_map_doubles`, path, n, d, offset)
+}
+
+gk_is_mapped <- function(x) {
+    .Call(`_gpukmeans_gk_is_mapped`, x)
+}
+
 gk_silhouette_cpp <- function(x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after, cuda) {
     .Call(`_gpukmeans_gk_silhouette_cpp`, x, cluster, k, centers, method, rows, engine, threads, device, progress, progress_after, cuda)
 }

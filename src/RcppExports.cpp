@@ -513,6 +513,31 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_map_doubles
+SEXP gk_map_doubles(std::string path, double n, double d, double offset);
+RcppExport SEXP _gpukmeans_gk_map_doubles(SEXP pathSEXP, SEXP nSEXP, SEXP dSEXP, SEXP offsetSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< double >::type offset(offsetSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_map_doubles(path, n, d, offset));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_is_mapped
+bool gk_is_mapped(SEXP x);
+RcppExport SEXP _gpukmeans_gk_is_mapped(SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_is_mapped(x));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gk_silhouette_cpp
 Rcpp::List gk_silhouette_cpp(Rcpp::NumericMatrix x, Rcpp::IntegerVector cluster, int k, SEXP centers, int method, Rcpp::IntegerVector rows, std::string engine, int threads, int device, SEXP progress, double progress_after, Rcpp::List cuda);
 RcppExport SEXP _gpukmeans_gk_silhouette_cpp(SEXP xSEXP, SEXP clusterSEXP, SEXP kSEXP, SEXP centersSEXP, SEXP methodSEXP, SEXP rowsSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP) {
@@ -649,6 +674,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 6},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
     {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
+    {"_gpukmeans_gk_map_doubles", (DL_FUNC) &_gpukmeans_gk_map_doubles, 4},
+    {"_gpukmeans_gk_is_mapped", (DL_FUNC) &_gpukmeans_gk_is_mapped, 1},
     {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 12},
     {"_gpukmeans_gk_normalize_rows_cpp", (DL_FUNC) &_gpukmeans_gk_normalize_rows_cpp, 2},
     {"_gpukmeans_gk_spherical_parts_cpp", (DL_FUNC) &_gpukmeans_gk_spherical_parts_cpp, 8},
@@ -659,7 +686,9 @@ static const R_CallMethodDef CallEntries[] = {
     {NULL, NULL, 0}
 };
 
+void gk_init_mapped_class(DllInfo* dll);
 RcppExport void R_init_gpukmeans(DllInfo *dll) {
     R_registerRoutines(dll, NULL, CallEntries, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
+    gk_init_mapped_class(dll);
 }

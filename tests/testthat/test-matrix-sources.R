@@ -76,6 +76,46 @@ test_that("big.matrix sources, in memory and file-backed, give the fit of the ba
   expect_identical(unname(a$cluster), unname(b$cluster))
 })
 
+test_that("a double big.matrix in a file or in shared memory is mapped, not read: no copy, the same values", {
+  skip_if_not_installed("bigmemory")
+  skip_on_os("windows")
+  x <- sources_data()
+  colnames(x) <- paste0("v", seq_len(ncol(x)))
+  dir <- withr::local_tempdir()
+  file_backed <- bigmemory::as.big.matrix(x, backingfile = "x.bin", descriptorfile = "x.desc", backingpath = dir)
+  shared <- bigmemory::as.big.matrix(x)
+  for (b in list(file_backed, shared)) {
+    m <- gpukmeans:::read_matrix_source(b)
+    expect_true(gpukmeans:::gk_is_mapped(m))
+    expect_identical(m, x)                     # values, dim and dimnames
+    expect_identical(m[17, ], x[17, ])
+    set.seed(4); f <- gpu_kmeans(b, 4, nstart = 2, backend = "cpu")
+    set.seed(4); g <- gpu_kmeans(x, 4, nstart = 2, backend = "cpu")
+    expect_identical(f$cluster, g$cluster)
+    expect_identical(f$centers, g$centers)
+    # a write by R never reaches the big.matrix (the mapping is private)
+    m[1, 1] <- 1e6
+    expect_identical(b[1, 1], unname(x[1, 1]))
+    expect_identical(readRDS({s <- withr::local_tempfile(); saveRDS(m, s); s})[1, 1], 1e6)
+  }
+  # read (not mapped): a big.matrix in R's own memory, a sub.big.matrix, integers
+  local <- bigmemory::big.matrix(nrow(x), ncol(x), type = "double", shared = FALSE)
+  local[, ] <- x
+  expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(local)))
+  sub <- bigmemory::sub.big.matrix(file_backed, firstRow = 2, lastRow = 9)
+  expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(sub)))
+  expect_identical(unname(gpukmeans:::read_matrix_source(sub)), unname(x[2:9, ]))
+  xi <- round(x)
+  storage.mode(xi) <- "integer"
+  expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(bigmemory::as.big.matrix(xi, type = "integer"))))
+  # a file shorter than the matrix, or none, is not mapped
+  short <- withr::local_tempfile()
+  writeBin(c(1, 2, 3), short)
+  expect_null(gpukmeans:::gk_map_doubles(short, 2, 2, 0))
+  expect_null(gpukmeans:::gk_map_doubles(file.path(dir, "none.bin"), 2, 2, 0))
+  expect_identical(gpukmeans:::gk_map_doubles(short, 3, 1, 0)[, 1], c(1, 2, 3))
+})
+
 test_that("DelayedArray and HDF5Array matrices give the fit of the base matrix", {
   skip_if_not_installed("HDF5Array")
   x <- sources_data()

@@ -178,3 +178,18 @@ test_that("cuda: observation weights with streamed x are a clear error", {
                class = "gpukmeans_unsupported")
   expect_error(gpu_kmeans(x, 4, weights = rep(2, 5000), backend = "cuda"), "streamed from host memory")
 })
+
+test_that("cuda: a file-backed big.matrix (mapped, not read) streams and fits as the base matrix", {
+  skip_if_no_gpu()
+  skip_if_not_installed("bigmemory")
+  x <- simulate_blobs(30000, 6, 8, seed = 6)
+  dir <- withr::local_tempdir()
+  b <- bigmemory::as.big.matrix(x, backingfile = "x.bin", descriptorfile = "x.desc", backingpath = dir)
+  set.seed(5); ref <- gpu_kmeans(x, 8, backend = "cuda")
+  for (staged in c(FALSE, TRUE)) {
+    withr::local_options(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 4000, gpukmeans.stream_staged = staged)
+    set.seed(5); f <- gpu_kmeans(b, 8, backend = "cuda")
+    expect_match(attr(f, "device"), "streamed")
+    expect_identical(stream_value(f), stream_value(ref))
+  }
+})
