@@ -63,9 +63,11 @@ resolve_backend <- function(backend, device, work = Inf) {
 #   gpukmeans_out_of_memory naming both sizes instead; TRUE: always
 #   streamed (benchmarks, tests); stream_rows: the rows of a chunk
 #   (internal, tests: options(gpukmeans.stream_rows =); 0 or unset: chunks
-#   of about 256 MiB); stream_staged: streamed x copied through pinned
-#   buffers filled by host threads rather than page-locked in place
-#   (internal, tests and benchmarks: options(gpukmeans.stream_staged = TRUE));
+#   of about 256 MiB); stream_copy: how streamed x is copied (internal,
+#   tests and benchmarks: options(gpukmeans.stream_copy =) "auto", the
+#   default: a pinned float image in single precision where host memory
+#   allows, else x page-locked in place, else staged; "staged": through
+#   pinned buffers filled by host threads; "registered": x page-locked);
 # - tuning: its kernel choices for benchmarks and tests (internal:
 #   options(gpukmeans.cuda_tuning = c(assign_kernel, init_filter,
 #   sample_room, bounds[, staging])) as src/engine.h's CudaTuning; unset
@@ -86,12 +88,14 @@ cuda_options <- function(tuning = getOption("gpukmeans.cuda_tuning")) {
   if (!is.numeric(rows) || length(rows) != 1L || is.na(rows) || rows < 0 || rows != floor(rows))
     stop("options(gpukmeans.stream_rows =) must be a whole number of rows >= 0, not ", describe_value(rows),
          call. = FALSE)
-  staged <- getOption("gpukmeans.stream_staged", FALSE)
-  if (!isTRUE(staged) && !isFALSE(staged))
-    stop("options(gpukmeans.stream_staged =) must be TRUE or FALSE, not ", describe_value(staged), call. = FALSE)
+  copy <- getOption("gpukmeans.stream_copy", "auto")
+  modes <- c("auto", "staged", "registered")
+  if (!is.character(copy) || length(copy) != 1L || !copy %in% modes)
+    stop("options(gpukmeans.stream_copy =) must be \"auto\", \"staged\" or \"registered\", not ",
+         describe_value(copy), call. = FALSE)
   list(tuning = as.integer(tuning %||% integer(0)), device_memory = as.numeric(mem %||% Inf),
        stream = if (is.na(stream)) 0L else if (stream) 2L else 1L, stream_rows = as.numeric(rows),
-       stream_staged = as.integer(staged))
+       stream_copy = match(copy, modes) - 1L)
 }
 
 check_backend <- function(backend) {

@@ -89,7 +89,7 @@ class CudaEngine final : public Engine {
     opts.host_threads = tuning.host_threads;
     opts.stream = tuning.stream;
     opts.stream_rows = tuning.stream_rows;
-    opts.stream_staged = tuning.stream_staged;
+    opts.stream_copy = tuning.stream_copy;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
     int64_t rows = 0, chunks = 0;

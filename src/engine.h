@@ -310,7 +310,7 @@ struct CudaTuning {
   int stream = 0;         // x streamed from host memory: 0 when it does not fit on the device, 1 never
                           // (an out-of-memory error instead), 2 always
   std::int64_t stream_rows = 0;  // rows of a streamed chunk (0: by size; tests set a few)
-  int stream_staged = 0;         // streamed x: 0 page-locked in place where possible, 1 through pinned buffers
+  int stream_copy = 0;           // streamed x: 0 as the host allows, 1 staged, 2 page-locked x (gk_cuda_options)
 };
 
 // The CUDA engine on device `device`; shift (d values or nullptr) fixes the

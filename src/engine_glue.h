@@ -27,7 +27,8 @@ namespace gk {
 //        device_memory = the bytes it may use (Inf: all that is free),
 //        stream = 0 stream x from host memory when it does not fit, 1 never, 2 always,
 //        stream_rows = rows of a streamed chunk (0: by size),
-//        stream_staged = 1: streamed x through pinned buffers, not page-locked in place)
+//        stream_copy = how streamed x is copied: 0 by what the host allows, 1 staged through pinned
+//        buffers, 2 x page-locked in place (no float image))
 // An empty list means the defaults.  shift: the single-precision shift (d
 // values), or nullptr for the engine's own (src/single_shift.h).
 // The CUDA engine's tuning from R's `cuda` list (above), with `host_threads`
@@ -47,7 +48,7 @@ inline gk::CudaTuning cuda_tuning(Rcpp::List cuda, int host_threads) {
   t.host_threads = host_threads;
   if (cuda.containsElementNamed("device_memory")) t.memory_cap = Rcpp::as<double>(cuda["device_memory"]);
   if (cuda.containsElementNamed("stream")) t.stream = Rcpp::as<int>(cuda["stream"]);
-  if (cuda.containsElementNamed("stream_staged")) t.stream_staged = Rcpp::as<int>(cuda["stream_staged"]);
+  if (cuda.containsElementNamed("stream_copy")) t.stream_copy = Rcpp::as<int>(cuda["stream_copy"]);
   if (cuda.containsElementNamed("stream_rows"))
     t.stream_rows = static_cast<std::int64_t>(Rcpp::as<double>(cuda["stream_rows"]));
   return t;

@@ -4,8 +4,9 @@
 # in the same run (the card's pinned host-to-device copy rate, the link's
 # ceiling).  Part 1: 1e8 x 16 (12.8 GB in double), k = 256, centers the
 # first 256 rows, both precisions, resident and streamed (the same fit;
-# streamed with x page-locked in place, the default, and staged through
-# pinned buffers filled by host threads):
+# streamed as the host allows, the default: in double x page-locked in
+# place, in single a pinned float image of x; then x page-locked in single
+# precision, and staged through pinned buffers filled by host threads):
 # seconds per iteration from the difference of fits of 12 and 4 iterations
 # (so the upload, the final within-SS passes and the labels' download drop
 # out), against max(resident compute, bytes of x as stored / pinned copy
@@ -31,8 +32,8 @@ if (length(args) >= 2L && file.exists(args[2L])) {
 cat(sprintf("gpukmeans streaming benchmark | %s | %s | pinned host-to-device copy (PyTorch, same run): %.1f GB/s | host threads %d\n",
             card, today, pinned, as.integer(info$cpu_threads)))
 
-timed_fit <- function(x, c0, iters, prec, stream, staged = FALSE) {
-  withr::local_options(gpukmeans.stream = stream, gpukmeans.stream_staged = staged)
+timed_fit <- function(x, c0, iters, prec, stream, copy = "auto") {
+  withr::local_options(gpukmeans.stream = stream, gpukmeans.stream_copy = copy)
   t0 <- Sys.time()
   f <- suppressWarnings(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda"))
   list(fit = f, wall = as.numeric(difftime(Sys.time(), t0, units = "secs")), compute = attr(f, "timing")[["compute"]])
@@ -47,26 +48,28 @@ c0 <- x[seq_len(k), ]
 invisible(gpu_kmeans(x[1:1e5, ], c0, iter.max = 2, backend = "cuda"))  # warm up
 for (prec in c("double", "single")) {
   res <- list()
-  for (mode in c("resident", "streamed", "staged")) {
-    a <- timed_fit(x, c0, 4L, prec, mode != "resident", mode == "staged")
-    b <- timed_fit(x, c0, 12L, prec, mode != "resident", mode == "staged")
+  modes <- c("auto", if (prec == "single") "registered", "staged")
+  for (mode in c("resident", modes)) {
+    copy <- if (mode == "resident") "auto" else mode
+    a <- timed_fit(x, c0, 4L, prec, mode != "resident", copy)
+    b <- timed_fit(x, c0, 12L, prec, mode != "resident", copy)
     res[[mode]] <- list(a = a, b = b, per_iter = (b$compute - a$compute) / 8)
   }
   # the floor of a streamed iteration: x as stored over the link, or the
   # resident iteration
   bytes <- n * d * if (prec == "double") 8 else 4
   floor_s <- max(res$resident$per_iter, bytes / (pinned * 1e9))
-  for (mode in c("streamed", "staged")) {
+  for (mode in modes) {
     same <- identical(res[[mode]]$b$fit$cluster, res$resident$b$fit$cluster) &&
       identical(res[[mode]]$b$fit$centers, res$resident$b$fit$centers)
     st <- res[[mode]]$per_iter
     up <- attr(res[[mode]]$b$fit, "timing")[["transfer_to_device"]]
-    cat(sprintf("%.0e x %d k=%d %-6s %-8s resident %7.4f s/iter | streamed %7.4f s/iter = %5.1f GB/s of stored x (%3.0f%% of pinned) | floor %7.4f s -> %.2fx | upload pass %.2f s (resident %.2f s) | wall of 12 iterations: resident %.2f s, streamed %.2f s | fits identical: %s | %s\n",
+    cat(sprintf("%.0e x %d k=%d %-6s %-10s resident %7.4f s/iter | streamed %7.4f s/iter = %5.1f GB/s of stored x (%3.0f%% of pinned) | floor %7.4f s -> %.2fx | upload pass %.2f s (resident %.2f s) | wall of 12 iterations: resident %.2f s, streamed %.2f s | fits identical: %s | %s\n",
                 n, d, k, prec, mode, res$resident$per_iter, st, bytes / st / 1e9, 100 * bytes / st / 1e9 / pinned,
                 floor_s, st / floor_s, up, attr(res$resident$b$fit, "timing")[["transfer_to_device"]],
                 res$resident$b$wall, res[[mode]]$b$wall, same, attr(res[[mode]]$b$fit, "device")))
     rows[[length(rows) + 1L]] <- data.frame(date = today, card = card, n = n, d = d, k = k, precision = prec,
-      copy = if (mode == "streamed") "page-locked x" else "staged",
+      copy = mode,
       resident_s_per_iter = res$resident$per_iter, streamed_s_per_iter = st, bytes_per_iter = bytes,
       pinned_GBps = pinned, floor_s = floor_s, ratio_to_floor = st / floor_s, upload_s = up,
       resident_wall_12 = res$resident$b$wall, streamed_wall_12 = res[[mode]]$b$wall, identical = same,

@@ -112,10 +112,12 @@ typedef struct {
                          it would not fit on the device (default), 1 never
                          (GK_CUDA_OUT_OF_MEMORY instead), 2 always (tests) */
   int64_t stream_rows; /* rows of a streamed chunk (0: by size, ~256 MiB) */
-  int stream_staged;  /* streamed x: 0 page-locks x in place where the
-                         driver allows (cudaHostRegister; else staged), 1
-                         copies it through pinned buffers filled by host
-                         threads (tests, benchmarks) */
+  int stream_copy;    /* how streamed x is copied: 0 as the host allows (in
+                         single precision a pinned float image of x where a
+                         quarter of the host's memory holds it, else x
+                         page-locked in place, else staged); 1 staged
+                         through pinned buffers filled by host threads; 2 x
+                         page-locked in place (tests, benchmarks) */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

@@ -3,19 +3,24 @@
 // per-column scales and a few chunk buffers on the device, and every pass
 // over the rows (a step, a within-SS pass, predict) brings x there chunk by
 // chunk, each chunk's copy overlapped with the kernels of the one before.
-// Two ways to copy:
+// Three ways to copy:
+//   image       single precision, where host memory allows (a quarter of
+//               it at most): a pinned float image of x, float(x - shift)
+//               made once by host threads (the resident upload's rounding),
+//               and each chunk's rows one strided copy of floats;
 //   registered  x itself is page-locked once (cudaHostRegister) and each
 //               chunk's rows are one strided copy (cudaMemcpy2DAsync) at the
 //               link's speed, no host work; in single precision the
-//               doubles are converted on the device to float(x - shift),
-//               the resident upload's rounding;
-//   staged      where x cannot be registered (or options.stream_staged):
+//               doubles are converted on the device to float(x - shift);
+//   staged      where x cannot be registered (or options.stream_copy = 1):
 //               host threads fill pinned buffers with the chunk's rows
 //               (converted on the host in single precision: half the bytes
 //               cross the link), as the resident staged upload does.
 // The kernels are those of resident data, run on a view of the handle whose
 // x, n and labels are the chunk's; the sums are exact fixed-point integers,
 // so any split into chunks gives the resident bits.
+#include <unistd.h>
+
 #include <algorithm>
 #include <limits>
 #include <new>
@@ -43,6 +48,9 @@ struct StreamSource {
   long long rows = 0;          // rows per chunk (the last may have fewer)
   long long chunks = 0;
   bool registered = false;     // hx page-locked (cudaHostRegister)
+  float *image = nullptr;      // the pinned float image of x (single precision), or nullptr
+  const void *direct = nullptr;  // what chunks are copied from without host work: image, or hx when
+  size_t direct_esz = 0;         // registered (column-major n x d, elements of direct_esz bytes)
   void *dev[kBuf] = {};        // rows x d: the stored precision, or doubles when registered
   void *host[kBuf] = {};       // staged: the same size, pinned (or pageable where pinned memory is refused)
   bool pinned = false;
@@ -57,6 +65,7 @@ void destroy_stream_source(StreamSource *S) {
   if (!S) return;
   if (S->copy) cudaStreamSynchronize(S->copy);
   if (S->registered) cudaHostUnregister((void *)S->hx);
+  if (S->image) cudaFreeHost(S->image);
   if (S->conv) cudaFree(S->conv);
   if (S->dshift) cudaFree(S->dshift);
   for (int b = 0; b < kBuf; ++b) {
@@ -133,20 +142,20 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
   for (long long c = 0; c < S->chunks; ++c) {
     const int b = (int)(c % kBuf);
     const long long a = c * S->rows, len = std::min(S->rows, n - a);
-    if (S->registered) {
+    if (S->direct) {
       // the device buffer is free once its last use has run (events never
       // recorded count as done); then rows [a, a + len) of each column: one
       // strided copy, or a copy per column where x's column is longer than
       // the largest pitch the device takes
       GK_CHECK(cudaStreamWaitEvent(S->copy, S->used[b], 0), "copying a chunk of x");
-      const size_t w = (size_t)len * sizeof(double);
-      if ((double)n * sizeof(double) <= S->max_pitch) {
-        GK_CHECK(cudaMemcpy2DAsync(S->dev[b], w, S->hx + a, (size_t)n * sizeof(double), w, (size_t)d,
-                                   cudaMemcpyHostToDevice, S->copy),
+      const size_t e = S->direct_esz, w = (size_t)len * e;
+      const char *src = (const char *)S->direct + (size_t)a * e;
+      if ((double)n * e <= S->max_pitch) {
+        GK_CHECK(cudaMemcpy2DAsync(S->dev[b], w, src, (size_t)n * e, w, (size_t)d, cudaMemcpyHostToDevice, S->copy),
                  "copying a chunk of x");
       } else {
         for (int j = 0; j < d; ++j)
-          GK_CHECK(cudaMemcpyAsync((double *)S->dev[b] + (size_t)j * len, S->hx + (size_t)j * n + a, w,
+          GK_CHECK(cudaMemcpyAsync((char *)S->dev[b] + (size_t)j * w, src + (size_t)j * n * e, w,
                                    cudaMemcpyHostToDevice, S->copy),
                    "copying a chunk of x");
       }
@@ -198,9 +207,25 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   int pitch = 0;
   GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
   S->max_pitch = (double)pitch;
+  // single precision: a pinned float image where a quarter of the host's
+  // memory holds it
+  if (D->opts.stream_copy == 0 && D->single) {
+    const double ibytes = (double)n * d * sizeof(float);
+    const double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
+    if (phys > 0 && ibytes <= 0.25 * phys) {
+      if (cudaHostAlloc((void **)&S->image, (size_t)ibytes, cudaHostAllocDefault) == cudaSuccess) {
+        fill_rows(S->image, x, n, d, 0, n, D->shift.data(), staging_threads(D));
+        S->direct = S->image;
+        S->direct_esz = sizeof(float);
+      } else {
+        cudaGetLastError();
+        S->image = nullptr;
+      }
+    }
+  }
   // x page-locked in place where the driver allows (not in containers that
   // limit locked memory, nor twice): then no host buffers at all
-  if (!D->opts.stream_staged) {
+  if (D->opts.stream_copy != 1 && !S->image) {
     const size_t xbytes = (size_t)n * d * sizeof(double);
     S->registered = cudaHostRegister((void *)x, xbytes, cudaHostRegisterReadOnly) == cudaSuccess;
     if (!S->registered) {
@@ -208,12 +233,16 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
       S->registered = cudaHostRegister((void *)x, xbytes, cudaHostRegisterDefault) == cudaSuccess;
       if (!S->registered) cudaGetLastError();
     }
+    if (S->registered) {
+      S->direct = x;
+      S->direct_esz = sizeof(double);
+    }
   }
   // rows per chunk: ~kChunkBytes each, kBuf of them (and, registered in
   // single precision, the converted chunk) within the room left beside the
   // labels (options.stream_rows: tests)
   const bool convert = S->registered && D->single;
-  const double row_bytes = (double)d * (S->registered ? sizeof(double) : esz);
+  const double row_bytes = (double)d * (S->registered ? sizeof(double) : esz);  // (an image: esz)
   const double per_row = kBuf * row_bytes + (convert ? (double)d * sizeof(float) : 0.0);
   const bool forced = D->opts.stream_rows > 0;
   long long rows = forced ? (long long)D->opts.stream_rows : std::max(kMinChunkRows, (long long)(kChunkBytes / row_bytes));
@@ -251,7 +280,7 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
     GK_CHECK(cudaMemcpyAsync(S->dshift, D->shift.data(), (size_t)d * sizeof(double), cudaMemcpyHostToDevice, D->stream),
              "copying the shift");
   }
-  S->pinned = !S->registered;
+  S->pinned = !S->direct;
   for (int b = 0; b < kBuf && S->pinned; ++b)
     if (cudaHostAlloc(&S->host[b], chunk_bytes, cudaHostAllocDefault) != cudaSuccess) {
       cudaGetLastError();  // no pinned memory here (limits, containers): pageable buffers
@@ -260,7 +289,7 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
       S->pinned = false;
     }
   for (int b = 0; b < kBuf; ++b) {
-    if (!S->pinned && !S->registered) {
+    if (!S->pinned && !S->direct) {
       S->host[b] = new (std::nothrow) char[chunk_bytes];
       if (!S->host[b]) {
         set_msg(err, errlen, "out of host memory (%.2f GiB for the chunk buffers of streamed x)",

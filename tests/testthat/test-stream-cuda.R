@@ -4,8 +4,10 @@
 # the sums are exact, so the fit is that of resident data, bit for bit.
 # gpukmeans.stream_rows makes the chunks small here (many chunks, a last
 # partial one, chunks inside the small-d kernel's blocks);
-# gpukmeans.stream_staged = TRUE copies them through pinned buffers filled
-# on the host instead of page-locking x in place.
+# gpukmeans.stream_copy chooses how they are copied: "registered" (x
+# page-locked in place; single precision converted on the device),
+# "staged" (through pinned buffers filled on the host) and "auto" (single
+# precision: a pinned float image of x).
 local_edition(3)
 
 # A fit's components and warnings without the attributes that say how it
@@ -20,7 +22,7 @@ stream_value <- function(f) {
 # resident fit runs without distance bounds, whose float distances may
 # differ from the plain kernels' in the last bit (in double they never
 # change a fit).
-stream_pair <- function(x, centers, ..., rows, seed = 1, precision = "double", staged = FALSE) {
+stream_pair <- function(x, centers, ..., rows, seed = 1, precision = "double", copy = "auto") {
   resident_opts <- list(gpukmeans.stream = FALSE)
   if (precision == "single") resident_opts$gpukmeans.cuda_tuning <- c(0L, 0L, 0L, 1L)
   run <- function(opts) withr::with_options(opts, {
@@ -30,7 +32,7 @@ stream_pair <- function(x, centers, ..., rows, seed = 1, precision = "double", s
     w
   })
   list(resident = run(resident_opts),
-       streamed = run(list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = rows, gpukmeans.stream_staged = staged)))
+       streamed = run(list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = rows, gpukmeans.stream_copy = copy)))
 }
 
 expect_stream_identical <- function(p, label) {
@@ -41,16 +43,18 @@ expect_stream_identical <- function(p, label) {
   expect_identical(p$streamed$seed, p$resident$seed, label = label)
 }
 
-test_that("options(gpukmeans.stream), gpukmeans.stream_rows and gpukmeans.stream_staged are checked", {
-  withr::local_options(gpukmeans.stream = NULL, gpukmeans.stream_rows = NULL, gpukmeans.stream_staged = NULL)
+test_that("options(gpukmeans.stream), gpukmeans.stream_rows and gpukmeans.stream_copy are checked", {
+  withr::local_options(gpukmeans.stream = NULL, gpukmeans.stream_rows = NULL, gpukmeans.stream_copy = NULL)
   expect_identical(gpukmeans:::cuda_options()$stream, 0L)
   expect_identical(gpukmeans:::cuda_options()$stream_rows, 0)
-  expect_identical(gpukmeans:::cuda_options()$stream_staged, 0L)
-  withr::local_options(gpukmeans.stream_staged = TRUE)
-  expect_identical(gpukmeans:::cuda_options()$stream_staged, 1L)
-  withr::local_options(gpukmeans.stream_staged = NA)
-  expect_error(gpukmeans:::cuda_options(), "gpukmeans.stream_staged =) must be TRUE or FALSE")
-  withr::local_options(gpukmeans.stream_staged = FALSE)
+  expect_identical(gpukmeans:::cuda_options()$stream_copy, 0L)
+  withr::local_options(gpukmeans.stream_copy = "staged")
+  expect_identical(gpukmeans:::cuda_options()$stream_copy, 1L)
+  withr::local_options(gpukmeans.stream_copy = "registered")
+  expect_identical(gpukmeans:::cuda_options()$stream_copy, 2L)
+  withr::local_options(gpukmeans.stream_copy = TRUE)
+  expect_error(gpukmeans:::cuda_options(), "gpukmeans.stream_copy =) must be \"auto\", \"staged\" or \"registered\"")
+  withr::local_options(gpukmeans.stream_copy = "auto")
   withr::local_options(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 1000)
   expect_identical(gpukmeans:::cuda_options()$stream, 2L)
   expect_identical(gpukmeans:::cuda_options()$stream_rows, 1000)
@@ -80,9 +84,9 @@ test_that("cuda: streamed x gives the resident fit bit for bit (shapes, chunk si
     c0 <- cs$x[seq(1, nrow(cs$x), length.out = cs$k), , drop = FALSE]
     for (precision in c("double", "single")) {
       for (rows in c(997, 4096, 1e6)) {  # many chunks; a few; one chunk larger than x
-        for (staged in c(FALSE, TRUE)) {
-          p <- stream_pair(cs$x, c0, rows = rows, precision = precision, staged = staged)
-          expect_stream_identical(p, sprintf("%s, %s, chunks of %g rows, staged %s", nm, precision, rows, staged))
+        for (copy in c("auto", "staged", "registered")) {
+          p <- stream_pair(cs$x, c0, rows = rows, precision = precision, copy = copy)
+          expect_stream_identical(p, sprintf("%s, %s, chunks of %g rows, copy %s", nm, precision, rows, copy))
         }
       }
     }
@@ -115,7 +119,7 @@ test_that("cuda: streamed x with empty clusters and duplicate rows", {
   x <- rbind(make_blobs(6000, 3, 4), matrix(1, 500, 3))
   c0 <- rbind(x[c(1, 2000, 4000), ], c(1e4, 1e4, 1e4))  # the last center never wins: empty
   for (precision in c("double", "single")) {
-    p <- stream_pair(x, c0, rows = 1111, precision = precision, iter.max = 30, staged = precision == "single")
+    p <- stream_pair(x, c0, rows = 1111, precision = precision, iter.max = 30, copy = if (precision == "single") "staged" else "auto")
     expect_stream_identical(p, precision)
     expect_true(any(p$streamed$value$size == 0L) || anyNA(p$streamed$value$centers))
   }
@@ -162,8 +166,8 @@ test_that("cuda: several engines on one GPU, each streaming its rows, give the o
   x <- simulate_blobs(40000, 4, 12, seed = 4)
   set.seed(7); one <- gpu_kmeans(x, 12, backend = "cuda", device = 0)
   withr::local_options(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 5003)
-  for (staged in c(FALSE, TRUE)) {
-    withr::local_options(gpukmeans.stream_staged = staged)
+  for (copy in c("auto", "staged", "registered")) {
+    withr::local_options(gpukmeans.stream_copy = copy)
     set.seed(7); two <- gpu_kmeans(x, 12, backend = "cuda", device = c(0, 0))
     expect_match(attr(two, "device"), "^2 engines on 1 GPU: .*, x streamed from host memory in 8 chunks$")
     expect_identical(stream_value(two), stream_value(one))
@@ -179,17 +183,21 @@ test_that("cuda: observation weights with streamed x are a clear error", {
   expect_error(gpu_kmeans(x, 4, weights = rep(2, 5000), backend = "cuda"), "streamed from host memory")
 })
 
-test_that("cuda: a file-backed big.matrix (mapped, not read) streams and fits as the base matrix", {
+test_that("cuda: a file-backed big.matrix (mapped, not read) streams and fits as the base matrix, in both precisions", {
   skip_if_no_gpu()
   skip_if_not_installed("bigmemory")
   x <- simulate_blobs(30000, 6, 8, seed = 6)
   dir <- withr::local_tempdir()
   b <- bigmemory::as.big.matrix(x, backingfile = "x.bin", descriptorfile = "x.desc", backingpath = dir)
   set.seed(5); ref <- gpu_kmeans(x, 8, backend = "cuda")
-  for (staged in c(FALSE, TRUE)) {
-    withr::local_options(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 4000, gpukmeans.stream_staged = staged)
+  set.seed(5); ref1 <- withr::with_options(list(gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L)),
+                                           gpu_kmeans(x, 8, backend = "cuda", precision = "single"))
+  for (copy in c("auto", "staged", "registered")) {
+    withr::local_options(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 4000, gpukmeans.stream_copy = copy)
     set.seed(5); f <- gpu_kmeans(b, 8, backend = "cuda")
     expect_match(attr(f, "device"), "streamed")
     expect_identical(stream_value(f), stream_value(ref))
+    set.seed(5); f1 <- gpu_kmeans(b, 8, backend = "cuda", precision = "single")
+    expect_identical(stream_value(f1), stream_value(ref1))
   }
 })
