@@ -193,7 +193,10 @@
 #' the device keeps only the labels (4 bytes per row) and three chunk
 #' buffers of about 256 MiB, and every pass over the rows (an iteration, the
 #' final within-SS, `predict()`) copies `x` to it chunk by chunk, each
-#' chunk's copy overlapped with the previous chunk's kernels.  The fit is
+#' chunk's copy overlapped with the previous chunk's kernels (in double
+#' precision from `x` itself, page-locked for the fit; in single precision
+#' from a pinned float copy of `x`, 4 bytes a value, where a quarter of the
+#' host's memory holds it).  The fit is
 #' the one of resident data, bit for bit (its sums are exact, whatever the
 #' chunks); an iteration then costs at least the time to move `x` over the
 #' host link.  k-means++, k-means|| and the quality indices of streamed

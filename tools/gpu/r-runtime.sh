@@ -7,10 +7,11 @@ set -eu
 out=$1; shift
 # testthat and what it loads, Rcpp and cli (gpukmeans imports them), the
 # suggested packages the GPU suite and benchmarks use that are small enough
-# to carry (cluster, Matrix with lattice, clue, progressr), and extras
+# to carry (cluster, Matrix with lattice, clue, progressr, bigmemory with
+# bigmemory.sri and uuid: the mapped and streamed big.matrix), and extras
 pkgs="Rcpp cli testthat withr brio callr crayon desc diffobj digest ellipsis evaluate fansi fs glue jsonlite
       lifecycle magrittr pillar pkgconfig pkgload praise processx ps R6 rematch2 rlang rprojroot tibble utf8
-      vctrs waldo clue progressr globals $*"
+      vctrs waldo clue progressr globals bigmemory bigmemory.sri uuid $*"
 skip="translations tcltk mgcv survival nlme MASS KernSmooth boot class codetools foreign nnet
       rpart spatial"
 stage=$(mktemp -d)
