@@ -1,6 +1,6 @@
 # A small run of every CUDA path, for compute-sanitizer on the GPU machine
 # (tools/gpu/sanitize.sh): plain, bounded and step-by-step Lloyd in both
-# precisions, k-means++ and k-means||, predict, and the error paths.
+# precisions, k-means++ and k-means||, predict, streamed x, and the error paths.
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 fit <- function(x, c0, iter, single, bounds) {
@@ -40,6 +40,18 @@ for (prec in c("double", "single")) {
     set.seed(7); invisible(gpu_kmeans(x16, 6, weights = w, init = init, precision = prec, backend = "cuda", iter.max = 20))
   }
   set.seed(7); invisible(gpu_kmeans(x16, 6, weights = runif(nrow(x16)), precision = prec, backend = "cuda", iter.max = 20))
+}
+# x streamed from host memory in chunks (src/cuda/streamed.cu), each copy
+# mode: Lloyd step by step, the within-SS passes, predict
+for (copy in c("auto", "staged", "registered")) {
+  withr::with_options(list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 997, gpukmeans.stream_copy = copy), {
+    for (x in list(x2, x16)) {
+      for (prec in c("double", "single")) {
+        set.seed(8); f <- gpu_kmeans(x, 6, iter.max = 15, precision = prec, backend = "cuda")
+        invisible(predict(f, x[1:1500, ]))
+      }
+    }
+  })
 }
 out <- capture.output(gpu_kmeans(x2, x2[1:4, ], iter.max = 5, backend = "cuda", trace = TRUE))
 e <- tryCatch(gpu_kmeans(x2 * 1e200, 3, backend = "cuda"), error = identity)
