@@ -292,9 +292,5 @@ extern "C" int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers, 
     return e != cudaSuccess ? e : launch_assign(&V, plan, cen, k, V.labels, nullptr, 1, false, nullptr, nullptr, nullptr, s);
   }, err, errlen);
   if (st != GK_CUDA_OK) return st;
-  GK_CHECK(cudaMemcpyAsync(cluster, labels.p, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, s),
-           "copying labels back");
-  GK_CHECK(cudaStreamSynchronize(s), "copying labels back");
-  for (long long i = 0; i < n; ++i) cluster[i] += 1;
-  return GK_CUDA_OK;
+  return staged_download(data, labels.p, cluster, n, 1, s, err, errlen);
 }

@@ -401,14 +401,16 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   auto t0 = std::chrono::steady_clock::now();
   std::vector<unsigned char> pk(f.w.pack);
   GK_CHECK(cudaMemcpyAsync(pk.data(), D->ws, f.w.pack, cudaMemcpyDeviceToHost, f.s), "copying results");
-  // labels into the caller's pageable memory: measured faster than pinning it
-  // with cudaHostRegister for each fit (H100, tools/cuda-dev/LOG.md v9)
-  if (cluster)
-    GK_CHECK(cudaMemcpyAsync(cluster, D->labels, (size_t)n * sizeof(int), cudaMemcpyDeviceToHost, f.s),
-             "copying labels");
   unsigned long long dft[2] = {0, 0};
   if (f.df.on)
     GK_CHECK(cudaMemcpyAsync(dft, f.df.tot, sizeof dft, cudaMemcpyDeviceToHost, f.s), "copying the filter's counts");
+  // the labels into the caller's memory through pinned buffers (a pageable
+  // copy crawled; pinning the caller's memory for each fit was slower still:
+  // H100, tools/cuda-dev/LOG.md v9)
+  if (cluster) {
+    const int st = staged_download(D, D->labels, cluster, n, 0, f.s, err, errlen);
+    if (st != GK_CUDA_OK) return st;
+  }
   GK_CHECK(cudaStreamSynchronize(f.s), "copying results");
   auto t1 = std::chrono::steady_clock::now();
   D->df_exact = (long long)dft[0];

@@ -1,4 +1,5 @@
-// staged_copy.cu: the upload of x through pinned staging buffers.
+// staged_copy.cu: the upload of x through pinned staging buffers (and the
+// download of labels the same way, staged_download).
 //
 // A copy from pageable memory runs far below the link's speed (the driver
 // stages it through small pinned buffers of its own, one at a time: 8.3 GB/s
@@ -167,6 +168,73 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_
     GK_CHECK(cudaEventRecord(B.ev[b], s), "copying x to the device");
   }
   GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
+  return GK_CUDA_OK;
+}
+
+namespace {
+
+// out[t] = in[t] + add for t in [0, len), by up to `threads` host threads
+// (the first touch of fresh pages of the destination is shared too).
+void copy_out(int *out, const int *in, size_t len, int add, int threads) {
+  auto run = [=](size_t a, size_t b) {
+    if (add == 0) std::memcpy(out + a, in + a, (b - a) * sizeof(int));
+    else
+      for (size_t t = a; t < b; ++t) out[t] = in[t] + add;
+  };
+  const size_t min_part = (size_t)1 << 20;
+  const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(threads, 1), len / min_part));
+  const size_t step = (len + parts - 1) / parts;
+  std::vector<std::thread> pool;
+  for (int p = 1; p < parts; ++p) {
+    const size_t a = std::min(len, p * step), b = std::min(len, a + step);
+    try {
+      pool.emplace_back(run, a, b);
+    } catch (...) {
+      run(a, b);
+    }
+  }
+  run(0, std::min(len, step));
+  for (auto &t : pool) t.join();
+}
+
+}  // namespace
+
+int staged_download(const gk_cuda_data *D, const int *dev, int *host, long long n, int add, cudaStream_t s,
+                    char *err, size_t errlen) {
+  const size_t per = kBufferBytes / sizeof(int);
+  const size_t total = (size_t)n;
+  PinnedBuffers B;
+  bool pinned = total > per;  // a single buffer's worth: the plain copy
+  for (int i = 0; i < kBuffers && pinned; ++i)
+    if (cudaHostAlloc(&B.p[i], kBufferBytes, cudaHostAllocDefault) != cudaSuccess ||
+        cudaEventCreateWithFlags(&B.ev[i], cudaEventDisableTiming) != cudaSuccess) {
+      cudaGetLastError();  // no pinned memory here: the plain copy
+      pinned = false;
+    }
+  if (!pinned) {
+    GK_CHECK(cudaMemcpyAsync(host, dev, total * sizeof(int), cudaMemcpyDeviceToHost, s), "copying labels");
+    GK_CHECK(cudaStreamSynchronize(s), "copying labels");
+    if (add)
+      for (size_t t = 0; t < total; ++t) host[t] += add;
+    return GK_CUDA_OK;
+  }
+  // up to kBuffers copies in flight; chunk c is copied out of its buffer
+  // once its copy has landed, and its buffer then takes chunk c + kBuffers
+  const int threads = staging_threads(D);
+  const size_t chunks = (total + per - 1) / per;
+  size_t issued = 0;
+  for (size_t c = 0; c < chunks; ++c) {
+    for (; issued < chunks && issued < c + kBuffers; ++issued) {
+      const int b = (int)(issued % kBuffers);
+      const size_t off = issued * per, len = std::min(per, total - off);
+      GK_CHECK(cudaMemcpyAsync(B.p[b], dev + off, len * sizeof(int), cudaMemcpyDeviceToHost, s), "copying labels");
+      GK_CHECK(cudaEventRecord(B.ev[b], s), "copying labels");
+    }
+    const int b = (int)(c % kBuffers);
+    const size_t off = c * per, len = std::min(per, total - off);
+    GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying labels");
+    copy_out(host + off, (const int *)B.p[b], len, add, threads);
+  }
   return GK_CUDA_OK;
 }
 

@@ -126,9 +126,5 @@ extern "C" int gk_cuda_labels(gk_cuda_data *D, int *cluster, char *err, size_t e
     return GK_CUDA_INVALID;
   }
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
-  GK_CHECK(cudaMemcpyAsync(cluster, D->labels, (size_t)D->n * sizeof(int), cudaMemcpyDeviceToHost, D->stream),
-           "copying labels");
-  GK_CHECK(cudaStreamSynchronize(D->stream), "copying labels");
-  for (long long i = 0; i < D->n; ++i) cluster[i] += 1;
-  return GK_CUDA_OK;
+  return staged_download(D, D->labels, cluster, D->n, 1, D->stream, err, errlen);
 }

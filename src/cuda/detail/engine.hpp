@@ -252,6 +252,13 @@ void fill_rows(void *dst, const double *x, long long n, int d, long long a, long
                int threads);
 // Host threads of the staging copies (options.host_threads, at most 16).
 int staging_threads(const gk_cuda_data *D);
+// n labels from the device (dev, on stream s) into host memory, each plus
+// `add`, through pinned buffers drained by host threads while the next
+// chunks are copied (a copy into pageable memory crawls: 2.2 GB/s for the
+// labels of 1e8 rows on an H200 host); small ones in one plain copy.
+// Returns once host holds them.
+int staged_download(const gk_cuda_data *D, const int *dev, int *host, long long n, int add, cudaStream_t s,
+                    char *err, size_t errlen);
 
 // streamed.cu ----------------------------------------------------------------
 // Whether x (its upload needs `need` bytes of device memory) is to be
