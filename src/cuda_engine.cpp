@@ -105,6 +105,7 @@ class CudaEngine final : public Engine {
                           "not fit on the device): use precision = \"single\", or backend = \"cpu\"");
       }
     }
+    if (w_) check(gk_cuda_set_weights(D_, w_, err_, kErrLen), "upload of the weights", err_);
   }
   ~CudaEngine() override { gk_cuda_free(D_); }
 

@@ -269,10 +269,11 @@ test_that("options(gpukmeans.device_memory) is checked", {
   expect_identical(gpukmeans:::cuda_options()$device_memory, 2^30)
 })
 
-test_that("cuda: data beyond the device memory allowed is a clear error, and the next fit works", {
+test_that("cuda: data beyond the device memory allowed is a clear error without streaming, and the next fit works", {
   skip_if_no_gpu()
   x <- simulate_blobs(200000, 8, 10, seed = 5)  # 12.8 MB in double
-  withr::with_options(list(gpukmeans.device_memory = 4e6), {
+  # (by default such data is streamed from host memory: test-stream-cuda.R)
+  withr::with_options(list(gpukmeans.device_memory = 4e6, gpukmeans.stream = FALSE), {
     e <- tryCatch(gpu_kmeans(x, 10, backend = "cuda"), error = identity)
   })
   expect_s3_class(e, "gpukmeans_out_of_memory")
