@@ -48,7 +48,7 @@ for (copy in c("auto", "staged", "registered")) {
     for (x in list(x2, x16)) {
       for (prec in c("double", "single")) {
         set.seed(8); f <- gpu_kmeans(x, 6, iter.max = 15, precision = prec, backend = "cuda")
-        invisible(predict(f, x[1:1500, ]))
+        invisible(predict(f, x[seq_len(min(1500, nrow(x))), ]))
       }
     }
   })
