@@ -12,9 +12,13 @@
 #'   columns `id`, `name`, `compute_capability`, `memory_total_gb`,
 #'   `memory_free_gb`, `multiprocessors`, `usable` (whether this build's
 #'   kernels run on the device: compute capability 8.0 or later, and code
-#'   built for it) and `why` (the reason when not)) and `cpu_threads` (the
+#'   built for it) and `why` (the reason when not)), `cpu_threads` (the
 #'   most threads the CPU engine uses: see the Backends section of
-#'   [gpu_kmeans()]).
+#'   [gpu_kmeans()]) and `stream` (what a CUDA fit does with data larger
+#'   than the device memory it may take, from `options(gpukmeans.stream)`:
+#'   `"when x does not fit"`, `"always"` or `"never"`: an error instead;
+#'   see the Limits section of [gpu_kmeans()]).  A fit's own `device`
+#'   attribute says which GPUs it ran on and whether its data was streamed.
 #' @examples
 #' gpukmeans_info()
 #' @export
@@ -34,7 +38,8 @@ gpukmeans_info <- function() {
                  runtime_version = ver(p$runtime_version),
                  driver_version = ver(p$driver_version),
                  message = p$message, devices = devices,
-                 cpu_threads = cpu_threads()),
+                 cpu_threads = cpu_threads(),
+                 stream = c("when x does not fit", "never", "always")[cuda_options()$stream + 1L]),
             class = "gpukmeans_info")
 }
 
@@ -47,6 +52,8 @@ print.gpukmeans_info <- function(x, ...) {
     cat("  NVIDIA driver:      ", if (is.na(x$driver_version)) "none found" else x$driver_version, "\n", sep = "")
   }
   cat("  CPU engine threads: ", x$cpu_threads, "\n", sep = "")
+  if (x$cuda_built)
+    cat("  x streamed from host memory: ", x$stream %||% NA, " (options(gpukmeans.stream))\n", sep = "")
   if (nrow(x$devices)) {
     d <- x$devices
     tab <- data.frame(id = d$id, name = d$name, `compute capability` = d$compute_capability,

@@ -59,6 +59,13 @@ test_that("gpukmeans_info() describes the build and the devices", {
     expect_identical(nrow(info$devices), 0L)
   out <- capture.output(res <- print(info))
   expect_true(length(out) > 0L)
+  expect_identical(info$stream, "when x does not fit")
+  withr::local_options(gpukmeans.stream = FALSE)
+  expect_identical(gpukmeans_info()$stream, "never")
+  withr::local_options(gpukmeans.stream = TRUE)
+  expect_identical(gpukmeans_info()$stream, "always")
+  if (isTRUE(info$cuda_built))
+    expect_true(any(grepl("x streamed from host memory: always", capture.output(print(gpukmeans_info())))))
 })
 
 test_that("precision = 'single' matches double on well separated blobs", {
