@@ -54,17 +54,31 @@ extern "C" int gk_cuda_step(gk_cuda_data *D, int k, const double *centers, const
   GK_CHECK(cudaMemsetAsync(w.counts, 0, (size_t)k * sizeof(unsigned int), s), "clearing counts");
   GK_CHECK(cudaMemsetAsync(w.st, 0, sizeof(State), s), "clearing the state");
   const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
-  st = for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
-    Plan plan;
-    cudaError_t e = plan_assign(&V, k, true, plan);
-    if (e == cudaSuccess) e = plan_update(&V, k, plan);
-    if (e == cudaSuccess)
-      e = launch_assign(&V, plan, cen, k, V.labels, w.st, 1, plan.path == 0, w.acc, w.counts, dscale.p, s);
-    if (e == cudaSuccess && plan.path == 1)
-      e = launch_accumulate(&V, plan, V.labels, k, w.st, 1, w.acc, w.counts, dscale.p, s);
-    return e;
-  }, err, errlen);
-  if (st != GK_CUDA_OK) return st;
+  // resident x in double precision: the certified filter where the fit's
+  // loop would run it (the exact kernel's labels, bit for bit)
+  Plan full;
+  DFilter df;
+  if (!D->src) {
+    GK_CHECK(plan_assign(D, k, true, full), "planning the assignment");
+    GK_CHECK(plan_update(D, k, full), "planning the update");
+    GK_CHECK(prepare_dfilter(D, k, full, df, s), "preparing the filter");
+  }
+  if (df.on) {
+    GK_CHECK(launch_assign_df(D, full, df, w.cen_d, k, D->labels, w.st, 1, s), "assignment step");
+    GK_CHECK(launch_accumulate(D, full, D->labels, k, w.st, 1, w.acc, w.counts, dscale.p, s), "cluster sums");
+  } else {
+    st = for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
+      Plan plan;
+      cudaError_t e = plan_assign(&V, k, true, plan);
+      if (e == cudaSuccess) e = plan_update(&V, k, plan);
+      if (e == cudaSuccess)
+        e = launch_assign(&V, plan, cen, k, V.labels, w.st, 1, plan.path == 0, w.acc, w.counts, dscale.p, s);
+      if (e == cudaSuccess && plan.path == 1)
+        e = launch_accumulate(&V, plan, V.labels, k, w.st, 1, w.acc, w.counts, dscale.p, s);
+      return e;
+    }, err, errlen);
+    if (st != GK_CUDA_OK) return st;
+  }
   std::vector<unsigned int> cnt(k);
   State hs;
   GK_CHECK(cudaMemcpyAsync(sums, w.acc, 2 * kd * sizeof(u64), cudaMemcpyDeviceToHost, s), "copying sums");
