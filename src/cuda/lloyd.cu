@@ -36,7 +36,7 @@ size_t al256(size_t b) { return (b + 255) / 256 * 256; }
 
 // Fit workspace layout (offsets into D->ws); [0, pack) is downloaded at the end.
 struct Layout {
-  size_t st, cen_d, wacc, wcnt, wmax, pack, acc, counts, wsum, cen_f, total;
+  size_t st, cen_d, wacc, wcnt, wmax, pack, acc, counts, wsum, cen_f, scale, total;
   Layout(int k, int d) {
     const size_t kd = (size_t)k * d;
     st = 0;
@@ -49,7 +49,8 @@ struct Layout {
     counts = acc + al256(2 * kd * sizeof(u64));
     wsum = counts + al256(2 * (size_t)k * sizeof(unsigned int));
     cen_f = wsum + al256(2 * (size_t)k * sizeof(u64));
-    total = cen_f + al256(kd * sizeof(float));
+    scale = cen_f + al256(kd * sizeof(float));
+    total = scale + al256((size_t)d * sizeof(int));
   }
 };
 
@@ -107,6 +108,7 @@ int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t err
   w.wsum = (u64 *)(b + L.wsum);
   w.wcnt = (unsigned int *)(b + L.wcnt);
   w.wmax = (unsigned int *)(b + L.wmax);
+  w.scale = (int *)(b + L.scale);
   w.pack = L.pack;
   return GK_CUDA_OK;
 }

@@ -45,9 +45,8 @@ extern "C" int gk_cuda_step(gk_cuda_data *D, int k, const double *centers, const
   Workspace w;
   st = ensure_workspace(D, k, w, err, errlen);
   if (st != GK_CUDA_OK) return st;
-  DevBuf<int> dscale;
-  GK_CHECK(dscale.alloc(d), "allocating scales");
-  GK_CHECK(cudaMemcpyAsync(dscale.p, scale, d * sizeof(int), cudaMemcpyHostToDevice, s), "copying scales");
+  // (in the workspace: an allocation per step would synchronise the device)
+  GK_CHECK(cudaMemcpyAsync(w.scale, scale, d * sizeof(int), cudaMemcpyHostToDevice, s), "copying scales");
   GK_CHECK(put_centers(D, centers, k, w), "copying centers");
   if (first) GK_CHECK(cudaMemsetAsync(D->labels, 0xff, (size_t)D->n * sizeof(int), s), "initialising labels");
   GK_CHECK(cudaMemsetAsync(w.acc, 0, 2 * kd * sizeof(u64), s), "clearing sums");
@@ -65,16 +64,16 @@ extern "C" int gk_cuda_step(gk_cuda_data *D, int k, const double *centers, const
   }
   if (df.on) {
     GK_CHECK(launch_assign_df(D, full, df, w.cen_d, k, D->labels, w.st, 1, s), "assignment step");
-    GK_CHECK(launch_accumulate(D, full, D->labels, k, w.st, 1, w.acc, w.counts, dscale.p, s), "cluster sums");
+    GK_CHECK(launch_accumulate(D, full, D->labels, k, w.st, 1, w.acc, w.counts, w.scale, s), "cluster sums");
   } else {
     st = for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
       Plan plan;
       cudaError_t e = plan_assign(&V, k, true, plan);
       if (e == cudaSuccess) e = plan_update(&V, k, plan);
       if (e == cudaSuccess)
-        e = launch_assign(&V, plan, cen, k, V.labels, w.st, 1, plan.path == 0, w.acc, w.counts, dscale.p, s);
+        e = launch_assign(&V, plan, cen, k, V.labels, w.st, 1, plan.path == 0, w.acc, w.counts, w.scale, s);
       if (e == cudaSuccess && plan.path == 1)
-        e = launch_accumulate(&V, plan, V.labels, k, w.st, 1, w.acc, w.counts, dscale.p, s);
+        e = launch_accumulate(&V, plan, V.labels, k, w.st, 1, w.acc, w.counts, w.scale, s);
       return e;
     }, err, errlen);
     if (st != GK_CUDA_OK) return st;

@@ -182,6 +182,7 @@ struct Workspace {
   u64 *acc, *wacc;
   u64 *wsum;             // weighted fits: the weighted counts (2k words, 128-bit)
   unsigned int *counts, *wcnt, *wmax;
+  int *scale;            // d: a step's per-column scales (the caller's, gk_cuda_step)
   size_t pack;           // [0, pack) of the workspace: the results downloaded at the end
 };
 // Destroys the iteration graphs kept in the handle.
