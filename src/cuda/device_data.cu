@@ -109,6 +109,25 @@ int out_of_memory(const gk_cuda_data *D, double need, char *err, size_t errlen) 
 
 }  // namespace
 
+int gk::scales_from_maxima(gk_cuda_data *D, const u64 *mx, char *err, size_t errlen) {
+  const int d = D->d;
+  cudaStream_t s = D->stream;
+  std::vector<u64> h(d);
+  GK_CHECK(cudaMemcpyAsync(h.data(), mx, d * sizeof(u64), cudaMemcpyDeviceToHost, s), "copying column maxima");
+  GK_CHECK(cudaStreamSynchronize(s), "copying column maxima");
+  D->maxabs.resize(d);
+  D->scale.resize(d);
+  for (int j = 0; j < d; ++j) {
+    double v;
+    memcpy(&v, &h[j], 8);
+    D->maxabs[j] = v;
+    D->scale[j] = limb_scale(v);  // |sum| * 2^scale < n * 2^59
+  }
+  GK_CHECK(cudaMemcpyAsync(D->d_scale, D->scale.data(), d * sizeof(int), cudaMemcpyHostToDevice, s),
+           "copying scales");
+  return GK_CUDA_OK;
+}
+
 bool gk::optional_fits(const gk_cuda_data *D, size_t extra) {
   if (D->src) return false;  // streamed data: only its chunk buffers
   const double cap = D->opts.memory_cap;
@@ -168,20 +187,7 @@ int column_scales(gk_cuda_data *D, char *err, size_t errlen) {
   if (D->single) k_col_maxabs<float><<<grid, 256, 0, s>>>((const float *)D->x, D->n, mx);
   else k_col_maxabs<double><<<grid, 256, 0, s>>>((const double *)D->x, D->n, mx);
   GK_CHECK(cudaGetLastError(), "computing column maxima");
-  std::vector<u64> h(d);
-  GK_CHECK(cudaMemcpyAsync(h.data(), mx, d * sizeof(u64), cudaMemcpyDeviceToHost, s), "copying column maxima");
-  GK_CHECK(cudaStreamSynchronize(s), "copying column maxima");
-  D->maxabs.resize(d);
-  D->scale.resize(d);
-  for (int j = 0; j < d; ++j) {
-    double v;
-    memcpy(&v, &h[j], 8);
-    D->maxabs[j] = v;
-    D->scale[j] = limb_scale(v);  // |sum| * 2^scale < n * 2^59
-  }
-  GK_CHECK(cudaMemcpyAsync(D->d_scale, D->scale.data(), d * sizeof(int), cudaMemcpyHostToDevice, s),
-           "copying scales");
-  return GK_CUDA_OK;
+  return scales_from_maxima(D, mx, err, errlen);
 }
 
 // Total sum of squares on the device with no host round trip: column sums ->

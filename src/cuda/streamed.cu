@@ -313,19 +313,8 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
     return cudaGetLastError();
   }, err, errlen);
   if (st != GK_CUDA_OK) return st;
-  std::vector<u64> h(d);
-  GK_CHECK(cudaMemcpyAsync(h.data(), mx, d * sizeof(u64), cudaMemcpyDeviceToHost, D->stream), "copying column maxima");
-  GK_CHECK(cudaStreamSynchronize(D->stream), "copying column maxima");
-  D->maxabs.resize(d);
-  D->scale.resize(d);
-  for (int j = 0; j < d; ++j) {
-    double v;
-    memcpy(&v, &h[j], 8);
-    D->maxabs[j] = v;
-    D->scale[j] = limb_scale(v);
-  }
-  GK_CHECK(cudaMemcpyAsync(D->d_scale, D->scale.data(), d * sizeof(int), cudaMemcpyHostToDevice, D->stream),
-           "copying scales");
+  st = scales_from_maxima(D, mx, err, errlen);
+  if (st != GK_CUDA_OK) return st;
   GK_CHECK(cudaStreamSynchronize(D->stream), "copying scales");
   D->totss = std::numeric_limits<double>::quiet_NaN();  // not computed on the device (the engine sums x on the host)
   return GK_CUDA_OK;

@@ -187,6 +187,10 @@ struct Workspace {
 };
 // Destroys the iteration graphs kept in the handle.
 void drop_graphs(gk_cuda_data *D);
+// The column maxima of the stored values (d u64 bit patterns on the device,
+// at mx) into D->maxabs and the fixed-point scales of the sums (D->scale,
+// D->d_scale), on D->stream.  (device_data.cu)
+int scales_from_maxima(gk_cuda_data *D, const u64 *mx, char *err, size_t errlen);
 // Whether an optional buffer of `extra` bytes (the distance bounds, the
 // double-precision filter's image of x) may be taken: within 0.9 of the free
 // device memory and, under options(gpukmeans.device_memory), within that
