@@ -208,11 +208,14 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
   S->max_pitch = (double)pitch;
   // single precision: a pinned float image where a quarter of the host's
-  // memory holds it
+  // memory holds it, and half of what is free now (pinned memory cannot be
+  // swapped out: on a busy host, or with many workers streaming at once,
+  // the others fall back to x page-locked in place)
   if (D->opts.stream_copy == 0 && D->single) {
     const double ibytes = (double)n * d * sizeof(float);
-    const double phys = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
-    if (phys > 0 && ibytes <= 0.25 * phys) {
+    const double page = (double)sysconf(_SC_PAGE_SIZE);
+    const double phys = (double)sysconf(_SC_PHYS_PAGES) * page, avail = (double)sysconf(_SC_AVPHYS_PAGES) * page;
+    if (phys > 0 && ibytes <= 0.25 * phys && ibytes <= 0.5 * avail) {
       if (cudaHostAlloc((void **)&S->image, (size_t)ibytes, cudaHostAllocDefault) == cudaSuccess) {
         fill_rows(S->image, x, n, d, 0, n, D->shift.data(), staging_threads(D));
         S->direct = S->image;
