@@ -92,10 +92,10 @@ class CudaEngine final : public Engine {
     opts.stream_copy = tuning.stream_copy;
     check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
           err_);
-    int64_t rows = 0, chunks = 0;
-    streamed_ = gk_cuda_streamed(D_, &rows, &chunks) != 0;
+    int64_t chunks = 0;
+    gk_cuda_streamed(D_, nullptr, &chunks);
     chunks_ = chunks;
-    if (streamed_) {
+    if (streamed()) {
       name_ += streamed_suffix(chunks);
       if (w_) {
         gk_cuda_free(D_);
@@ -138,7 +138,7 @@ class CudaEngine final : public Engine {
   LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
     // streamed x: step by step (each step one pass over the chunks), which
     // gives gk_cuda_lloyd's bits (fit_driver.h)
-    if (streamed_) return lloyd_parts({this}, centers, k, max_iter, observer);
+    if (streamed()) return lloyd_parts({this}, centers, k, max_iter, observer);
     LloydFit r;
     r.centers.assign(centers, centers + static_cast<std::size_t>(k) * d_);
     r.cluster.resize(n_);
@@ -213,7 +213,7 @@ class CudaEngine final : public Engine {
   std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m,
                                    std::int64_t first, int picks, const double* unif, int L,
                                    IterationObserver* observer) override {
-    if (streamed_) {  // on the host (below); a k-means|| reduction is the last use of its engine
+    if (streamed()) {  // on the host (below); a k-means|| reduction is the last use of its engine
       std::vector<std::int64_t> out = host_engine().greedy(rows, weight, m, first, picks, unif, L, observer);
       host_.reset();
       return out;
@@ -229,14 +229,14 @@ class CudaEngine final : public Engine {
   // the caller's double copy of x (as block_init below): the device rounds
   // have no weights yet; its picks are then the CPU engine's.
   double par_begin(std::int64_t first) override {
-    if (w_ || streamed_) return host_engine().par_begin(first);
+    if (w_ || streamed()) return host_engine().par_begin(first);
     double phi = 0.0;
     check(gk_cuda_par_begin(D_, first, &phi, err_, kErrLen), "k-means|| initialisation", err_);
     return phi;
   }
   std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
                                       IterationObserver* observer) override {  // a round takes milliseconds
-    if (w_ || streamed_) return host_engine().par_round(seed, round, l, phi, phi_out, observer);
+    if (w_ || streamed()) return host_engine().par_round(seed, round, l, phi, phi_out, observer);
     int64_t added = 0;
     check(gk_cuda_par_round(D_, seed, round, l, phi, &added, phi_out, err_, kErrLen), "k-means|| round", err_);
     std::vector<std::int64_t> rows(added);
@@ -244,7 +244,7 @@ class CudaEngine final : public Engine {
     return rows;
   }
   std::vector<double> par_weights(std::int64_t m) override {
-    if (w_ || streamed_) return host_engine().par_weights(m);
+    if (w_ || streamed()) return host_engine().par_weights(m);
     std::vector<double> w(m);
     check(gk_cuda_par_weights(D_, m, w.data(), err_, kErrLen), "k-means|| weights", err_);
     return w;
@@ -252,7 +252,7 @@ class CudaEngine final : public Engine {
   void par_end() override {
     if (host_) host_->par_end();
     host_.reset();
-    if (!streamed_) gk_cuda_par_end(D_);
+    if (!streamed()) gk_cuda_par_end(D_);
   }
 
   // The initialisation of a block of a larger data set runs on the host for
@@ -265,7 +265,7 @@ class CudaEngine final : public Engine {
   }
 
   QualityPoints quality(const QualityRequest& req, IterationObserver* observer) override {
-    if (streamed_) {
+    if (streamed()) {
       QualityPoints out = host_engine().quality(req, observer);
       host_.reset();
       return out;
@@ -307,7 +307,7 @@ class CudaEngine final : public Engine {
       h.d = d_;
       h.w = w_;
       const std::vector<double> s = shift();
-      host_ = streamed_ ? make_cpu_engine(h, precision_, host_threads_,
+      host_ = streamed() ? make_cpu_engine(h, precision_, host_threads_,
                                            precision_ == Precision::kSingle ? s.data() : nullptr)
                         : make_cpu_engine(h, Precision::kDouble, 0);
     }
@@ -315,8 +315,10 @@ class CudaEngine final : public Engine {
   }
 
   int device_;
-  bool streamed_ = false;         // x stays in host memory (gk_cuda_streamed)
-  std::int64_t chunks_ = 0;       // ... brought to the device in so many chunks
+  // x stays in host memory, brought to the device in so many chunks at every
+  // pass (gk_cuda_streamed); 0: x is resident
+  std::int64_t chunks_ = 0;
+  bool streamed() const { return chunks_ > 0; }
   std::unique_ptr<Engine> host_;  // host passes (host_engine())
   const double* host_x_;  // the caller's x (n x d doubles), for block_init() and totss()
   int host_threads_;      // threads of the host passes (0: all)
