@@ -35,6 +35,26 @@ struct PinnedBuffers {
   }
 };
 
+// run(a, b) over [0, total) in up to `threads` parts of at least min_part
+// elements, each in a host thread of its own (this one runs the first); a
+// part whose thread cannot be started runs here.
+template <typename Run>
+void in_parts(size_t total, size_t min_part, int threads, const Run &run) {
+  const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(threads, 1), total / min_part));
+  const size_t step = (total + parts - 1) / parts;
+  std::vector<std::thread> pool;
+  for (int p = 1; p < parts; ++p) {
+    const size_t a = std::min(total, p * step), b = std::min(total, a + step);
+    try {
+      pool.emplace_back(run, a, b);
+    } catch (...) {
+      run(a, b);
+    }
+  }
+  run(0, std::min(total, step));
+  for (auto &t : pool) t.join();
+}
+
 // dst[t] = element off + t of x, t in [a, b): a copy, or in single precision
 // float(x - shift[column]) column run by column run.
 void fill_range(void *dst, const double *x, size_t off, size_t a, size_t b, long long n, const double *shift) {
@@ -53,31 +73,11 @@ void fill_range(void *dst, const double *x, size_t off, size_t a, size_t b, long
   }
 }
 
-// The chunk [off, off + len) into dst with up to `threads` threads; a thread
-// that cannot be started leaves its part to this one.
+// The chunk [off, off + len) into dst with up to `threads` threads.
 void fill_chunk(void *dst, const double *x, size_t off, size_t len, long long n, const double *shift,
                 int threads) {
-  const size_t min_part = (size_t)1 << 18;
-  const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)threads, len / min_part));
-  if (parts == 1) {
-    fill_range(dst, x, off, 0, len, n, shift);
-    return;
-  }
-  const size_t step = (len + parts - 1) / parts;
-  std::vector<std::thread> pool;
-  std::vector<char> done(parts, 0);
-  for (int i = 1; i < parts; ++i) {
-    const size_t a = std::min(len, i * step), b = std::min(len, a + step);
-    try {
-      pool.emplace_back(fill_range, dst, x, off, a, b, n, shift);
-      done[i] = 1;
-    } catch (...) {
-    }
-  }
-  fill_range(dst, x, off, 0, std::min(len, step), n, shift);
-  for (int i = 1; i < parts; ++i)
-    if (!done[i]) fill_range(dst, x, off, std::min(len, i * step), std::min(len, i * step + step), n, shift);
-  for (auto &t : pool) t.join();
+  in_parts(len, (size_t)1 << 18, threads,
+           [=](size_t a, size_t b) { fill_range(dst, x, off, a, b, n, shift); });
 }
 
 }  // namespace
@@ -113,24 +113,8 @@ void fill_block_range(void *dst, const double *x, long long n, long long a, long
 
 void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
                int threads) {
-  const size_t total = (size_t)len * d;
-  const size_t min_part = (size_t)1 << 18;
-  const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(threads, 1), total / min_part));
-  const size_t step = (total + parts - 1) / parts;
-  std::vector<std::thread> pool;
-  std::vector<char> started(parts, 0);
-  for (int p = 1; p < parts; ++p) {
-    const size_t t0 = std::min(total, p * step), t1 = std::min(total, t0 + step);
-    try {
-      pool.emplace_back(fill_block_range, dst, x, n, a, len, t0, t1, shift);
-      started[p] = 1;
-    } catch (...) {  // no thread: this one fills that part too
-    }
-  }
-  fill_block_range(dst, x, n, a, len, 0, std::min(total, step), shift);
-  for (int p = 1; p < parts; ++p)
-    if (!started[p]) fill_block_range(dst, x, n, a, len, std::min(total, p * step), std::min(total, p * step + step), shift);
-  for (auto &t : pool) t.join();
+  in_parts((size_t)len * d, (size_t)1 << 18, threads,
+           [=](size_t t0, size_t t1) { fill_block_range(dst, x, n, a, len, t0, t1, shift); });
 }
 
 bool staging_wanted(const gk_cuda_data *D) {
@@ -176,25 +160,11 @@ namespace {
 // out[t] = in[t] + add for t in [0, len), by up to `threads` host threads
 // (the first touch of fresh pages of the destination is shared too).
 void copy_out(int *out, const int *in, size_t len, int add, int threads) {
-  auto run = [=](size_t a, size_t b) {
+  in_parts(len, (size_t)1 << 20, threads, [=](size_t a, size_t b) {
     if (add == 0) std::memcpy(out + a, in + a, (b - a) * sizeof(int));
     else
       for (size_t t = a; t < b; ++t) out[t] = in[t] + add;
-  };
-  const size_t min_part = (size_t)1 << 20;
-  const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(threads, 1), len / min_part));
-  const size_t step = (len + parts - 1) / parts;
-  std::vector<std::thread> pool;
-  for (int p = 1; p < parts; ++p) {
-    const size_t a = std::min(len, p * step), b = std::min(len, a + step);
-    try {
-      pool.emplace_back(run, a, b);
-    } catch (...) {
-      run(a, b);
-    }
-  }
-  run(0, std::min(len, step));
-  for (auto &t : pool) t.join();
+  });
 }
 
 }  // namespace
