@@ -66,7 +66,61 @@ void run_small_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int
   }
 }
 
+// The persistent grid of the packed kernels: as many blocks as the device
+// holds at once (per_sm a multiprocessor), at most one a point tile.
+int tc_grid(const gk_cuda_data *D, int per_sm) {
+  const long long tiles = (D->n + kTcBM - 1) / kTcBM;
+  return (int)std::max(1LL, std::min(tiles, (long long)std::max(per_sm, 1) * D->sms));
+}
+
+// The packed kernels unless GPUKMEANS_TC=0 (the tests compare both).
+bool tc_wanted() {
+  const char *env = std::getenv("GPUKMEANS_TC");
+  return !(env && env[0] == '0');
+}
+
 }  // namespace
+
+cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
+  const int d = D->d, kernel = D->opts.assign_kernel;
+  if (!D->single || D->src || d <= 8 || !(kernel == 2 || (kernel == 0 && k >= 32)) || !tc_wanted()) return cudaSuccess;
+  if (D->n > 0x7fffffffLL * kTcBM) return cudaSuccess;  // (the grid)
+  if (D->tc_state == 0) {
+    D->tc_state = -1;
+    const size_t bytes = tc_points_floats(D->n, d) * sizeof(float);
+    if (!optional_fits(D, bytes)) return cudaSuccess;
+    if (cudaMalloc(&D->tc_x, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      D->tc_x = nullptr;
+      return cudaSuccess;
+    }
+    cudaError_t e = cudaFuncSetAttribute(k_assign_tc, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kTcSmem);
+    if (e == cudaSuccess)
+      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_per_sm, k_assign_tc, kTcThreads, kTcSmem);
+    if (e != cudaSuccess) return e;
+    const long long groups = (long long)(bytes / sizeof(float) / 8);  // a thread: 4 hi + 4 lo
+    k_tc_pack_points<<<(unsigned int)((groups + 255) / 256), 256, 0, s>>>(TcFloatSource{(const float *)D->x, D->n},
+                                                                          D->n, d, (float *)D->tc_x, groups);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return e;
+    D->tc_state = 1;
+  }
+  if (D->tc_state != 1) return cudaSuccess;
+  const size_t cbytes = tc_centers_floats(k, d) * sizeof(float);
+  if (D->tc_cen_bytes < cbytes) {
+    drop_graphs(D);  // they point at the old buffer
+    if (D->tc_cen) cudaFree(D->tc_cen);
+    D->tc_cen = nullptr;
+    D->tc_cen_bytes = 0;
+    if (cudaMalloc(&D->tc_cen, cbytes) != cudaSuccess) {
+      cudaGetLastError();
+      D->tc_cen = nullptr;  // (plan_assign then plans the unpacked kernel)
+      return cudaSuccess;
+    }
+    D->tc_cen_bytes = cbytes;
+  }
+  return cudaSuccess;
+}
 
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   const int d = D->d;
@@ -86,6 +140,12 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   plan.dm = 0;
   const int kernel = D->opts.assign_kernel;  // 0 by shape, 1 SIMT, 2 tensor cores
   plan.tf32 = D->single && d > 8 && (kernel == 2 || (kernel == 0 && k >= 32));
+  plan.tc_x = nullptr;
+  plan.tc_cen = nullptr;
+  if (plan.tf32 && D->tc_state == 1 && tc_wanted() && D->tc_cen_bytes >= tc_centers_floats(k, d) * sizeof(float)) {
+    plan.tc_x = (const float *)D->tc_x;
+    plan.tc_cen = (float *)D->tc_cen;
+  }
   plan.smem = 0;
   long long g = (D->n + 127) / 128;  // BM = 128 for both precisions
   if (g > 0x7fffffffLL) return cudaErrorInvalidValue;
@@ -105,7 +165,11 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
       else run_small_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
     }
   } else {
-    if (D->single && D->d > 8 && plan.tf32)
+    if (D->single && D->d > 8 && plan.tc_x) {
+      const int kp = tc_kp(k);
+      k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f, plan.tc_cen, st, max_iter);
+      k_assign_tc<<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels, st, max_iter);
+    } else if (D->single && D->d > 8 && plan.tf32)
       k_assign_tf32<<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d, (const float *)cen, k,
                                               labels, st, max_iter);
     else if (D->single && D->d > 8)
@@ -148,7 +212,8 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   const long long n = D->n;
   const int d = D->d;
   if (n > 0x7fffffffLL || d > 4096) return cudaSuccess;  // the list holds int rows; kappa stays small
-  const size_t o_na = al256((size_t)n * d * sizeof(float)), o_list = o_na + al256((size_t)n * sizeof(float));
+  // x's image: packed tiles (3xTF32) or n x d floats (TF32 images); room for either
+  const size_t o_na = al256(tc_points_floats(n, d) * sizeof(float)), o_list = o_na + al256((size_t)n * sizeof(float));
   const size_t o_cnt = o_list + al256((size_t)n * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
   if (D->df_state == 0) {
     D->df_state = -1;
@@ -165,16 +230,22 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
     D->df_state = 1;
   }
   if (D->df_state != 1) return cudaSuccess;
-  if (D->df_tc != (tc1 ? 1 : 0)) {  // the image of x (again, when the rounding changes)
+  if (D->df_tc != (tc1 ? 1 : 2)) {  // the image of x (again, when the kind changes)
     char *b = (char *)D->df_block;
     k_df_data_image<<<(unsigned int)((n + 255) / 256), 256, 0, s>>>((const double *)D->x, n, d, D->df_im, tc1,
-                                                                   (float *)b, (float *)(b + o_na));
+                                                                   tc1 ? (float *)b : nullptr, (float *)(b + o_na));
+    if (!tc1) {
+      const long long groups = (long long)(tc_points_floats(n, d) / 8);
+      k_tc_pack_points<<<(unsigned int)((groups + 255) / 256), 256, 0, s>>>(
+          TcImageSource{(const double *)D->x, n, D->df_im}, n, d, (float *)b, groups);
+    }
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
-    D->df_tc = tc1 ? 1 : 0;
+    D->df_tc = tc1 ? 1 : 2;
   }
   const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;  // the tiles' padding
-  const size_t cbytes = al256((size_t)kp * d * sizeof(float)) + al256((size_t)k * sizeof(float));
+  const size_t cbytes = al256((size_t)kp * d * sizeof(float)) + al256((size_t)k * sizeof(float)) +
+                        tc_centers_floats(k, d) * sizeof(float);
   if (D->df_cen_bytes < cbytes) {
     drop_graphs(D);  // they point at the old buffer
     if (D->df_cen) cudaFree(D->df_cen);
@@ -195,8 +266,13 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.tot = (unsigned long long *)(b + o_tot);
   f.ci = (float *)D->df_cen;
   f.nb = (float *)((char *)D->df_cen + al256((size_t)kp * d * sizeof(float)));
-  cudaError_t err = cudaFuncSetAttribute(tc1 ? k_assign_tf32_filter<true> : k_assign_tf32_filter<false>,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)df_tc_smem);
+  f.cpk = (float *)((char *)f.nb + al256((size_t)k * sizeof(float)));
+  cudaError_t err = tc1 ? cudaFuncSetAttribute(k_assign_tf32_filter<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)df_tc_smem)
+                        : cudaFuncSetAttribute(k_assign_tc_filter, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)kTcSmem);
+  if (err == cudaSuccess && !tc1)
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_filter_per_sm, k_assign_tc_filter, kTcThreads, kTcSmem);
   if (err != cudaSuccess) return err;
   f.im = D->df_im;
   f.tc1 = tc1;
@@ -227,10 +303,12 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.list = f.list;
   a.cnt = f.cnt;
   a.tot = f.tot;
-  if (f.tc1)
+  if (f.tc1) {
     k_assign_tf32_filter<true><<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
-  else
-    k_assign_tf32_filter<false><<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
+  } else {  // the image's packed tiles, 3xTF32
+    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, f.cpk, st, max_iter);
+    k_assign_tc_filter<<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k, labels, st, max_iter, a);
+  }
   k_df_exact<<<std::max(1, D->sms * 8), kDfExactThreads, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
                                                       max_iter, f.list, f.cnt, f.tot);
   return cudaGetLastError();
@@ -285,6 +363,7 @@ extern "C" int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers, 
     GK_CHECK(launch_to_float(cen_d.p, cen_f.p, (long long)kd, s), "converting centers");
     cen = cen_f.p;
   }
+  GK_CHECK(prepare_tc(data, k, s), "packing x for the tensor cores");
   // over the chunks of streamed x (resident x is one chunk)
   int st = for_each_chunk(data, labels.p, [&](const gk_cuda_data &V) -> cudaError_t {
     Plan plan;

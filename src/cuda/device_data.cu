@@ -41,6 +41,8 @@ void destroy(gk_cuda_data *D) {
   if (D->bounds) cudaFree(D->bounds);
   if (D->df_block) cudaFree(D->df_block);
   if (D->df_cen) cudaFree(D->df_cen);
+  if (D->tc_x) cudaFree(D->tc_x);
+  if (D->tc_cen) cudaFree(D->tc_cen);
   if (D->wspec.w) cudaFree((void *)D->wspec.w);
   if (D->block) cudaFree(D->block);
   delete D;

@@ -197,6 +197,10 @@ cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
   return cudaGraphInstantiate(x, g.g, 0);
 }
 
+// Which assignment kernels a fit's graphs run (their key, beside the shape):
+// the filter's mode, and whether single precision runs on packed tiles.
+int graph_variant(const Fit &f) { return (f.df.on ? (f.df.tc1 ? 2 : 1) : 0) + (f.plan.tc_x ? 4 : 0); }
+
 // The graphs of a fit of max_iter iterations in batches of bsz: [0] bsz
 // iterations, [1] the remainder max_iter % bsz (if any).
 cudaError_t build_graphs(gk_cuda_data *D, const Fit &f, int bsz, int max_iter) {
@@ -213,7 +217,7 @@ cudaError_t build_graphs(gk_cuda_data *D, const Fit &f, int bsz, int max_iter) {
   D->gx_max_iter = max_iter;
   D->gx_bsz = bsz;
   D->gx_ws = D->ws;
-  D->gx_df = f.df.on ? (f.df.tc1 ? 2 : 1) : 0;
+  D->gx_df = graph_variant(f);
   return cudaSuccess;
 }
 
@@ -322,7 +326,7 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   const int kBoundedBatch = 16;
   const int kMaxLeaves = 2;
   int leaves = 0;
-  bool have = have_graphs(D, f.k, f.max_iter, bsz, f.df.on ? (f.df.tc1 ? 2 : 1) : 0);
+  bool have = have_graphs(D, f.k, f.max_iter, bsz, graph_variant(f));
   const bool may_bound = !D->weighted && bounds_wanted(D, f.k);
   BoundsBufs bb;
   bool bounded = false, first = false;
@@ -471,6 +475,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
   if (D->weighted) GK_CHECK(cudaMemsetAsync(f.w.wsum, 0, 2 * (size_t)k * sizeof(u64), f.s), "clearing counts");
   GK_CHECK(cudaMemsetAsync(f.w.st, 0, sizeof(State), f.s), "clearing the state");
   GK_CHECK(cudaEventRecord(D->ev0, f.s), "recording an event");
+  GK_CHECK(prepare_tc(D, k, f.s), "packing x for the tensor cores");
   GK_CHECK(plan_assign(D, k, !D->weighted, f.plan), "planning the assignment");
   GK_CHECK(plan_update(D, k, f.plan), "planning the update");
   if (D->weighted) GK_CHECK(plan_weighted(D, k, f.plan), "planning the weighted update");

@@ -344,6 +344,62 @@ static std::vector<double> lattice(long long n, int d, int levels, uint64_t seed
   return x;
 }
 
+// ---- single precision on packed tensor-core tiles (src/cuda/detail/tc_tiles.cuh) ----
+// The same arithmetic as the unpacked kernel (GPUKMEANS_TC=0): the fits and
+// predict must agree bit for bit.
+static void tc_pair(const char *name, const std::vector<double> &x, long long n, int d, int k,
+                    const std::vector<double> &c0, int max_iter) {
+  Fitter F(x, n, d, 1);
+  setenv("GPUKMEANS_TC", "0", 1);
+  Result u = F.fit(k, c0, max_iter);
+  std::vector<int> pu(n), pp(n);
+  char err[512] = "";
+  int su = gk_cuda_assign(F.data, k, c0.data(), pu.data(), err, sizeof err);
+  unsetenv("GPUKMEANS_TC");
+  Result p = F.fit(k, c0, max_iter);
+  int sp = gk_cuda_assign(F.data, k, c0.data(), pp.data(), err, sizeof err);
+  CHECK(u.status == 0 && p.status == 0 && su == 0 && sp == 0, "tcpack %s: status %d %d %d %d %s", name, u.status,
+        p.status, su, sp, p.msg.c_str());
+  if (u.status || p.status) return;
+  long long diff = 0, pdiff = 0;
+  for (long long i = 0; i < n; ++i) { diff += u.cl[i] != p.cl[i]; pdiff += pu[i] != pp[i]; }
+  const bool same = diff == 0 && same_bits(u.centers, p.centers) && same_bits(u.wss, p.wss) && u.size == p.size &&
+                    u.info.iter == p.info.iter;
+  CHECK(same && pdiff == 0, "tcpack %s n=%lld d=%d k=%d: packed fit differs (%lld labels, predict %lld, centers %s, iter %d vs %d)",
+        name, n, d, k, diff, pdiff, same_bits(u.centers, p.centers) ? "same" : "DIFFER", p.info.iter, u.info.iter);
+  printf("  [tcpack %-9s] n=%-6lld d=%-4d k=%-5d iter %-3d %s ms unpacked %.2f packed %.2f\n", name, n, d, k,
+         p.info.iter, same && pdiff == 0 ? "identical" : "MISMATCH", u.info.ms_compute, p.info.ms_compute);
+  fflush(stdout);
+}
+
+static void run_tc_tests() {
+  const int ds[] = {9, 16, 17, 33, 64, 128, 300};
+  const int ks[] = {32, 100, 256, 1000};
+  for (int d : ds)
+    for (int k : ks) {
+      const long long n = d >= 128 ? 5003 : 20011;
+      auto x = blobs(n, d, 40, 7 + d + k);
+      auto c0 = init_centers(x, n, d, k);
+      tc_pair("blobs", x, n, d, k, c0, 15);
+    }
+  {  // duplicate points and exact ties on a lattice; an offset far from 0
+    auto x = lattice(9000, 17, 3, 5);
+    tc_pair("lattice", x, 9000, 17, 256, init_centers(x, 9000, 17, 256), 20);
+    auto y = blobs(7000, 24, 12, 9, 1e6);
+    tc_pair("offset", y, 7000, 24, 64, init_centers(y, 7000, 24, 64), 20);
+  }
+  {  // empty clusters (NaN centers): initial centers far away
+    const long long n = 3000;
+    const int d = 20, k = 64;
+    auto x = blobs(n, d, 5, 11);
+    auto c0 = init_centers(x, n, d, k);
+    for (int c = 32; c < k; ++c)
+      for (int j = 0; j < d; ++j) c0[c + (size_t)k * j] = 1e4 + c;
+    tc_pair("empty", x, n, d, k, c0, 20);
+  }
+}
+
+
 // A few small cases (compute-sanitizer): every kernel of the filter, ties,
 // NaN centers, a center out of the box.
 static void run_dfilter_small() {
@@ -519,9 +575,12 @@ static void run_bench() {
     std::vector<int> ref_cl;
     std::vector<double> ref_c;
     int ref_iter = 0;
-    for (int pass = 2; pass >= 0; --pass) {
-      // 2: single; 1: double, exact kernel (GPUKMEANS_DFILTER=0); 0: double, filter (=1)
-      const int single = pass == 2;
+    for (int pass = 3; pass >= 0; --pass) {
+      // 3: single, unpacked tiles (GPUKMEANS_TC=0); 2: single; 1: double, exact kernel
+      // (GPUKMEANS_DFILTER=0); 0: double, filter (=1)
+      const int single = pass >= 2;
+      if (pass == 3) setenv("GPUKMEANS_TC", "0", 1);
+      else unsetenv("GPUKMEANS_TC");
       if (pass < 2) setenv("GPUKMEANS_DFILTER", pass == 1 ? "0" : "1", 1);
       auto t0 = std::chrono::steady_clock::now();
       Fitter F(x, p.n, p.d, single);
@@ -554,7 +613,7 @@ static void run_bench() {
       double med = per[per.size() / 2];
       double goal = single ? p.goal_s : p.goal_d;
       printf("%-3s %-6s %9lld %4d %5d %6d %11.4f %8.3f %.0f %s%s\n", p.id,
-             single ? "single" : pass == 1 ? "double" : "dfilt", p.n, p.d, p.k, iters, med, goal, up,
+             pass == 3 ? "single0" : single ? "single" : pass == 1 ? "double" : "dfilt", p.n, p.d, p.k, iters, med, goal, up,
              med <= goal ? "ok" : "MISS", extra);
       fflush(stdout);
     }
@@ -719,6 +778,10 @@ int main(int argc, char **argv) {
     run_dbench();
     printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
   }
+  if (mode == "tcpack") {
+    run_tc_tests();
+    printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
+  }
   if (mode == "dfilter") {
     run_dfilter_tests();
     printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
@@ -726,6 +789,7 @@ int main(int argc, char **argv) {
   if (mode == "test" || mode == "all") {
     run_tests();
     run_dfilter_tests();
+    run_tc_tests();
     printf("\ntests: %d passed, %d failed\n", g_pass, g_fail);
   }
   if (mode == "bench" || mode == "all") run_bench();

@@ -35,6 +35,7 @@ int main(int argc, char **argv) {
   OK(launch_to_float(cen_d, cen_f, kd, 0));
   OK(cudaMemset(labels, 0xff, n * 4)); OK(cudaMemset(acc, 0, kd * 16)); OK(cudaMemset(counts, 0, k * 8));
   OK(cudaMemset(st, 0, sizeof(State)));
+  OK(prepare_tc(D, k, 0));
   Plan p;
   OK(plan_assign(D, k, true, p)); OK(plan_update(D, k, p));
   Plan pa;
@@ -51,9 +52,15 @@ int main(int argc, char **argv) {
     std::sort(v.begin(), v.end());
     printf("  %-28s %9.4f ms\n", name, v[v.size() / 2]);
   };
-  printf("n=%lld d=%d k=%d %s path=%d tf32=%d grid=%d acc(gx=%d gy=%d jb=%d smem=%zu shared=%d)\n", n, d, k, single ? "single" : "double",
-         p.path, pa.tf32, p.grid, p.acc_gx, p.acc_gy, p.acc_jb, p.acc_smem, (int)p.acc_shared);
+  printf("n=%lld d=%d k=%d %s path=%d tf32=%d packed=%d grid=%d acc(gx=%d gy=%d jb=%d smem=%zu shared=%d)\n", n, d, k, single ? "single" : "double",
+         p.path, pa.tf32, pa.tc_x != nullptr, p.grid, p.acc_gx, p.acc_gy, p.acc_jb, p.acc_smem, (int)p.acc_shared);
   tm("assign (labels only)", [&] { OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
+  if (pa.tc_x) {
+    Plan q = pa;
+    q.tc_x = nullptr;
+    tm("assign TF32 unpacked (before)", [&] { OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
+    OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0));
+  }
   if (pa.path == 1 && single && d > 8) {
     Plan q = pa;
     q.tf32 = 1 - pa.tf32;

@@ -18,6 +18,7 @@
 
 #include "common.cuh"
 #include "dfilter.cuh"
+#include "tc_tiles.cuh"
 #include "tf32.cuh"
 
 namespace gk {
@@ -793,6 +794,276 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
   }
   const unsigned int wc = __popc(__ballot_sync(0xffffffffu, ch != 0));
   if (lane == 0 && wc) atomicAdd(&sh_changed, wc);
+  __syncthreads();
+  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
+// ---------------------------------------------------------------------------
+// The kernels on packed operands (tc_tiles.cuh): the same arithmetic as
+// k_assign_tf32 (single) and k_assign_tf32_filter<false> (double filter),
+// faster main loop.  Each thread tracks 8 rows (points) over its 16 centers
+// of each tile; the tile's 16 values of a row are first reduced with fminf,
+// and rescanned in index order only where that minimum beats the row's best
+// (the sequential scan's result with a fraction of its compare/selects).
+
+// Single precision: dd = |c|^2 - 2 x.c, least (dd, index); NaN never chosen.
+struct TcArgmin {
+  const float *cn;  // the norms (packed centers' tail)
+  int cb;           // this thread's first center of a tile, less c0
+  int wm, wn, g, t;
+  long long n;
+  int *labels;
+  float *rbd;       // shared: kTcBM each
+  int *rbi;
+  unsigned int ch;  // labels changed by this thread
+  float best[8];
+  int bidx[8];
+  __device__ __forceinline__ void reset() {
+#pragma unroll
+    for (int r = 0; r < 8; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
+  }
+  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0) {
+    float2 nv[8];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) nv[nt] = __ldg(reinterpret_cast<const float2 *>(cn + c0 + cb + nt * 8));
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      float dd[16];
+      float m = pos_inf<float>();
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          dd[nt * 2 + e] = fmaf(-2.0f, acc[r >> 1][nt][(r & 1) * 2 + e], e ? nv[nt].y : nv[nt].x);
+          m = fminf(m, dd[nt * 2 + e]);
+        }
+      if (m < best[r]) {
+#pragma unroll
+        for (int v = 0; v < 16; ++v)
+          if (dd[v] < best[r]) { best[r] = dd[v]; bidx[r] = c0 + cb + (v >> 1) * 8 + (v & 1); }
+      }
+    }
+  }
+  // The point tile bt is done: (distance, index) minimum over the lanes of a
+  // quad (the same rows) and the two center warps, then the labels.
+  __device__ __forceinline__ void finish(long long bt) {
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+#pragma unroll
+      for (int off = 1; off <= 2; off <<= 1) {
+        const float od = __shfl_xor_sync(0xffffffffu, best[r], off);
+        const int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
+        if (od < best[r] || (od == best[r] && oi < bidx[r])) { best[r] = od; bidx[r] = oi; }
+      }
+    }
+    if (wn == 1 && t == 0) {
+#pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        rbd[tc_row(r, wm, g)] = best[r];
+        rbi[tc_row(r, wm, g)] = bidx[r];
+      }
+    }
+    __syncthreads();
+    if (wn == 0 && t == 0) {
+#pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        const int row = tc_row(r, wm, g);
+        float bd = best[r];
+        int bi = bidx[r];
+        const float od = rbd[row];
+        const int oi = rbi[row];
+        if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
+        const long long i = bt * kTcBM + row;
+        if (i < n) {
+          const int old = labels[i];
+          const int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
+          if (old != nl) { ++ch; labels[i] = nl; }
+        }
+      }
+    }
+    reset();  // (rbd, rbi are rewritten after the main loop's next barrier)
+  }
+};
+
+__global__ void __launch_bounds__(kTcThreads, 2)
+k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
+            int *__restrict__ labels, State *st, int max_iter) {
+  if (fit_finished(st, max_iter)) return;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ float rbd[kTcBM];
+  __shared__ int rbi[kTcBM];
+  __shared__ unsigned int sh_changed;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  if (tid == 0) sh_changed = 0;  // (the main loop's barriers order it)
+  const int nct = tc_kp(k) / kTcBN, K16 = tc_k16(d);
+  TcArgmin epi;
+  epi.cn = cp + (size_t)nct * K16 * kTcChunk;
+  epi.wm = warp & 1;
+  epi.wn = warp >> 1;
+  epi.g = lane >> 2;
+  epi.t = lane & 3;
+  epi.cb = epi.wn * 64 + 2 * epi.t;
+  epi.n = n;
+  epi.labels = labels;
+  epi.rbd = rbd;
+  epi.rbi = rbi;
+  epi.ch = 0;
+  epi.reset();
+  tc_main_loop(xp, cp, d, nct, (n + kTcBM - 1) / kTcBM, reinterpret_cast<float *>(smem), epi);
+  if (epi.ch) atomicAdd(&sh_changed, epi.ch);
+  __syncthreads();
+  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
+// Double precision, the certified filter on the packed float images: per
+// row the lowest and second lowest w = |b|^2 (1 - kappa) - 2 a.b (each step
+// rounded down; the norms' term comes packed) and the center of the lowest,
+// then df_certified (dfilter.cuh), as k_assign_tf32_filter.
+struct TcFilterEpi {
+  const float *cn;
+  int cb;
+  int wm, wn, g, t;
+  long long n;
+  int k, d;
+  int *labels;
+  const DFArgs *fa;
+  float *rbd, *rbs;  // shared: kTcBM each
+  int *rbi;
+  unsigned int ch;
+  float bw[8], bs[8];
+  int bi[8];
+  __device__ __forceinline__ void reset() {
+#pragma unroll
+    for (int r = 0; r < 8; ++r) { bw[r] = pos_inf<float>(); bs[r] = pos_inf<float>(); bi[r] = 0x7fffffff; }
+  }
+  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0) {
+    float2 nv[8];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) nv[nt] = __ldg(reinterpret_cast<const float2 *>(cn + c0 + cb + nt * 8));
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+      float w[16];
+      float m = pos_inf<float>();
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          w[nt * 2 + e] = __fmaf_rd(-2.0f, acc[r >> 1][nt][(r & 1) * 2 + e], e ? nv[nt].y : nv[nt].x);
+          m = fminf(m, w[nt * 2 + e]);
+        }
+      if (m < bw[r]) {  // the sequential update, in index order
+#pragma unroll
+        for (int v = 0; v < 16; ++v) {
+          if (w[v] < bw[r]) { bs[r] = bw[r]; bw[r] = w[v]; bi[r] = c0 + cb + (v >> 1) * 8 + (v & 1); }
+          else bs[r] = fminf(bs[r], w[v]);
+        }
+      } else {
+        bs[r] = fminf(bs[r], m);  // no value below the lowest: the second lowest is at most m
+      }
+    }
+  }
+  // The point tile bt is done: (w, index) minimum and second lowest w over
+  // the quads and the two center warps, then one thread a point: the test,
+  // then the label or the exact pass's list.
+  __device__ __forceinline__ void finish(long long bt) {
+#pragma unroll
+    for (int r = 0; r < 8; ++r) {
+#pragma unroll
+      for (int off = 1; off <= 2; off <<= 1) {
+        const float od = __shfl_xor_sync(0xffffffffu, bw[r], off);
+        const int oi = __shfl_xor_sync(0xffffffffu, bi[r], off);
+        const float os = __shfl_xor_sync(0xffffffffu, bs[r], off);
+        if (od < bw[r] || (od == bw[r] && oi < bi[r])) {
+          bs[r] = fminf(bw[r], os);
+          bw[r] = od;
+          bi[r] = oi;
+        } else {
+          bs[r] = fminf(bs[r], od);
+        }
+      }
+    }
+    if (wn == 1 && t == 0) {
+#pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        const int row = tc_row(r, wm, g);
+        rbd[row] = bw[r];
+        rbi[row] = bi[r];
+        rbs[row] = bs[r];
+      }
+    }
+    __syncthreads();
+    if (wn == 0 && t == 0) {
+#pragma unroll
+      for (int r = 0; r < 8; ++r) {
+        const int row = tc_row(r, wm, g);
+        float bd = bw[r], bsec = bs[r];
+        int bix = bi[r];
+        const float od = rbd[row], os = rbs[row];
+        const int oi = rbi[row];
+        if (od < bd || (od == bd && oi < bix)) {
+          bsec = fminf(bd, os);
+          bd = od;
+          bix = oi;
+        } else {
+          bsec = fminf(bsec, od);
+        }
+        rbd[row] = bd;
+        rbi[row] = bix;
+        rbs[row] = bsec;
+      }
+    }
+    __syncthreads();
+    const int tid = threadIdx.x;
+    const long long i = bt * kTcBM + tid;
+    const int b = rbi[tid];
+    if (i < n) {
+      if (b < k && df_certified(rbd[tid], rbs[tid], fa->nb[b], fa->na[i], d, *fa)) {
+        const int old = labels[i];
+        if (old != b) { ++ch; labels[i] = b; }
+      } else {
+        df_list(i, *fa);
+      }
+    }
+    reset();  // (rbd, rbi, rbs are rewritten after the main loop's next barrier)
+  }
+};
+
+__global__ void __launch_bounds__(kTcThreads, 2)
+k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
+                   int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
+  if (fit_finished(st, max_iter)) return;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const long long ntiles = (n + kTcBM - 1) / kTcBM;
+  if (fa.cnt[1]) {  // a center's image out of the box: every point exact
+    for (long long bt = blockIdx.x; bt < ntiles; bt += gridDim.x)
+      if (bt * kTcBM + tid < n) df_list(bt * kTcBM + tid, fa);
+    return;
+  }
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ float rbd[kTcBM], rbs[kTcBM];
+  __shared__ int rbi[kTcBM];
+  __shared__ unsigned int sh_changed;
+  if (tid == 0) sh_changed = 0;
+  const int nct = tc_kp(k) / kTcBN, K16 = tc_k16(d);
+  TcFilterEpi epi;
+  epi.cn = cp + (size_t)nct * K16 * kTcChunk;
+  epi.wm = warp & 1;
+  epi.wn = warp >> 1;
+  epi.g = lane >> 2;
+  epi.t = lane & 3;
+  epi.cb = epi.wn * 64 + 2 * epi.t;
+  epi.n = n;
+  epi.k = k;
+  epi.d = d;
+  epi.labels = labels;
+  epi.fa = &fa;
+  epi.rbd = rbd;
+  epi.rbs = rbs;
+  epi.rbi = rbi;
+  epi.ch = 0;
+  epi.reset();
+  tc_main_loop(xp, cp, d, nct, ntiles, reinterpret_cast<float *>(smem), epi);
+  if (epi.ch) atomicAdd(&sh_changed, epi.ch);
   __syncthreads();
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
 }

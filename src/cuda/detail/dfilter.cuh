@@ -94,8 +94,9 @@ __device__ __forceinline__ void df_list(long long i, const DFArgs &a) {
   a.list[pos] = (int)i;
 }
 
-// The data's float image, once per handle: xi (n x d, column-major) and na.
-// tc: rounded to TF32 (the one-mma filter).
+// The data's float image, once per handle: xi (n x d, column-major; none
+// when nullptr: the packed tiles hold it) and na.  tc: rounded to TF32 (the
+// one-mma filter).
 static __global__ void k_df_data_image(const double *__restrict__ x, long long n, int d, init::FloatImage im, bool tc,
                                        float *__restrict__ xi, float *__restrict__ na) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -104,7 +105,7 @@ static __global__ void k_df_data_image(const double *__restrict__ x, long long n
   for (int c = 0; c < d; ++c) {
     float a = init::image_coord(x, n, i, c, im);
     if (tc) a = __uint_as_float(tf32_rna(a));
-    xi[i + n * (long long)c] = a;
+    if (xi) xi[i + n * (long long)c] = a;
     s = fmaf(a, a, s);
   }
   na[i] = s;

@@ -95,6 +95,15 @@ struct gk_cuda_data {
   int gx_df = 0;                          // the kept graphs run the filter
   long long df_exact = 0, df_iters = 0;   // the last fit: points listed, filtered iterations
   int df_used = 0;                        // the last fit used the filter
+  // Single precision on the tensor cores (detail/tc_tiles.cuh): x split into
+  // packed TF32 hi/lo tiles, made at the first fit that uses them (tc_state
+  // 1; -1: no room, the unpacked kernel), and the centers' packed tiles,
+  // grown on demand.
+  void *tc_x = nullptr;
+  int tc_state = 0;
+  void *tc_cen = nullptr;
+  size_t tc_cen_bytes = 0;
+  int tc_per_sm = 0, tc_filter_per_sm = 0;  // blocks a multiprocessor holds (their persistent grids)
 };
 
 namespace gk {
@@ -115,6 +124,8 @@ struct Plan {
   bool w_shared = true;
   int fin_grid = 0;      // finalize kernel
   int tf32 = 0;          // tiled single (d > 8): tensor-core 3xTF32 kernel instead of SIMT
+  const float *tc_x = nullptr;  // tf32 on packed tiles (prepare_tc): x's, and the centers' buffer
+  float *tc_cen = nullptr;
   // weighted fits (weights.cu): accumulate and within-SS kernels
   int wacc_gx = 0, wacc_gy = 0, wacc_jb = 0;
   size_t wacc_smem = 0, ww_smem = 0;
@@ -124,6 +135,10 @@ struct Plan {
 // assign.cu --------------------------------------------------------------
 // Fills the assignment part of plan (path, dm, smem, grid) for k centers.
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
+// Single precision, tensor cores: x's packed tiles (once per handle, on
+// stream s) and room for k centers' tiles, where the device has the memory;
+// plan_assign then plans the packed kernel.  Call before plan_assign.
+cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s);
 // One assignment step: labels (0-based, -1 = none yet) and st->changed; with
 // plan.path == 0 and update, also adds the centroid sums into acc/counts.
 // scale: the per-column fixed-point scales of the sums (D->d_scale in a fit).
@@ -137,6 +152,7 @@ struct DFilter {
   bool on = false;
   bool tc1 = false;  // TF32 images, one mma a product (else 3xTF32 on float images)
   float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
+  float *cpk = nullptr;  // 3xTF32: the centers' image in packed tiles (tc_tiles.cuh); xi: x's, likewise
   int *list = nullptr;
   unsigned int *cnt = nullptr;       // [0] listed this iteration, [1] a center out of the box, [2] max |b|^2
   unsigned long long *tot = nullptr; // [0] listed, [1] filtered iterations (this fit)

@@ -1,0 +1,228 @@
+// detail/tc_tiles.cuh: 3xTF32 tensor-core tiles on pre-split, fragment-native
+// operands (issue 15): the main loop shared by the single-precision
+// assignment (k_assign_tc) and the double-precision certified filter
+// (k_assign_tc_filter), both in assign_kernels.cuh.
+//
+// Why a packed copy of the operands: the earlier kernels split every value
+// into hi = tf32(a), lo = a - hi at each shared-memory read (A by 2 warps, B
+// by 4), read scalars, and loaded tiles synchronously.  Here x is split once
+// per handle and the centers once per iteration, into the order in which
+// mma.sync m16n8k8 reads its fragments (tf32.cuh), so that
+//   - a stage of the pipeline is two contiguous 16 KB copies (cp.async, 16
+//     bytes a thread and copy), three stages in flight;
+//   - a lane reads its A fragment with one 16-byte and its B fragment with
+//     one 8-byte shared load, without bank conflicts;
+//   - the inner loop is loads and mma only.
+//
+// Block: 128 points x 128 centers, 4 warps as 2 (points) x 2 (centers), each
+// 64 x 64: acc[mt][nt] for the 16-point group mt (0..3) and the 8-center
+// group nt (0..7).  Coordinates in chunks of 16 (zero padded: a product
+// with a zero coordinate adds nothing).
+//
+// Packed points, per block tile bt of 128 points and chunk k16 (4096
+// floats): [m16: 8][kk8: 2][hl: 2][lane: 32][slot: 4], slot s of lane
+// 4g + t holding point 16 m16 + g + 8 (s & 1), coordinate
+// 16 k16 + 8 kk8 + t + 4 (s >> 1) (rows beyond n: zero).
+// Packed centers, per tile ct of 128 centers and chunk k16 (4096 floats):
+// [n8: 16][kk8: 2][hl: 2][lane: 32][slot: 2], slot e of lane 4g + t holding
+// center 128 ct + 8 n8 + g, coordinate 16 k16 + 8 kk8 + t + 4 e (centers
+// beyond k: NaN, never chosen).  Their norms (one float a center) follow.
+#ifndef GPUKMEANS_DETAIL_TC_TILES_CUH
+#define GPUKMEANS_DETAIL_TC_TILES_CUH
+
+#include "common.cuh"
+#include "init_bound.cuh"
+#include "tf32.cuh"
+
+namespace gk {
+
+constexpr int kTcBM = 128, kTcBN = 128, kTcThreads = 128, kTcStages = 3;
+constexpr int kTcChunk = 4096;  // floats of one tile's chunk of 16 coordinates (either operand)
+constexpr size_t kTcSmem = (size_t)kTcStages * 2 * kTcChunk * sizeof(float);  // 96 KB
+
+__host__ __device__ constexpr int tc_k16(int d) { return (d + 15) / 16; }
+__host__ __device__ constexpr int tc_kp(int k) { return (k + kTcBN - 1) / kTcBN * kTcBN; }
+// floats of the packed points / centers (the centers' norms included)
+inline size_t tc_points_floats(long long n, int d) { return (size_t)((n + kTcBM - 1) / kTcBM) * tc_k16(d) * kTcChunk; }
+inline size_t tc_centers_floats(int k, int d) {
+  return (size_t)(tc_kp(k) / kTcBN) * tc_k16(d) * kTcChunk + tc_kp(k);
+}
+
+// The packed points from a source src(i, j) (the stored float x, or the
+// float image of double x); one thread a lane's 4 slots of one fragment.
+template <class Src>
+__global__ void k_tc_pack_points(Src src, long long n, int d, float *__restrict__ out, long long groups) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e >= groups) return;
+  const int lane = (int)(e & 31), kk8 = (int)((e >> 5) & 1), m16 = (int)((e >> 6) & 7);
+  const long long rest = e >> 9;
+  const int K16 = tc_k16(d);
+  const int k16 = (int)(rest % K16);
+  const long long bt = rest / K16;
+  const int g = lane >> 2, t = lane & 3;
+  float4 hi, lo;
+  float *h = &hi.x, *l = &lo.x;
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    const long long i = bt * kTcBM + m16 * 16 + g + 8 * (s & 1);
+    const int j = k16 * 16 + kk8 * 8 + t + 4 * (s >> 1);
+    const float v = (i < n && j < d) ? src(i, j) : 0.f;
+    unsigned int a, b;
+    split_tf32(v, a, b);
+    h[s] = __uint_as_float(a);
+    l[s] = __uint_as_float(b);
+  }
+  float4 *o = reinterpret_cast<float4 *>(out) + (e >> 5) * 64 + lane;
+  o[0] = hi;
+  o[32] = lo;
+}
+
+struct TcFloatSource {  // single precision: x as stored (n x d floats)
+  const float *x;
+  long long n;
+  __device__ float operator()(long long i, int j) const { return x[i + n * (long long)j]; }
+};
+
+struct TcImageSource {  // the double filter: x's float image (init_bound.cuh)
+  const double *x;
+  long long n;
+  init::FloatImage im;
+  __device__ float operator()(long long i, int j) const { return init::image_coord(x, n, i, j, im); }
+};
+
+// The packed centers from column-major floats cen (leading dimension ld;
+// centers k..kp-1 NaN) and their norms |c|^2 (fmaf in coordinate order),
+// stored as q, or rounded down to q (1 - kappa) when kappa > 0 (the
+// filter's w).  One thread a center.
+static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, int k, int kp, int d, float kappa,
+                                         float *__restrict__ out, const State *st, int max_iter) {
+  if (fit_finished(st, max_iter)) return;
+  const int c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= kp) return;
+  const int K16 = tc_k16(d), ct = c / kTcBN, n8 = (c % kTcBN) >> 3, g = c & 7;
+  float q = 0.f;
+  for (int j = 0; j < K16 * 16; ++j) {
+    float v = 0.f;
+    if (j < d) v = c < k ? cen[c + (size_t)ld * j] : quiet_nan<float>();
+    if (j < d) q = fmaf(v, v, q);
+    unsigned int a, b;
+    split_tf32(v, a, b);
+    const int k16 = j >> 4, kk8 = (j >> 3) & 1, jj = j & 7, t = jj & 3, e = jj >> 2;
+    const size_t base = ((((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8) * 2 * 64 + (size_t)(4 * g + t) * 2 + e;
+    out[base] = __uint_as_float(a);
+    out[base + 64] = __uint_as_float(b);
+  }
+  float *norms = out + (size_t)(kp / kTcBN) * K16 * kTcChunk;
+  norms[c] = kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
+}
+
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+  const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
+}
+__device__ __forceinline__ void tc_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void tc_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+__device__ __forceinline__ void mma_tf32_f(float (&c)[4], const float4 &a, const float2 &b) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(__float_as_uint(a.x)), "r"(__float_as_uint(a.y)), "r"(__float_as_uint(a.z)), "r"(__float_as_uint(a.w)),
+        "r"(__float_as_uint(b.x)), "r"(__float_as_uint(b.y)));
+}
+
+// The main loop of one block, over the point tiles blockIdx.x,
+// blockIdx.x + gridDim.x, ... of ntiles (a persistent grid: the copies of a
+// tile's first chunks overlap the previous tile's last products): for every
+// tile of 128 centers, acc = the 3xTF32 products x.c of the tile's 128
+// points (xp: the packed points) with the tile's centers (cp: the packed
+// centers, nct tiles), then epi.tile(acc, c0); after a point tile's last
+// center tile, epi.finish(bt) (which every thread calls: it may hold
+// barriers).  smem: kTcSmem bytes of dynamic shared memory.
+template <class Epi>
+__device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const float *__restrict__ cp, int d,
+                                             int nct, long long ntiles, float *smem, Epi &epi) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm = warp & 1, wn = warp >> 1;
+  const int K16 = tc_k16(d), per_tile = K16 * nct;
+  const long long mine = ntiles > blockIdx.x ? (ntiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
+  const long long nq = mine * per_tile;
+  auto load = [&](long long q) {
+    if (q < nq) {
+      const long long bt = blockIdx.x + (q / per_tile) * (long long)gridDim.x;
+      const int r = (int)(q % per_tile), ct = r / K16, k16 = r - ct * K16;
+      const float4 *ga = reinterpret_cast<const float4 *>(xp + ((size_t)bt * K16 + k16) * kTcChunk);
+      const float4 *gb = reinterpret_cast<const float4 *>(cp + ((size_t)ct * K16 + k16) * kTcChunk);
+      float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)(q % kTcStages) * 2 * kTcChunk);
+      float4 *sb = sa + kTcChunk / 4;
+#pragma unroll
+      for (int e = tid; e < kTcChunk / 4; e += kTcThreads) {
+        cp_async16(sa + e, ga + e);
+        cp_async16(sb + e, gb + e);
+      }
+    }
+    tc_commit();  // (an empty group past the end keeps the counting uniform)
+  };
+#pragma unroll
+  for (int q = 0; q < kTcStages - 1; ++q) load(q);
+  float acc[4][8][4];
+  int k16 = 0, ct = 0;
+  long long bt = blockIdx.x;
+  for (long long q = 0; q < nq; ++q) {
+    if (k16 == 0) {
+#pragma unroll
+      for (int mt = 0; mt < 4; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
+    }
+    tc_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
+    __syncthreads();           // ... for every thread's; and chunk q - 1's buffer is free
+    load(q + kTcStages - 1);
+    const float *sa = smem + (size_t)(q % kTcStages) * 2 * kTcChunk, *sb = sa + kTcChunk;
+#pragma unroll
+    for (int kk8 = 0; kk8 < 2; ++kk8) {
+      float4 ah[4], al[4];
+#pragma unroll
+      for (int mt = 0; mt < 4; ++mt) {
+        const float *p = sa + ((size_t)((wm * 4 + mt) * 2 + kk8) * 2) * 128 + lane * 4;
+        ah[mt] = *reinterpret_cast<const float4 *>(p);
+        al[mt] = *reinterpret_cast<const float4 *>(p + 128);
+      }
+#pragma unroll
+      for (int nt = 0; nt < 8; ++nt) {
+        const float *p = sb + ((size_t)((wn * 8 + nt) * 2 + kk8) * 2) * 64 + lane * 2;
+        const float2 bh = *reinterpret_cast<const float2 *>(p);
+        const float2 bl = *reinterpret_cast<const float2 *>(p + 64);
+        // the three products of each accumulator 4 mma apart (independent in between)
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) mma_tf32_f(acc[mt][nt], al[mt], bh);
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) mma_tf32_f(acc[mt][nt], ah[mt], bl);
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) mma_tf32_f(acc[mt][nt], ah[mt], bh);
+      }
+    }
+    if (++k16 == K16) {
+      k16 = 0;
+      epi.tile(acc, ct * kTcBN);
+      if (++ct == nct) {
+        ct = 0;
+        epi.finish(bt);
+        bt += gridDim.x;
+      }
+    }
+  }
+  tc_wait<0>();
+}
+
+// Row r (0..7) of a thread's accumulators: the block's point
+// wm 64 + 16 (r >> 1) + 8 (r & 1) + g; column (nt, e) the center
+// c0 + wn 64 + 8 nt + 2 t + e.
+__device__ __forceinline__ int tc_row(int r, int wm, int g) { return wm * 64 + (r >> 1) * 16 + (r & 1) * 8 + g; }
+
+}  // namespace gk
+
+#endif
