@@ -1,6 +1,7 @@
 // assign.cu: the assignment step (nearest center) and gk_cuda_assign (predict).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <vector>
 
@@ -98,7 +99,7 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
     if (e == cudaSuccess)
       e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_per_sm, k_assign_tc, kTcThreads, kTcSmem);
     if (e != cudaSuccess) return e;
-    const long long groups = (long long)(bytes / sizeof(float) / 8);  // a thread: 4 hi + 4 lo
+    const long long groups = (long long)(bytes / sizeof(float) / 4);  // a thread: one float4
     k_tc_pack_points<<<(unsigned int)((groups + 255) / 256), 256, 0, s>>>(TcFloatSource{(const float *)D->x, D->n},
                                                                           D->n, d, (float *)D->tc_x, groups);
     e = cudaGetLastError();
@@ -165,7 +166,7 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
       else run_small_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
     }
   } else {
-    if (D->single && D->d > 8 && plan.tc_x) {
+    if (D->single && D->d > 8 && plan.tc_x && ((uintptr_t)labels & 15) == 0) {  // (the kernel stages labels by 16 B)
       const int kp = tc_kp(k);
       k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f, plan.tc_cen, st, max_iter);
       k_assign_tc<<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels, st, max_iter);
@@ -214,7 +215,8 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   if (n > 0x7fffffffLL || d > 4096) return cudaSuccess;  // the list holds int rows; kappa stays small
   // x's image: packed tiles (3xTF32) or n x d floats (TF32 images); room for either
   const size_t o_na = al256(tc_points_floats(n, d) * sizeof(float)), o_list = o_na + al256((size_t)n * sizeof(float));
-  const size_t o_cnt = o_list + al256((size_t)n * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
+  const size_t o_cand = o_list + al256((size_t)n * sizeof(int));
+  const size_t o_cnt = o_cand + al256((size_t)n * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
   if (D->df_state == 0) {
     D->df_state = -1;
     D->df_tc = -1;
@@ -235,7 +237,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
     k_df_data_image<<<(unsigned int)((n + 255) / 256), 256, 0, s>>>((const double *)D->x, n, d, D->df_im, tc1,
                                                                    tc1 ? (float *)b : nullptr, (float *)(b + o_na));
     if (!tc1) {
-      const long long groups = (long long)(tc_points_floats(n, d) / 8);
+      const long long groups = (long long)(tc_points_floats(n, d) / 4);
       k_tc_pack_points<<<(unsigned int)((groups + 255) / 256), 256, 0, s>>>(
           TcImageSource{(const double *)D->x, n, D->df_im}, n, d, (float *)b, groups);
     }
@@ -262,6 +264,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.xi = (float *)b;
   f.na = (float *)(b + o_na);
   f.list = (int *)(b + o_list);
+  f.cand = (int *)(b + o_cand);
   f.cnt = (unsigned int *)(b + o_cnt);
   f.tot = (unsigned long long *)(b + o_tot);
   f.ci = (float *)D->df_cen;
@@ -301,6 +304,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.na = f.na;
   a.nb = f.nb;
   a.list = f.list;
+  a.cand = f.cand;
   a.cnt = f.cnt;
   a.tot = f.tot;
   if (f.tc1) {
@@ -310,7 +314,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
     k_assign_tc_filter<<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k, labels, st, max_iter, a);
   }
   k_df_exact<<<std::max(1, D->sms * 8), kDfExactThreads, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
-                                                      max_iter, f.list, f.cnt, f.tot);
+                                                                 max_iter, a, f.xi, f.tc1 ? 0 : 1, f.ci, kp);
   return cudaGetLastError();
 }
 

@@ -599,7 +599,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
   const int g = lane >> 2, t = lane & 3;
   const long long i0 = (long long)blockIdx.x * BM;
   if (fa.cnt[1]) {  // a center's image out of the box: every point exact
-    if (tid < BM && i0 + tid < n) df_list(i0 + tid, fa);
+    if (tid < BM && i0 + tid < n) df_list(i0 + tid, 0x7fffffff, fa);
     return;
   }
   if (tid == 0) sh_changed = 0;
@@ -788,7 +788,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
         const int old = labels[i];
         if (old != bi) { ++ch; labels[i] = bi; }
       } else {
-        df_list(i, fa);
+        df_list(i, bi, fa);
       }
     }
   }
@@ -803,12 +803,11 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
 // k_assign_tf32 (single) and k_assign_tf32_filter<false> (double filter),
 // faster main loop.  Each thread tracks 8 rows (points) over its 16 centers
 // of each tile; the tile's 16 values of a row are first reduced with fminf,
-// and rescanned in index order only where that minimum beats the row's best
+// and searched in index order only where that minimum beats the row's best
 // (the sequential scan's result with a fraction of its compare/selects).
 
 // Single precision: dd = |c|^2 - 2 x.c, least (dd, index); NaN never chosen.
 struct TcArgmin {
-  const float *cn;  // the norms (packed centers' tail)
   int cb;           // this thread's first center of a tile, less c0
   int wm, wn, g, t;
   long long n;
@@ -822,10 +821,10 @@ struct TcArgmin {
 #pragma unroll
     for (int r = 0; r < 8; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
   }
-  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0) {
+  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
     float2 nv[8];
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) nv[nt] = __ldg(reinterpret_cast<const float2 *>(cn + c0 + cb + nt * 8));
+    for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + cb + nt * 8);
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
       float dd[16];
@@ -837,16 +836,19 @@ struct TcArgmin {
           dd[nt * 2 + e] = fmaf(-2.0f, acc[r >> 1][nt][(r & 1) * 2 + e], e ? nv[nt].y : nv[nt].x);
           m = fminf(m, dd[nt * 2 + e]);
         }
-      if (m < best[r]) {
+      if (m < best[r]) {  // the first of the tile's values equal to m (the sequential scan's)
+        int v0 = 15;
 #pragma unroll
-        for (int v = 0; v < 16; ++v)
-          if (dd[v] < best[r]) { best[r] = dd[v]; bidx[r] = c0 + cb + (v >> 1) * 8 + (v & 1); }
+        for (int v = 14; v >= 0; --v)
+          if (dd[v] == m) v0 = v;
+        best[r] = m;
+        bidx[r] = c0 + cb + (v0 >> 1) * 8 + (v0 & 1);
       }
     }
   }
   // The point tile bt is done: (distance, index) minimum over the lanes of a
   // quad (the same rows) and the two center warps, then the labels.
-  __device__ __forceinline__ void finish(long long bt) {
+  __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *) {
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
 #pragma unroll
@@ -875,7 +877,7 @@ struct TcArgmin {
         if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
         const long long i = bt * kTcBM + row;
         if (i < n) {
-          const int old = labels[i];
+          const int old = old_labels[row];
           const int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
           if (old != nl) { ++ch; labels[i] = nl; }
         }
@@ -897,7 +899,6 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
   if (tid == 0) sh_changed = 0;  // (the main loop's barriers order it)
   const int nct = tc_kp(k) / kTcBN, K16 = tc_k16(d);
   TcArgmin epi;
-  epi.cn = cp + (size_t)nct * K16 * kTcChunk;
   epi.wm = warp & 1;
   epi.wn = warp >> 1;
   epi.g = lane >> 2;
@@ -909,7 +910,8 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
   epi.rbi = rbi;
   epi.ch = 0;
   epi.reset();
-  tc_main_loop(xp, cp, d, nct, (n + kTcBM - 1) / kTcBM, reinterpret_cast<float *>(smem), epi);
+  tc_main_loop(xp, cp, d, nct, (n + kTcBM - 1) / kTcBM, TcRows{labels, nullptr, n}, reinterpret_cast<float *>(smem),
+               epi);
   if (epi.ch) atomicAdd(&sh_changed, epi.ch);
   __syncthreads();
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
@@ -920,7 +922,6 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
 // rounded down; the norms' term comes packed) and the center of the lowest,
 // then df_certified (dfilter.cuh), as k_assign_tf32_filter.
 struct TcFilterEpi {
-  const float *cn;
   int cb;
   int wm, wn, g, t;
   long long n;
@@ -936,10 +937,10 @@ struct TcFilterEpi {
 #pragma unroll
     for (int r = 0; r < 8; ++r) { bw[r] = pos_inf<float>(); bs[r] = pos_inf<float>(); bi[r] = 0x7fffffff; }
   }
-  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0) {
+  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
     float2 nv[8];
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) nv[nt] = __ldg(reinterpret_cast<const float2 *>(cn + c0 + cb + nt * 8));
+    for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + cb + nt * 8);
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
       float w[16];
@@ -965,7 +966,7 @@ struct TcFilterEpi {
   // The point tile bt is done: (w, index) minimum and second lowest w over
   // the quads and the two center warps, then one thread a point: the test,
   // then the label or the exact pass's list.
-  __device__ __forceinline__ void finish(long long bt) {
+  __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *na) {
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
 #pragma unroll
@@ -1017,11 +1018,11 @@ struct TcFilterEpi {
     const long long i = bt * kTcBM + tid;
     const int b = rbi[tid];
     if (i < n) {
-      if (b < k && df_certified(rbd[tid], rbs[tid], fa->nb[b], fa->na[i], d, *fa)) {
-        const int old = labels[i];
+      if (b < k && df_certified(rbd[tid], rbs[tid], fa->nb[b], na[tid], d, *fa)) {
+        const int old = old_labels[tid];
         if (old != b) { ++ch; labels[i] = b; }
       } else {
-        df_list(i, *fa);
+        df_list(i, b, *fa);
       }
     }
     reset();  // (rbd, rbi, rbs are rewritten after the main loop's next barrier)
@@ -1036,7 +1037,7 @@ k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float
   const long long ntiles = (n + kTcBM - 1) / kTcBM;
   if (fa.cnt[1]) {  // a center's image out of the box: every point exact
     for (long long bt = blockIdx.x; bt < ntiles; bt += gridDim.x)
-      if (bt * kTcBM + tid < n) df_list(bt * kTcBM + tid, fa);
+      if (bt * kTcBM + tid < n) df_list(bt * kTcBM + tid, 0x7fffffff, fa);
     return;
   }
   extern __shared__ __align__(16) unsigned char smem[];
@@ -1046,7 +1047,6 @@ k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float
   if (tid == 0) sh_changed = 0;
   const int nct = tc_kp(k) / kTcBN, K16 = tc_k16(d);
   TcFilterEpi epi;
-  epi.cn = cp + (size_t)nct * K16 * kTcChunk;
   epi.wm = warp & 1;
   epi.wn = warp >> 1;
   epi.g = lane >> 2;
@@ -1062,7 +1062,7 @@ k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float
   epi.rbi = rbi;
   epi.ch = 0;
   epi.reset();
-  tc_main_loop(xp, cp, d, nct, ntiles, reinterpret_cast<float *>(smem), epi);
+  tc_main_loop(xp, cp, d, nct, ntiles, TcRows{labels, fa.na, n}, reinterpret_cast<float *>(smem), epi);
   if (epi.ch) atomicAdd(&sh_changed, epi.ch);
   __syncthreads();
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);

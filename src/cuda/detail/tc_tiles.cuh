@@ -1,30 +1,31 @@
-// detail/tc_tiles.cuh: 3xTF32 tensor-core tiles on pre-split, fragment-native
+// detail/tc_tiles.cuh: 3xTF32 tensor-core tiles on packed, fragment-native
 // operands (issue 15): the main loop shared by the single-precision
 // assignment (k_assign_tc) and the double-precision certified filter
 // (k_assign_tc_filter), both in assign_kernels.cuh.
 //
-// Why a packed copy of the operands: the earlier kernels split every value
-// into hi = tf32(a), lo = a - hi at each shared-memory read (A by 2 warps, B
-// by 4), read scalars, and loaded tiles synchronously.  Here x is split once
-// per handle and the centers once per iteration, into the order in which
+// Why a packed copy of the operands: the earlier kernel read scalars from
+// shared memory and loaded its tiles synchronously.  Here x is copied once
+// per handle and the centers once per iteration into the order in which
 // mma.sync m16n8k8 reads its fragments (tf32.cuh), so that
-//   - a stage of the pipeline is two contiguous 16 KB copies (cp.async, 16
-//     bytes a thread and copy), three stages in flight;
+//   - a stage of the pipeline is two contiguous 8 KB copies (cp.async, 16
+//     bytes a thread and copy), four stages in flight;
 //   - a lane reads its A fragment with one 16-byte and its B fragment with
-//     one 8-byte shared load, without bank conflicts;
-//   - the inner loop is loads and mma only.
+//     one 8-byte shared load, without bank conflicts.
+// Each value is split (hi = tf32(a), lo = a - hi) in registers after the
+// load: splitting once at packing time would double the bytes every tile
+// moves from L2, which bounds the kernel at high d.
 //
 // Block: 128 points x 128 centers, 4 warps as 2 (points) x 2 (centers), each
 // 64 x 64: acc[mt][nt] for the 16-point group mt (0..3) and the 8-center
 // group nt (0..7).  Coordinates in chunks of 16 (zero padded: a product
 // with a zero coordinate adds nothing).
 //
-// Packed points, per block tile bt of 128 points and chunk k16 (4096
-// floats): [m16: 8][kk8: 2][hl: 2][lane: 32][slot: 4], slot s of lane
+// Packed points, per block tile bt of 128 points and chunk k16 (2048
+// floats): [m16: 8][kk8: 2][lane: 32][slot: 4], slot s of lane
 // 4g + t holding point 16 m16 + g + 8 (s & 1), coordinate
 // 16 k16 + 8 kk8 + t + 4 (s >> 1) (rows beyond n: zero).
-// Packed centers, per tile ct of 128 centers and chunk k16 (4096 floats):
-// [n8: 16][kk8: 2][hl: 2][lane: 32][slot: 2], slot e of lane 4g + t holding
+// Packed centers, per tile ct of 128 centers and chunk k16 (2048 floats):
+// [n8: 16][kk8: 2][lane: 32][slot: 2], slot e of lane 4g + t holding
 // center 128 ct + 8 n8 + g, coordinate 16 k16 + 8 kk8 + t + 4 e (centers
 // beyond k: NaN, never chosen).  Their norms (one float a center) follow.
 #ifndef GPUKMEANS_DETAIL_TC_TILES_CUH
@@ -36,9 +37,13 @@
 
 namespace gk {
 
-constexpr int kTcBM = 128, kTcBN = 128, kTcThreads = 128, kTcStages = 3;
-constexpr int kTcChunk = 4096;  // floats of one tile's chunk of 16 coordinates (either operand)
-constexpr size_t kTcSmem = (size_t)kTcStages * 2 * kTcChunk * sizeof(float);  // 96 KB
+constexpr int kTcBM = 128, kTcBN = 128, kTcThreads = 128, kTcStages = 4;
+constexpr int kTcChunk = 2048;  // floats of one tile's chunk of 16 coordinates (either operand)
+// A stage of the pipeline: the points' chunk, the centers' chunk, then (on
+// the last chunk of a center tile) the tile's norms, and (on the last chunk
+// of a point tile) the tile's rows' labels and norms (the epilogues' reads).
+constexpr int kTcStage = 2 * kTcChunk + 3 * kTcBM;
+constexpr size_t kTcSmem = (size_t)kTcStages * kTcStage * sizeof(float);  // 70 KB
 
 __host__ __device__ constexpr int tc_k16(int d) { return (d + 15) / 16; }
 __host__ __device__ constexpr int tc_kp(int k) { return (k + kTcBN - 1) / kTcBN * kTcBN; }
@@ -60,21 +65,23 @@ __global__ void k_tc_pack_points(Src src, long long n, int d, float *__restrict_
   const int k16 = (int)(rest % K16);
   const long long bt = rest / K16;
   const int g = lane >> 2, t = lane & 3;
-  float4 hi, lo;
-  float *h = &hi.x, *l = &lo.x;
+  float4 v;
+  float *w = &v.x;
 #pragma unroll
   for (int s = 0; s < 4; ++s) {
     const long long i = bt * kTcBM + m16 * 16 + g + 8 * (s & 1);
     const int j = k16 * 16 + kk8 * 8 + t + 4 * (s >> 1);
-    const float v = (i < n && j < d) ? src(i, j) : 0.f;
-    unsigned int a, b;
-    split_tf32(v, a, b);
-    h[s] = __uint_as_float(a);
-    l[s] = __uint_as_float(b);
+    w[s] = (i < n && j < d) ? src(i, j) : 0.f;
   }
-  float4 *o = reinterpret_cast<float4 *>(out) + (e >> 5) * 64 + lane;
-  o[0] = hi;
-  o[32] = lo;
+  reinterpret_cast<float4 *>(out)[e] = v;  // (e enumerates the layout's float4s in order)
+}
+
+// Where point i's coordinate j lies in the packed points.
+__device__ __forceinline__ size_t tc_point_at(long long i, int j, int K16) {
+  const long long bt = i / kTcBM;
+  const int r = (int)(i - bt * kTcBM), m16 = r >> 4, g = r & 7, sr = (r >> 3) & 1;
+  const int k16 = j >> 4, kk8 = (j >> 3) & 1, t = j & 3, sc = (j >> 2) & 1;
+  return ((((size_t)bt * K16 + k16) * 8 + m16) * 2 + kk8) * 128 + (size_t)(4 * g + t) * 4 + sr + 2 * sc;
 }
 
 struct TcFloatSource {  // single precision: x as stored (n x d floats)
@@ -105,12 +112,8 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
     float v = 0.f;
     if (j < d) v = c < k ? cen[c + (size_t)ld * j] : quiet_nan<float>();
     if (j < d) q = fmaf(v, v, q);
-    unsigned int a, b;
-    split_tf32(v, a, b);
     const int k16 = j >> 4, kk8 = (j >> 3) & 1, jj = j & 7, t = jj & 3, e = jj >> 2;
-    const size_t base = ((((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8) * 2 * 64 + (size_t)(4 * g + t) * 2 + e;
-    out[base] = __uint_as_float(a);
-    out[base + 64] = __uint_as_float(b);
+    out[((((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8) * 64 + (size_t)(4 * g + t) * 2 + e] = v;
   }
   float *norms = out + (size_t)(kp / kTcBN) * K16 * kTcChunk;
   norms[c] = kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
@@ -120,16 +123,29 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
   const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
 }
+// The first bytes (0..16) of src, zeros after.
+__device__ __forceinline__ void cp_async16_part(void *dst, const void *src, int bytes) {
+  const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+}
+
+// Per-row inputs of the epilogues, staged with a point tile's last chunk:
+// labels (n ints, 16-byte aligned) and the filter's point norms na (or
+// nullptr).
+struct TcRows {
+  const int *labels;
+  const float *na;
+  long long n;
+};
 __device__ __forceinline__ void tc_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void tc_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-__device__ __forceinline__ void mma_tf32_f(float (&c)[4], const float4 &a, const float2 &b) {
+__device__ __forceinline__ void mma_tf32_u(float (&c)[4], const uint4 &a, const uint2 &b) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
       "{%0,%1,%2,%3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(__float_as_uint(a.x)), "r"(__float_as_uint(a.y)), "r"(__float_as_uint(a.z)), "r"(__float_as_uint(a.w)),
-        "r"(__float_as_uint(b.x)), "r"(__float_as_uint(b.y)));
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
 }
 
 // The main loop of one block, over the point tiles blockIdx.x,
@@ -137,12 +153,14 @@ __device__ __forceinline__ void mma_tf32_f(float (&c)[4], const float4 &a, const
 // tile's first chunks overlap the previous tile's last products): for every
 // tile of 128 centers, acc = the 3xTF32 products x.c of the tile's 128
 // points (xp: the packed points) with the tile's centers (cp: the packed
-// centers, nct tiles), then epi.tile(acc, c0); after a point tile's last
-// center tile, epi.finish(bt) (which every thread calls: it may hold
-// barriers).  smem: kTcSmem bytes of dynamic shared memory.
+// centers, nct tiles, their norms after them), then epi.tile(acc, c0,
+// norms); after a point tile's last center tile, epi.finish(bt, labels, na)
+// (which every thread calls: it may hold barriers).  The norms, labels and
+// na passed are the tiles' own, in shared memory.  smem: kTcSmem bytes of
+// dynamic shared memory.
 template <class Epi>
 __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const float *__restrict__ cp, int d,
-                                             int nct, long long ntiles, float *smem, Epi &epi) {
+                                             int nct, long long ntiles, const TcRows rows, float *smem, Epi &epi) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp & 1, wn = warp >> 1;
   const int K16 = tc_k16(d), per_tile = K16 * nct;
@@ -154,12 +172,21 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       const int r = (int)(q % per_tile), ct = r / K16, k16 = r - ct * K16;
       const float4 *ga = reinterpret_cast<const float4 *>(xp + ((size_t)bt * K16 + k16) * kTcChunk);
       const float4 *gb = reinterpret_cast<const float4 *>(cp + ((size_t)ct * K16 + k16) * kTcChunk);
-      float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)(q % kTcStages) * 2 * kTcChunk);
-      float4 *sb = sa + kTcChunk / 4;
+      float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)(q % kTcStages) * kTcStage);
+      float4 *sb = sa + kTcChunk / 4, *sr = sb + kTcChunk / 4;
 #pragma unroll
       for (int e = tid; e < kTcChunk / 4; e += kTcThreads) {
         cp_async16(sa + e, ga + e);
         cp_async16(sb + e, gb + e);
+      }
+      if (k16 == K16 - 1 && tid < kTcBN / 4)  // the center tile's norms
+        cp_async16(sr + tid, cp + (size_t)nct * K16 * kTcChunk + (size_t)ct * kTcBN + 4 * tid);
+      if (k16 == K16 - 1 && ct == nct - 1 && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
+        const int e = tid - 32, part = e >> 5, u = e & 31;
+        const long long i = bt * kTcBM + 4 * u;
+        const int bytes = (int)(4 * (i >= rows.n ? 0 : rows.n - i < 4 ? rows.n - i : 4));
+        const void *src = part ? (const void *)(rows.na + (bytes ? i : 0)) : (const void *)(rows.labels + (bytes ? i : 0));
+        cp_async16_part(sr + 32 * (1 + part) + u, src, bytes);
       }
     }
     tc_commit();  // (an empty group past the end keeps the counting uniform)
@@ -181,36 +208,49 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
     tc_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
     __syncthreads();           // ... for every thread's; and chunk q - 1's buffer is free
     load(q + kTcStages - 1);
-    const float *sa = smem + (size_t)(q % kTcStages) * 2 * kTcChunk, *sb = sa + kTcChunk;
+    const float *sa = smem + (size_t)(q % kTcStages) * kTcStage, *sb = sa + kTcChunk, *sr = sb + kTcChunk;
 #pragma unroll
     for (int kk8 = 0; kk8 < 2; ++kk8) {
-      float4 ah[4], al[4];
+      uint4 ah[4], al[4];
 #pragma unroll
       for (int mt = 0; mt < 4; ++mt) {
-        const float *p = sa + ((size_t)((wm * 4 + mt) * 2 + kk8) * 2) * 128 + lane * 4;
-        ah[mt] = *reinterpret_cast<const float4 *>(p);
-        al[mt] = *reinterpret_cast<const float4 *>(p + 128);
+        const float4 v = *reinterpret_cast<const float4 *>(sa + (size_t)((wm * 4 + mt) * 2 + kk8) * 128 + lane * 4);
+        split_tf32(v.x, ah[mt].x, al[mt].x);
+        split_tf32(v.y, ah[mt].y, al[mt].y);
+        split_tf32(v.z, ah[mt].z, al[mt].z);
+        split_tf32(v.w, ah[mt].w, al[mt].w);
       }
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        const float *p = sb + ((size_t)((wn * 8 + nt) * 2 + kk8) * 2) * 64 + lane * 2;
-        const float2 bh = *reinterpret_cast<const float2 *>(p);
-        const float2 bl = *reinterpret_cast<const float2 *>(p + 64);
-        // the three products of each accumulator 4 mma apart (independent in between)
+      for (int np = 0; np < 8; np += 2) {
+        uint2 bh[2], bl[2];
 #pragma unroll
-        for (int mt = 0; mt < 4; ++mt) mma_tf32_f(acc[mt][nt], al[mt], bh);
+        for (int j = 0; j < 2; ++j) {
+          const float2 v =
+              *reinterpret_cast<const float2 *>(sb + (size_t)((wn * 8 + np + j) * 2 + kk8) * 64 + lane * 2);
+          split_tf32(v.x, bh[j].x, bl[j].x);
+          split_tf32(v.y, bh[j].y, bl[j].y);
+        }
+        // the three products of an accumulator 8 mma apart (independent in between)
 #pragma unroll
-        for (int mt = 0; mt < 4; ++mt) mma_tf32_f(acc[mt][nt], ah[mt], bl);
+        for (int j = 0; j < 2; ++j)
 #pragma unroll
-        for (int mt = 0; mt < 4; ++mt) mma_tf32_f(acc[mt][nt], ah[mt], bh);
+          for (int mt = 0; mt < 4; ++mt) mma_tf32_u(acc[mt][np + j], al[mt], bh[j]);
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int mt = 0; mt < 4; ++mt) mma_tf32_u(acc[mt][np + j], ah[mt], bl[j]);
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int mt = 0; mt < 4; ++mt) mma_tf32_u(acc[mt][np + j], ah[mt], bh[j]);
       }
     }
     if (++k16 == K16) {
       k16 = 0;
-      epi.tile(acc, ct * kTcBN);
+      epi.tile(acc, ct * kTcBN, sr);
       if (++ct == nct) {
         ct = 0;
-        epi.finish(bt);
+        epi.finish(bt, reinterpret_cast<const int *>(sr + kTcBM), sr + 2 * kTcBM);
         bt += gridDim.x;
       }
     }

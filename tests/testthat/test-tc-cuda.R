@@ -1,0 +1,55 @@
+# CUDA engine, single precision with d > 8: the assignment on packed,
+# fragment-native tensor-core tiles (src/cuda/detail/tc_tiles.cuh) does the
+# arithmetic of the unpacked kernel, so fits and predictions are identical
+# bit for bit.  The internal switch GPUKMEANS_TC=0 (read at each fit) keeps
+# the unpacked kernel.  Partial tiles of points, coordinates and centers,
+# several fits on one handle (nstart), empty clusters and predict.
+local_edition(3)
+
+tc_fit <- function(x, centers, packed, ...) {
+  withr::local_envvar(GPUKMEANS_TC = if (packed) NA else "0")
+  fit <- gpu_kmeans(x, centers, precision = "single", backend = "cuda", ...)
+  list(fit = strip_gk(fit), pred = predict(fit, x[seq_len(min(nrow(x), 3001)), , drop = FALSE]))
+}
+
+expect_tc_identical <- function(x, centers, label, ...) {
+  ref <- tc_fit(x, centers, FALSE, ...)
+  got <- tc_fit(x, centers, TRUE, ...)
+  expect_identical(got$fit, ref$fit, label = paste(label, "fit"))
+  expect_identical(got$pred, ref$pred, label = paste(label, "predict"))
+  invisible(got$fit)
+}
+
+test_that("cuda tc: packed tiles give the unpacked kernel's fit at several shapes", {
+  skip_if_no_gpu()
+  set.seed(11)
+  # (n, d, k): partial point tiles (n not a multiple of 128), coordinates not
+  # a multiple of 16, centers not a multiple of 128, several center tiles
+  for (sh in list(c(5000, 9, 32), c(4099, 16, 100), c(20001, 17, 256), c(3001, 33, 300), c(2050, 130, 129),
+                  c(1500, 300, 64))) {
+    x <- make_blobs(sh[1], sh[2], max(2, sh[3] %/% 3), sd = 1.5, spread = 8)
+    fit <- expect_tc_identical(x, x[seq_len(sh[3]), , drop = FALSE], paste(sh, collapse = "x"), iter.max = 25)
+    expect_length(fit$cluster, sh[1])
+    expect_true(all(fit$cluster >= 1 & fit$cluster <= sh[3]))
+  }
+})
+
+test_that("cuda tc: nstart, empty clusters, duplicate points and data far from the origin", {
+  skip_if_no_gpu()
+  set.seed(12)
+  x <- make_blobs(6000, 24, 20, sd = 1, spread = 6)
+  set.seed(5)
+  a <- tc_fit(x, 64, FALSE, nstart = 3, iter.max = 20)
+  set.seed(5)
+  b <- tc_fit(x, 64, TRUE, nstart = 3, iter.max = 20)
+  expect_identical(b$fit, a$fit)
+  # centers far from every point: their clusters are empty at once
+  c0 <- rbind(x[1:40, ], matrix(1e4 + seq_len(24 * 24), ncol = 24))
+  fit <- suppressWarnings(expect_tc_identical(x, c0, "empty clusters", iter.max = 15))
+  expect_true(any(fit$size == 0) || anyNA(fit$centers))
+  # every point twice (exact ties between duplicate centers)
+  g <- as.matrix(expand.grid(0:3, 0:3, 0:3)) + 0
+  g <- cbind(g, g, g, g)[rep(seq_len(64), 40), ]
+  expect_tc_identical(g, g[seq(1, 64, by = 2), ], "lattice", iter.max = 10)
+  expect_tc_identical(x + 1e5, x[1:50, ] + 1e5, "offset", iter.max = 20)
+})
