@@ -215,8 +215,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   if (n > 0x7fffffffLL || d > 4096) return cudaSuccess;  // the list holds int rows; kappa stays small
   // x's image: packed tiles (3xTF32) or n x d floats (TF32 images); room for either
   const size_t o_na = al256(tc_points_floats(n, d) * sizeof(float)), o_list = o_na + al256((size_t)n * sizeof(float));
-  const size_t o_cand = o_list + al256((size_t)n * sizeof(int));
-  const size_t o_cnt = o_cand + al256((size_t)n * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
+  const size_t o_cnt = o_list + al256((size_t)n * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
   if (D->df_state == 0) {
     D->df_state = -1;
     D->df_tc = -1;
@@ -264,7 +263,6 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.xi = (float *)b;
   f.na = (float *)(b + o_na);
   f.list = (int *)(b + o_list);
-  f.cand = (int *)(b + o_cand);
   f.cnt = (unsigned int *)(b + o_cnt);
   f.tot = (unsigned long long *)(b + o_tot);
   f.ci = (float *)D->df_cen;
@@ -304,7 +302,6 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.na = f.na;
   a.nb = f.nb;
   a.list = f.list;
-  a.cand = f.cand;
   a.cnt = f.cnt;
   a.tot = f.tot;
   if (f.tc1) {
@@ -314,7 +311,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
     k_assign_tc_filter<<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k, labels, st, max_iter, a);
   }
   k_df_exact<<<std::max(1, D->sms * 8), kDfExactThreads, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
-                                                                 max_iter, a, f.xi, f.tc1 ? 0 : 1, f.ci, kp);
+                                                      max_iter, f.list, f.cnt, f.tot);
   return cudaGetLastError();
 }
 

@@ -1,6 +1,7 @@
 # A small run of every CUDA path, for compute-sanitizer on the GPU machine
 # (tools/gpu/sanitize.sh): plain, bounded and step-by-step Lloyd in both
-# precisions, k-means++ and k-means||, predict, streamed x, and the error paths.
+# precisions, the packed tensor-core tiles and the double filter, k-means++
+# and k-means||, predict, streamed x, and the error paths.
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 fit <- function(x, c0, iter, single, bounds) {
@@ -24,6 +25,15 @@ for (x in list(x2, x16, x130)) {
     set.seed(4); f <- gpu_kmeans(x, 10, init = init, iter.max = 20, backend = "cuda", precision = "single")
   }
   invisible(predict(f, x[1:100, ]))
+}
+# the packed tensor-core tiles (single, d > 8, k >= 32) and the certified
+# filter (double, k >= 128): partial tiles of points, coordinates and centers
+for (x in list(x16, x130)) {
+  for (k in c(40L, 130L)) {
+    for (single in c(FALSE, TRUE)) invisible(fit(x, x[seq_len(k), ], 15L, single, 1L))
+    f <- gpu_kmeans(x, x[seq_len(k), ], iter.max = 10, precision = "single", backend = "cuda")
+    invisible(predict(f, x[1:333, ]))
+  }
 }
 # spherical k-means, the quality pass (silhouette) and a sweep of k
 xs <- simulate_blobs(3001, 24, 6, seed = 5)

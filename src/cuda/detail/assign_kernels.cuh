@@ -599,7 +599,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
   const int g = lane >> 2, t = lane & 3;
   const long long i0 = (long long)blockIdx.x * BM;
   if (fa.cnt[1]) {  // a center's image out of the box: every point exact
-    if (tid < BM && i0 + tid < n) df_list(i0 + tid, 0x7fffffff, fa);
+    if (tid < BM && i0 + tid < n) df_list(i0 + tid, fa);
     return;
   }
   if (tid == 0) sh_changed = 0;
@@ -788,7 +788,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
         const int old = labels[i];
         if (old != bi) { ++ch; labels[i] = bi; }
       } else {
-        df_list(i, bi, fa);
+        df_list(i, fa);
       }
     }
   }
@@ -1022,7 +1022,7 @@ struct TcFilterEpi {
         const int old = old_labels[tid];
         if (old != b) { ++ch; labels[i] = b; }
       } else {
-        df_list(i, b, *fa);
+        df_list(i, *fa);
       }
     }
     reset();  // (rbd, rbi, rbs are rewritten after the main loop's next barrier)
@@ -1037,7 +1037,7 @@ k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float
   const long long ntiles = (n + kTcBM - 1) / kTcBM;
   if (fa.cnt[1]) {  // a center's image out of the box: every point exact
     for (long long bt = blockIdx.x; bt < ntiles; bt += gridDim.x)
-      if (bt * kTcBM + tid < n) df_list(bt * kTcBM + tid, 0x7fffffff, fa);
+      if (bt * kTcBM + tid < n) df_list(bt * kTcBM + tid, fa);
     return;
   }
   extern __shared__ __align__(16) unsigned char smem[];

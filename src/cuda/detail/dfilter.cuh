@@ -46,7 +46,6 @@
 #define GPUKMEANS_DETAIL_DFILTER_CUH
 
 #include "init_bound.cuh"
-#include "tc_tiles.cuh"
 #include "tf32.cuh"
 
 namespace gk {
@@ -60,8 +59,6 @@ struct DFArgs {
   const float *na;           // n: |a|^2 of each point's image (fmaf, coordinate order)
   const float *nb;           // k: |b_j|^2 of each center's image (this iteration)
   int *list;                 // n: points left to the exact pass
-  int *cand;                 // n: beside each listed point, the filter's center of the lowest w (or
-                             // 0x7fffffff): the exact pass starts from its exact distance
   unsigned int *cnt;         // [0] points listed this iteration, [1] a center's image out of the
                              // box, [2] the bits of max_j |b_j|^2
   unsigned long long *tot;   // [0] points listed, [1] filtered iterations, in the whole fit
@@ -106,11 +103,10 @@ __device__ __forceinline__ bool df_certified(float wi, float wo, float nbi, floa
   return hi < df_lower(wo, na, eps, a);
 }
 
-// Point i to the exact pass; c: the filter's center of its lowest w.
-__device__ __forceinline__ void df_list(long long i, int c, const DFArgs &a) {
+// Point i to the exact pass.
+__device__ __forceinline__ void df_list(long long i, const DFArgs &a) {
   const unsigned int pos = atomicAdd(&a.cnt[0], 1u);
   a.list[pos] = (int)i;
-  a.cand[pos] = c;
 }
 
 // The data's float image, once per handle: xi (n x d, column-major; none
@@ -164,82 +160,39 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
   else if (q == q) atomicMax(&cnt[2], __float_as_uint(q));
 }
 
-// The listed points, kDfExactP per block: exact distances to the centers
-// (threads split the centers, each in index order), least (distance, index)
-// over the distances below +inf (the exact rule's choice); none: the label
-// stays.  Block-wide, so that few listed points still occupy the device,
-// and each center value read serves P points.
-//
-// Most centers cannot be a listed point's nearest: its exact distance D_f
-// to the filter's center f bounds the minimum from above, so a center j
-// whose image lower bound (df_lower, from w_j computed here in float, SIMT:
-// its error is within the tensor cores' kappa) exceeds s^2 D_f is skipped
-// (D_j > D_f: never the exact rule's choice).  Without df_lower's square
-// root: lo_j > s^2 D_f follows from lw_j > T = (eps + sqrt((s^2 D_f +
-// absd) / ((1 - gamma)(1 - 2^-30))))^2 (with a 2^-40 margin for the
-// rounding of T).  xi: x's image (packed tiles, tc_tiles.cuh, or n x d
-// column-major), ci: the centers' (kp x d column-major).
+// The listed points, kDfExactP per block: exact distances to every center
+// (threads split the centers, each in index order; the P points' chains
+// independent), least (distance, index) over the distances below +inf
+// (the exact rule's choice); none: the label stays.  Block-wide, so that
+// few listed points still occupy the device, and each center value read
+// serves P points.
 constexpr int kDfExactP = 4;
 constexpr int kDfExactThreads = 256;
-constexpr int kDfExactMaxD = 512;  // the points' rows in shared memory up to this d (else read from x, all exact)
-
-__device__ __forceinline__ double df_exact_dist(const double *xr, const double *__restrict__ cen, int k, int d, int c) {
-  double t = __dsub_rn(xr[0], cen[c]);
-  double acc = __dmul_rn(t, t);
-  for (int j = 1; j < d; ++j) {
-    t = __dsub_rn(xr[j], cen[c + (size_t)k * j]);
-    acc = __dadd_rn(acc, __dmul_rn(t, t));
-  }
-  return acc;
-}
-
+constexpr int kDfExactMaxD = 512;  // the points' rows in shared memory up to this d (else read from x)
 static __global__ void __launch_bounds__(kDfExactThreads)
 k_df_exact(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
-           int *__restrict__ labels, State *st, int max_iter, DFArgs fa, const float *__restrict__ xi, int packed,
-           const float *__restrict__ ci, int kp) {
+           int *__restrict__ labels, State *st, int max_iter, const int *__restrict__ list,
+           const unsigned int *__restrict__ cnt, unsigned long long *tot) {
   if (fit_finished(st, max_iter)) return;
   __shared__ double s_x[kDfExactP][kDfExactMaxD];
-  __shared__ float s_a[kDfExactP][kDfExactMaxD];
-  __shared__ double s_t[kDfExactP], s_na[kDfExactP];
   __shared__ double s_d[kDfExactThreads / 32][kDfExactP];
   __shared__ int s_i[kDfExactThreads / 32][kDfExactP];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const long long m = fa.cnt[0];
-  const int *list = fa.list;
+  const long long m = cnt[0];
   if (blockIdx.x == 0 && tid == 0) {
-    fa.tot[0] += (unsigned long long)m;
-    fa.tot[1] += 1ull;
+    tot[0] += (unsigned long long)m;
+    tot[1] += 1ull;
   }
-  const bool sh = d <= kDfExactMaxD;
-  const double s2 = fa.im.scale * fa.im.scale, kap = fa.im.kappa, kabs = 7.8886090522101181e-31;
-  const int K16 = tc_k16(d);
   unsigned int ch = 0;
   for (long long e0 = (long long)blockIdx.x * kDfExactP; e0 < m; e0 += (long long)gridDim.x * kDfExactP) {
     long long ip[kDfExactP];
 #pragma unroll
     for (int p = 0; p < kDfExactP; ++p) ip[p] = e0 + p < m ? (long long)list[e0 + p] : list[e0];  // pad: repeat
+    const bool sh = d <= kDfExactMaxD;
     if (sh) {
       for (int e = tid; e < kDfExactP * d; e += kDfExactThreads) {
         const int p = e / d, j = e - p * d;
-        const long long i = list[e0 + p < m ? e0 + p : e0];
-        s_x[p][j] = x[i + n * (long long)j];
-        s_a[p][j] = packed ? xi[tc_point_at(i, j, K16)] : xi[i + n * (long long)j];
-      }
-      __syncthreads();
-      if (tid < kDfExactP) {  // the threshold T of point tid (+inf or NaN: no center skipped)
-        const long long e = e0 + tid < m ? e0 + tid : e0;
-        const long long i = list[e];
-        const int f = fa.cand[e];
-        double t = HUGE_VAL;
-        if (f >= 0 && f < k) {
-          const double df = df_exact_dist(s_x[tid], cen, k, d, f);
-          const double na = fa.na[i];
-          const double r = df_eps((float)na, d, fa) +
-                           sqrt((df * s2 + fa.absd) / ((1.0 - fa.im.gamma) * (1.0 - 9.3132257461547852e-10)));
-          t = r * r * (1.0 + 9.094947017729282e-13);
-        }
-        s_t[tid] = t;
-        s_na[tid] = (double)fa.na[i];
+        s_x[p][j] = x[list[e0 + p < m ? e0 + p : e0] + n * (long long)j];
       }
       __syncthreads();
     }
@@ -248,44 +201,27 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
 #pragma unroll
     for (int p = 0; p < kDfExactP; ++p) { bd[p] = pos_inf<double>(); bi[p] = 0x7fffffff; }
     for (int c = tid; c < k; c += kDfExactThreads) {
-      bool need[kDfExactP];
-      if (sh) {  // the image bound of each point to center c
-        float dot[kDfExactP];
-#pragma unroll
-        for (int p = 0; p < kDfExactP; ++p) dot[p] = 0.f;
-        for (int j = 0; j < d; ++j) {
-          const float b = ci[c + (size_t)kp * j];
-#pragma unroll
-          for (int p = 0; p < kDfExactP; ++p) dot[p] = fmaf(s_a[p][j], b, dot[p]);
-        }
-        const float nb = fa.nb[c];
-        const float ccs = __fmaf_rd(-fa.im.kappa, nb, nb);
+      double acc[kDfExactP];
+      {
+        const double cv = cen[c];
 #pragma unroll
         for (int p = 0; p < kDfExactP; ++p) {
-          const float w = __fmaf_rd(-2.0f, dot[p], ccs);
-          // (df_lower's lw)
-          const double lw = s_na[p] * (1.0 - kap) + (double)w - kabs - (s_na[p] + fabs((double)w)) * 8.8817841970012523e-16;
-          need[p] = !(w < 3e38f && lw > s_t[p]);  // (NaN w: computed)
+          const double t = __dsub_rn(sh ? s_x[p][0] : x[ip[p]], cv);
+          acc[p] = __dmul_rn(t, t);
         }
-      } else {
+      }
+#pragma unroll 4
+      for (int j = 1; j < d; ++j) {
+        const double cv = cen[c + (size_t)k * j];
 #pragma unroll
-        for (int p = 0; p < kDfExactP; ++p) need[p] = true;
+        for (int p = 0; p < kDfExactP; ++p) {
+          const double t = __dsub_rn(sh ? s_x[p][j] : x[ip[p] + n * (long long)j], cv);
+          acc[p] = __dadd_rn(acc[p], __dmul_rn(t, t));
+        }
       }
 #pragma unroll
-      for (int p = 0; p < kDfExactP; ++p) {
-        if (!need[p]) continue;
-        const double dist = sh ? df_exact_dist(s_x[p], cen, k, d, c) : 0.0;
-        double acc = dist;
-        if (!sh) {
-          double t = __dsub_rn(x[ip[p]], cen[c]);
-          acc = __dmul_rn(t, t);
-          for (int j = 1; j < d; ++j) {
-            t = __dsub_rn(x[ip[p] + n * (long long)j], cen[c + (size_t)k * j]);
-            acc = __dadd_rn(acc, __dmul_rn(t, t));
-          }
-        }
-        if (acc < bd[p]) { bd[p] = acc; bi[p] = c; }
-      }
+      for (int p = 0; p < kDfExactP; ++p)
+        if (acc[p] < bd[p]) { bd[p] = acc[p]; bi[p] = c; }
     }
 #pragma unroll
     for (int p = 0; p < kDfExactP; ++p) {
@@ -311,7 +247,7 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
       const int nl = i == 0x7fffffff ? (old >= 0 ? old : 0) : i;
       if (old != nl) { ++ch; labels[row] = nl; }
     }
-    __syncthreads();  // s_x, s_a, s_t, s_d, s_i are rewritten by the next points
+    __syncthreads();  // s_d, s_i are rewritten by the next points
   }
   if (ch && st) atomicAdd(&st->changed, (u64)ch);
 }

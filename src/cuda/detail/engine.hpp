@@ -153,7 +153,7 @@ struct DFilter {
   bool tc1 = false;  // TF32 images, one mma a product (else 3xTF32 on float images)
   float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
   float *cpk = nullptr;  // 3xTF32: the centers' image in packed tiles (tc_tiles.cuh); xi: x's, likewise
-  int *list = nullptr, *cand = nullptr;  // the exact pass's points, and the filter's center of each
+  int *list = nullptr;
   unsigned int *cnt = nullptr;       // [0] listed this iteration, [1] a center out of the box, [2] max |b|^2
   unsigned long long *tot = nullptr; // [0] listed, [1] filtered iterations (this fit)
   init::FloatImage im;

@@ -76,14 +76,6 @@ __global__ void k_tc_pack_points(Src src, long long n, int d, float *__restrict_
   reinterpret_cast<float4 *>(out)[e] = v;  // (e enumerates the layout's float4s in order)
 }
 
-// Where point i's coordinate j lies in the packed points.
-__device__ __forceinline__ size_t tc_point_at(long long i, int j, int K16) {
-  const long long bt = i / kTcBM;
-  const int r = (int)(i - bt * kTcBM), m16 = r >> 4, g = r & 7, sr = (r >> 3) & 1;
-  const int k16 = j >> 4, kk8 = (j >> 3) & 1, t = j & 3, sc = (j >> 2) & 1;
-  return ((((size_t)bt * K16 + k16) * 8 + m16) * 2 + kk8) * 128 + (size_t)(4 * g + t) * 4 + sr + 2 * sc;
-}
-
 struct TcFloatSource {  // single precision: x as stored (n x d floats)
   const float *x;
   long long n;
