@@ -32,7 +32,7 @@ for (x in list(x16, x130)) {
   for (k in c(40L, 130L)) {
     for (single in c(FALSE, TRUE)) invisible(fit(x, x[seq_len(k), ], 15L, single, 1L))
     f <- gpu_kmeans(x, x[seq_len(k), ], iter.max = 10, precision = "single", backend = "cuda")
-    invisible(predict(f, x[1:333, ]))
+    invisible(predict(f, x[seq_len(min(333, nrow(x))), ]))
   }
 }
 # spherical k-means, the quality pass (silhouette) and a sweep of k

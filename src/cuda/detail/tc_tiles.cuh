@@ -115,10 +115,10 @@ __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
   const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
 }
-// The first bytes (0..16) of src, zeros after.
-__device__ __forceinline__ void cp_async16_part(void *dst, const void *src, int bytes) {
+// 4 bytes of src, or zeros (valid false: src is not read).
+__device__ __forceinline__ void cp_async4_or_zero(void *dst, const void *src, bool valid) {
   const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 4 : 0));
 }
 
 // Per-row inputs of the epilogues, staged with a point tile's last chunk:
@@ -176,9 +176,14 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       if (k16 == K16 - 1 && ct == nct - 1 && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
         const int e = tid - 32, part = e >> 5, u = e & 31;
         const long long i = bt * kTcBM + 4 * u;
-        const int bytes = (int)(4 * (i >= rows.n ? 0 : rows.n - i < 4 ? rows.n - i : 4));
-        const void *src = part ? (const void *)(rows.na + (bytes ? i : 0)) : (const void *)(rows.labels + (bytes ? i : 0));
-        cp_async16_part(sr + 32 * (1 + part) + u, src, bytes);
+        const float *src = part ? rows.na : reinterpret_cast<const float *>(rows.labels);
+        float4 *dst = sr + 32 * (1 + part) + u;
+        if (i + 4 <= rows.n) {
+          cp_async16(dst, src + i);
+        } else {  // the last tile's end: rows up to n, zeros after (nothing read past n)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) cp_async4_or_zero(reinterpret_cast<float *>(dst) + q, src + (i + q < rows.n ? i + q : 0), i + q < rows.n);
+        }
       }
     }
     tc_commit();  // (an empty group past the end keeps the counting uniform)
