@@ -109,11 +109,12 @@ __device__ __forceinline__ void add_changed(unsigned int mine, unsigned int *sh,
 //   double: [c_0 .. c_{DM-1}]: the exact rules.
 template <typename T, int DM> struct Small;
 template <int DM> struct Small<float, DM> {
-  // G: centers per group.  The argmin first takes the group's minimum with
-  // fminf (one instruction per pair instead of compare + two selects) and
-  // rescans the group, in index order with strict '<', only when that
-  // minimum beats the best so far: the same result as the sequential scan.
-  // Centers are padded to a multiple of G with NaN (never chosen).
+  // G: centers per group.  The argmin takes each group's minimum with fminf
+  // (one instruction per pair instead of compare + two selects) and keeps
+  // the best value and the first group reaching it (strict '<'); at the end
+  // the first center of that group with that value: the same result as the
+  // sequential scan.  Centers are padded to a multiple of G with NaN (never
+  // chosen; a group of NaN only leaves m at +inf).
   enum { SD = DM == 1 ? 2 : ((DM + 4) / 4) * 4, PPT = 4, G = 8 };
   static __host__ __device__ constexpr int padded(int k) { return (k + G - 1) / G * G; }
   static __device__ __forceinline__ void load(float *sc, const float *cen, int k, int d, bool cg) {
@@ -138,8 +139,9 @@ template <int DM> struct Small<float, DM> {
   static __device__ __forceinline__ void nearest(const float (&xr)[P][DM], const float *sc, int k,
                                                  int (&bi)[P]) {
     float best[P];
+    int bg[P];  // the first group holding the best value
 #pragma unroll
-    for (int r = 0; r < P; ++r) { best[r] = pos_inf<float>(); bi[r] = -1; }
+    for (int r = 0; r < P; ++r) { best[r] = pos_inf<float>(); bg[r] = -1; }
     const int kp = padded(k);
     for (int c0 = 0; c0 < kp; c0 += G) {
       float cv[G][SD];
@@ -147,23 +149,39 @@ template <int DM> struct Small<float, DM> {
       for (int g = 0; g < G; ++g) load_row(cv[g], sc + (size_t)(c0 + g) * SD);
 #pragma unroll
       for (int r = 0; r < P; ++r) {
-        float dd[G];
-        float m = best[r];
+        float m = pos_inf<float>();
 #pragma unroll
-        for (int g = 0; g < G; ++g) {
-          float t = cv[g][DM];
-#pragma unroll
-          for (int j = 0; j < DM; ++j) t = fmaf(xr[r][j], cv[g][j], t);
-          dd[g] = t;
-          m = fminf(m, t);
-        }
-        if (m < best[r]) {
-#pragma unroll
-          for (int g = 0; g < G; ++g)
-            if (dd[g] < best[r]) { best[r] = dd[g]; bi[r] = c0 + g; }
-        }
+        for (int g = 0; g < G; ++g) m = fminf(m, dist(xr[r], cv[g]));
+        // (no branch: a rescan here would run for the whole warp whenever one
+        // of its 32 points improves, most groups)
+        const bool better = m < best[r];
+        best[r] = better ? m : best[r];
+        bg[r] = better ? c0 : bg[r];
       }
     }
+    // the first center of the best group with the best value: the
+    // sequential scan's choice (the same FMAs give the same values)
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      bi[r] = -1;
+      if (bg[r] >= 0) {
+        int b = bg[r] + G - 1;
+#pragma unroll
+        for (int g = G - 2; g >= 0; --g) {
+          float cv[SD];
+          load_row(cv, sc + (size_t)(bg[r] + g) * SD);
+          if (dist(xr[r], cv) == best[r]) b = bg[r] + g;
+        }
+        bi[r] = b;
+      }
+    }
+  }
+  // |c|^2 - 2 x.c from a center's shared values
+  static __device__ __forceinline__ float dist(const float (&x)[DM], const float (&cv)[SD]) {
+    float t = cv[DM];
+#pragma unroll
+    for (int j = 0; j < DM; ++j) t = fmaf(x[j], cv[j], t);
+    return t;
   }
 };
 template <int DM> struct Small<double, DM> {
