@@ -268,7 +268,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.ci = (float *)D->df_cen;
   f.nb = (float *)((char *)D->df_cen + al256((size_t)kp * d * sizeof(float)));
   f.cpk = (float *)((char *)f.nb + al256((size_t)k * sizeof(float)));
-  cudaError_t err = tc1 ? cudaFuncSetAttribute(k_assign_tf32_filter<true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  cudaError_t err = tc1 ? cudaFuncSetAttribute(k_assign_tf32_filter, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)df_tc_smem)
                         : cudaFuncSetAttribute(k_assign_tc_filter, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)kTcSmem);
@@ -305,7 +305,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.cnt = f.cnt;
   a.tot = f.tot;
   if (f.tc1) {
-    k_assign_tf32_filter<true><<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
+    k_assign_tf32_filter<<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
   } else {  // the image's packed tiles, 3xTF32
     k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, f.cpk, st, max_iter);
     k_assign_tc_filter<<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k, labels, st, max_iter, a);

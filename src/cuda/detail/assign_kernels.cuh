@@ -92,6 +92,36 @@ __device__ __forceinline__ void load_row(T (&r)[N], const T *p) {
   }
 }
 
+// Merging two candidates of the argmin: the lower distance, then the lower
+// index (the sequential scan's first of equal minima; NaN never taken).
+__device__ __forceinline__ void take_min(float &bd, int &bi, float od, int oi) {
+  if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
+}
+// The same for (lowest w, its center, second lowest w) of the certified filter.
+__device__ __forceinline__ void take_min2(float &bw, int &bi, float &bs, float ow, int oi, float os) {
+  if (ow < bw || (ow == bw && oi < bi)) {
+    bs = fminf(bw, os);
+    bw = ow;
+    bi = oi;
+  } else {
+    bs = fminf(bs, ow);
+  }
+}
+// Over the 4 lanes of a quad (they hold the same points, other centers).
+__device__ __forceinline__ void quad_min(float &bd, int &bi) {
+#pragma unroll
+  for (int off = 1; off <= 2; off <<= 1)
+    take_min(bd, bi, __shfl_xor_sync(0xffffffffu, bd, off), __shfl_xor_sync(0xffffffffu, bi, off));
+}
+__device__ __forceinline__ void quad_min2(float &bw, int &bi, float &bs) {
+#pragma unroll
+  for (int off = 1; off <= 2; off <<= 1) {
+    const float ow = __shfl_xor_sync(0xffffffffu, bw, off), os = __shfl_xor_sync(0xffffffffu, bs, off);
+    const int oi = __shfl_xor_sync(0xffffffffu, bi, off);
+    take_min2(bw, bi, bs, ow, oi, os);
+  }
+}
+
 // DOT (float only): |c|^2 - 2 x.c (one FMA per coordinate); otherwise the
 // difference form (x - c)^2 (exact rules in double; sub + FMA in float, more
 // accurate when centers are close together relative to their norm).
@@ -533,14 +563,7 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
   }
   // lanes of a quad hold the same points: (distance, index) minimum
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
-#pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-      float od = __shfl_xor_sync(0xffffffffu, best[r], off);
-      int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
-      if (od < best[r] || (od == best[r] && oi < bidx[r])) { best[r] = od; bidx[r] = oi; }
-    }
-  }
+  for (int r = 0; r < 4; ++r) quad_min(best[r], bidx[r]);
   if (wn == 1 && t == 0) {
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
@@ -557,9 +580,7 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
       const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
       float bd = best[r];
       int bi = bidx[r];
-      const float od = rbd[row];
-      const int oi = rbi[row];
-      if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
+      take_min(bd, bi, rbd[row], rbi[row]);
       const long long i = i0 + row;
       if (i < n) {
         int old = labels[i];
@@ -574,10 +595,11 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
 }
 
 // ---------------------------------------------------------------------------
-// Double precision through the certified filter (dfilter.cuh): the tiles of
+// Double precision through the certified filter (dfilter.cuh), its variant
+// with the images rounded to TF32 and one mma a product (GPUKMEANS_DFILTER=2;
+// the default, 3xTF32, is k_assign_tc_filter below): the tiles of
 // k_assign_tf32 on the float images (x: n x d; cen: kp x d column-major,
-// the kp - k padding centers NaN), TC1: images rounded to TF32 and one mma
-// a product, else 3xTF32.  The tiles come through cp.async into two
+// the kp - k padding centers NaN).  The tiles come through cp.async into two
 // buffers (chunk q + 1 in flight while chunk q is computed).  Each thread
 // tracks, in shared memory, the lowest and second lowest
 // w_j = |b_j|^2 (1 - kappa) - 2 a.b_j (each step rounded down: ccs holds the
@@ -596,7 +618,6 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-template <bool TC1>
 __global__ void __launch_bounds__(256, 2)
 k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k, int kp,
                      int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
@@ -676,46 +697,22 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
     }
 #pragma unroll
     for (int ks = 0; ks < BK; ks += 8) {
-      if (TC1) {  // TF32 images: the products are exact, one mma
-        unsigned int ah[2][4];
+      // TF32 images: the products are exact, one mma
+      unsigned int ah[2][4];
 #pragma unroll
-        for (int mt = 0; mt < 2; ++mt) {
-          const int r0 = wm * 32 + mt * 16 + g;
-          ah[mt][0] = __float_as_uint(xs[ks + t][r0]);
-          ah[mt][1] = __float_as_uint(xs[ks + t][r0 + 8]);
-          ah[mt][2] = __float_as_uint(xs[ks + t + 4][r0]);
-          ah[mt][3] = __float_as_uint(xs[ks + t + 4][r0 + 8]);
-        }
+      for (int mt = 0; mt < 2; ++mt) {
+        const int r0 = wm * 32 + mt * 16 + g;
+        ah[mt][0] = __float_as_uint(xs[ks + t][r0]);
+        ah[mt][1] = __float_as_uint(xs[ks + t][r0 + 8]);
+        ah[mt][2] = __float_as_uint(xs[ks + t + 4][r0]);
+        ah[mt][3] = __float_as_uint(xs[ks + t + 4][r0 + 8]);
+      }
 #pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-          const int cl = wn * 64 + nt * 8 + g;
-          const unsigned int bh0 = __float_as_uint(cs[ks + t][cl]), bh1 = __float_as_uint(cs[ks + t + 4][cl]);
+      for (int nt = 0; nt < 8; ++nt) {
+        const int cl = wn * 64 + nt * 8 + g;
+        const unsigned int bh0 = __float_as_uint(cs[ks + t][cl]), bh1 = __float_as_uint(cs[ks + t + 4][cl]);
 #pragma unroll
-          for (int mt = 0; mt < 2; ++mt) mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
-        }
-      } else {
-        unsigned int ah[2][4], al[2][4];
-#pragma unroll
-        for (int mt = 0; mt < 2; ++mt) {
-          const int r0 = wm * 32 + mt * 16 + g;
-          split_tf32(xs[ks + t][r0], ah[mt][0], al[mt][0]);
-          split_tf32(xs[ks + t][r0 + 8], ah[mt][1], al[mt][1]);
-          split_tf32(xs[ks + t + 4][r0], ah[mt][2], al[mt][2]);
-          split_tf32(xs[ks + t + 4][r0 + 8], ah[mt][3], al[mt][3]);
-        }
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-          const int cl = wn * 64 + nt * 8 + g;
-          unsigned int bh0, bl0, bh1, bl1;
-          split_tf32(cs[ks + t][cl], bh0, bl0);
-          split_tf32(cs[ks + t + 4][cl], bh1, bl1);
-#pragma unroll
-          for (int mt = 0; mt < 2; ++mt) {
-            mma_tf32(acc[mt][nt], al[mt], bh0, bh1);
-            mma_tf32(acc[mt][nt], ah[mt], bl0, bl1);
-            mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
-          }
-        }
+        for (int mt = 0; mt < 2; ++mt) mma_tf32(acc[mt][nt], ah[mt], bh0, bh1);
       }
     }
     if (jq == nj - 1) {  // the tile of centers is complete: track w
@@ -751,21 +748,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
   for (int r = 0; r < 4; ++r) { best[r] = s_w[r][tid]; sec[r] = s_s[r][tid]; bidx[r] = s_b[r][tid]; }
   // lanes of a quad hold the same points: (w, index) minimum, second lowest w
 #pragma unroll
-  for (int r = 0; r < 4; ++r) {
-#pragma unroll
-    for (int off = 1; off <= 2; off <<= 1) {
-      const float od = __shfl_xor_sync(0xffffffffu, best[r], off);
-      const int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
-      const float os = __shfl_xor_sync(0xffffffffu, sec[r], off);
-      if (od < best[r] || (od == best[r] && oi < bidx[r])) {
-        sec[r] = fminf(best[r], os);
-        best[r] = od;
-        bidx[r] = oi;
-      } else {
-        sec[r] = fminf(sec[r], od);
-      }
-    }
-  }
+  for (int r = 0; r < 4; ++r) quad_min2(best[r], bidx[r], sec[r]);
   if (wn == 1 && t == 0) {
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
@@ -782,15 +765,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
       const int row = wm * 32 + (r >> 1) * 16 + (r & 1) * 8 + g;
       float bd = best[r], bs = sec[r];
       int bi = bidx[r];
-      const float od = rbd[row], os = rbs[row];
-      const int oi = rbi[row];
-      if (od < bd || (od == bd && oi < bi)) {
-        bs = fminf(bd, os);
-        bd = od;
-        bi = oi;
-      } else {
-        bs = fminf(bs, od);
-      }
+      take_min2(bd, bi, bs, rbd[row], rbi[row], rbs[row]);
       rbd[row] = bd;
       rbi[row] = bi;
       rbs[row] = bs;
@@ -818,7 +793,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
 
 // ---------------------------------------------------------------------------
 // The kernels on packed operands (tc_tiles.cuh): the same arithmetic as
-// k_assign_tf32 (single) and k_assign_tf32_filter<false> (double filter),
+// k_assign_tf32 (single) and as the filter's earlier 3xTF32 kernel (double),
 // faster main loop.  Each thread tracks 8 rows (points) over its 16 centers
 // of each tile; the tile's 16 values of a row are first reduced with fminf,
 // and searched in index order only where that minimum beats the row's best
@@ -868,14 +843,7 @@ struct TcArgmin {
   // quad (the same rows) and the two center warps, then the labels.
   __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *) {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-#pragma unroll
-      for (int off = 1; off <= 2; off <<= 1) {
-        const float od = __shfl_xor_sync(0xffffffffu, best[r], off);
-        const int oi = __shfl_xor_sync(0xffffffffu, bidx[r], off);
-        if (od < best[r] || (od == best[r] && oi < bidx[r])) { best[r] = od; bidx[r] = oi; }
-      }
-    }
+    for (int r = 0; r < 8; ++r) quad_min(best[r], bidx[r]);
     if (wn == 1 && t == 0) {
 #pragma unroll
       for (int r = 0; r < 8; ++r) {
@@ -890,9 +858,7 @@ struct TcArgmin {
         const int row = tc_row(r, wm, g);
         float bd = best[r];
         int bi = bidx[r];
-        const float od = rbd[row];
-        const int oi = rbi[row];
-        if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
+        take_min(bd, bi, rbd[row], rbi[row]);
         const long long i = bt * kTcBM + row;
         if (i < n) {
           const int old = old_labels[row];
@@ -986,21 +952,7 @@ struct TcFilterEpi {
   // then the label or the exact pass's list.
   __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *na) {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-#pragma unroll
-      for (int off = 1; off <= 2; off <<= 1) {
-        const float od = __shfl_xor_sync(0xffffffffu, bw[r], off);
-        const int oi = __shfl_xor_sync(0xffffffffu, bi[r], off);
-        const float os = __shfl_xor_sync(0xffffffffu, bs[r], off);
-        if (od < bw[r] || (od == bw[r] && oi < bi[r])) {
-          bs[r] = fminf(bw[r], os);
-          bw[r] = od;
-          bi[r] = oi;
-        } else {
-          bs[r] = fminf(bs[r], od);
-        }
-      }
-    }
+    for (int r = 0; r < 8; ++r) quad_min2(bw[r], bi[r], bs[r]);
     if (wn == 1 && t == 0) {
 #pragma unroll
       for (int r = 0; r < 8; ++r) {
@@ -1017,15 +969,7 @@ struct TcFilterEpi {
         const int row = tc_row(r, wm, g);
         float bd = bw[r], bsec = bs[r];
         int bix = bi[r];
-        const float od = rbd[row], os = rbs[row];
-        const int oi = rbi[row];
-        if (od < bd || (od == bd && oi < bix)) {
-          bsec = fminf(bd, os);
-          bd = od;
-          bix = oi;
-        } else {
-          bsec = fminf(bsec, od);
-        }
+        take_min2(bd, bix, bsec, rbd[row], rbi[row], rbs[row]);
         rbd[row] = bd;
         rbi[row] = bix;
         rbs[row] = bsec;
