@@ -799,15 +799,56 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
 // and searched in index order only where that minimum beats the row's best
 // (the sequential scan's result with a fraction of its compare/selects).
 
-// Single precision: dd = |c|^2 - 2 x.c, least (dd, index); NaN never chosen.
-struct TcArgmin {
-  int cb;           // this thread's first center of a tile, less c0
-  int wm, wn, g, t;
+// What both epilogues hold: the thread's place in the block tile (warp
+// wm, wn; lane 4 g + t), its first center of a tile less c0 (cb), the
+// labels, the shared rows of the cross-warp merge, the labels it changed.
+struct TcEpiBase {
+  int cb, wm, wn, g, t;
   long long n;
   int *labels;
-  float *rbd;       // shared: kTcBM each
+  float *rbd;  // shared: kTcBM each
   int *rbi;
-  unsigned int ch;  // labels changed by this thread
+  unsigned int ch;
+  __device__ __forceinline__ void place(long long n_, int *labels_, float *rbd_, int *rbi_) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    wm = warp & 1;
+    wn = warp >> 1;
+    g = lane >> 2;
+    t = lane & 3;
+    cb = wn * 64 + 2 * t;
+    n = n_;
+    labels = labels_;
+    rbd = rbd_;
+    rbi = rbi_;
+    ch = 0;
+  }
+  // Row r's 16 values of a tile, |c|^2 - 2 x.c (DOWN: each step rounded
+  // down, the norms' term holding |c|^2 (1 - kappa): the filter's w), in
+  // index order, and their minimum (fminf: NaN ignored; +inf if all NaN).
+  template <bool DOWN>
+  __device__ __forceinline__ float row_values(const float (&acc)[4][8][4], int r, const float2 (&nv)[8],
+                                              float (&v)[16]) const {
+    float m = pos_inf<float>();
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float a = acc[r >> 1][nt][(r & 1) * 2 + e], c = e ? nv[nt].y : nv[nt].x;
+        v[nt * 2 + e] = DOWN ? __fmaf_rd(-2.0f, a, c) : fmaf(-2.0f, a, c);
+        m = fminf(m, v[nt * 2 + e]);
+      }
+    return m;
+  }
+  __device__ __forceinline__ void norms_of(const float *norms, float2 (&nv)[8]) const {
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + cb + nt * 8);
+  }
+  // The center of value v (0..15) of a tile at c0.
+  __device__ __forceinline__ int center(int c0, int v) const { return c0 + cb + (v >> 1) * 8 + (v & 1); }
+};
+
+// Single precision: dd = |c|^2 - 2 x.c, least (dd, index); NaN never chosen.
+struct TcArgmin : TcEpiBase {
   float best[8];
   int bidx[8];
   __device__ __forceinline__ void reset() {
@@ -816,26 +857,18 @@ struct TcArgmin {
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
     float2 nv[8];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + cb + nt * 8);
+    norms_of(norms, nv);
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
       float dd[16];
-      float m = pos_inf<float>();
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          dd[nt * 2 + e] = fmaf(-2.0f, acc[r >> 1][nt][(r & 1) * 2 + e], e ? nv[nt].y : nv[nt].x);
-          m = fminf(m, dd[nt * 2 + e]);
-        }
+      const float m = row_values<false>(acc, r, nv, dd);
       if (m < best[r]) {  // the first of the tile's values equal to m (the sequential scan's)
         int v0 = 15;
 #pragma unroll
         for (int v = 14; v >= 0; --v)
           if (dd[v] == m) v0 = v;
         best[r] = m;
-        bidx[r] = c0 + cb + (v0 >> 1) * 8 + (v0 & 1);
+        bidx[r] = center(c0, v0);
       }
     }
   }
@@ -871,6 +904,13 @@ struct TcArgmin {
   }
 };
 
+// The block's changed labels into the fit's count.
+__device__ __forceinline__ void tc_add_changed(unsigned int mine, unsigned int *sh_changed, State *st) {
+  if (mine) atomicAdd(sh_changed, mine);
+  __syncthreads();
+  if (threadIdx.x == 0 && st && *sh_changed) atomicAdd(&st->changed, (u64)*sh_changed);
+}
+
 __global__ void __launch_bounds__(kTcThreads, 2)
 k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
             int *__restrict__ labels, State *st, int max_iter) {
@@ -879,42 +919,23 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
   __shared__ float rbd[kTcBM];
   __shared__ int rbi[kTcBM];
   __shared__ unsigned int sh_changed;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  if (tid == 0) sh_changed = 0;  // (the main loop's barriers order it)
-  const int nct = tc_kp(k) / kTcBN, K16 = tc_k16(d);
+  if (threadIdx.x == 0) sh_changed = 0;  // (the main loop's barriers order it)
   TcArgmin epi;
-  epi.wm = warp & 1;
-  epi.wn = warp >> 1;
-  epi.g = lane >> 2;
-  epi.t = lane & 3;
-  epi.cb = epi.wn * 64 + 2 * epi.t;
-  epi.n = n;
-  epi.labels = labels;
-  epi.rbd = rbd;
-  epi.rbi = rbi;
-  epi.ch = 0;
+  epi.place(n, labels, rbd, rbi);
   epi.reset();
-  tc_main_loop(xp, cp, d, nct, (n + kTcBM - 1) / kTcBM, TcRows{labels, nullptr, n}, reinterpret_cast<float *>(smem),
-               epi);
-  if (epi.ch) atomicAdd(&sh_changed, epi.ch);
-  __syncthreads();
-  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+  tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, (n + kTcBM - 1) / kTcBM, TcRows{labels, nullptr, n},
+               reinterpret_cast<float *>(smem), epi);
+  tc_add_changed(epi.ch, &sh_changed, st);
 }
 
 // Double precision, the certified filter on the packed float images: per
 // row the lowest and second lowest w = |b|^2 (1 - kappa) - 2 a.b (each step
 // rounded down; the norms' term comes packed) and the center of the lowest,
 // then df_certified (dfilter.cuh), as k_assign_tf32_filter.
-struct TcFilterEpi {
-  int cb;
-  int wm, wn, g, t;
-  long long n;
+struct TcFilterEpi : TcEpiBase {
   int k, d;
-  int *labels;
   const DFArgs *fa;
-  float *rbd, *rbs;  // shared: kTcBM each
-  int *rbi;
-  unsigned int ch;
+  float *rbs;  // shared: kTcBM
   float bw[8], bs[8];
   int bi[8];
   __device__ __forceinline__ void reset() {
@@ -923,23 +944,15 @@ struct TcFilterEpi {
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
     float2 nv[8];
-#pragma unroll
-    for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + cb + nt * 8);
+    norms_of(norms, nv);
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
       float w[16];
-      float m = pos_inf<float>();
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          w[nt * 2 + e] = __fmaf_rd(-2.0f, acc[r >> 1][nt][(r & 1) * 2 + e], e ? nv[nt].y : nv[nt].x);
-          m = fminf(m, w[nt * 2 + e]);
-        }
+      const float m = row_values<true>(acc, r, nv, w);
       if (m < bw[r]) {  // the sequential update, in index order
 #pragma unroll
         for (int v = 0; v < 16; ++v) {
-          if (w[v] < bw[r]) { bs[r] = bw[r]; bw[r] = w[v]; bi[r] = c0 + cb + (v >> 1) * 8 + (v & 1); }
+          if (w[v] < bw[r]) { bs[r] = bw[r]; bw[r] = w[v]; bi[r] = center(c0, v); }
           else bs[r] = fminf(bs[r], w[v]);
         }
       } else {
@@ -995,7 +1008,7 @@ __global__ void __launch_bounds__(kTcThreads, 2)
 k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
                    int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
   if (fit_finished(st, max_iter)) return;
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = threadIdx.x;
   const long long ntiles = (n + kTcBM - 1) / kTcBM;
   if (fa.cnt[1]) {  // a center's image out of the box: every point exact
     for (long long bt = blockIdx.x; bt < ntiles; bt += gridDim.x)
@@ -1007,27 +1020,15 @@ k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float
   __shared__ int rbi[kTcBM];
   __shared__ unsigned int sh_changed;
   if (tid == 0) sh_changed = 0;
-  const int nct = tc_kp(k) / kTcBN, K16 = tc_k16(d);
   TcFilterEpi epi;
-  epi.wm = warp & 1;
-  epi.wn = warp >> 1;
-  epi.g = lane >> 2;
-  epi.t = lane & 3;
-  epi.cb = epi.wn * 64 + 2 * epi.t;
-  epi.n = n;
+  epi.place(n, labels, rbd, rbi);
   epi.k = k;
   epi.d = d;
-  epi.labels = labels;
   epi.fa = &fa;
-  epi.rbd = rbd;
   epi.rbs = rbs;
-  epi.rbi = rbi;
-  epi.ch = 0;
   epi.reset();
-  tc_main_loop(xp, cp, d, nct, ntiles, TcRows{labels, fa.na, n}, reinterpret_cast<float *>(smem), epi);
-  if (epi.ch) atomicAdd(&sh_changed, epi.ch);
-  __syncthreads();
-  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+  tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, ntiles, TcRows{labels, fa.na, n}, reinterpret_cast<float *>(smem), epi);
+  tc_add_changed(epi.ch, &sh_changed, st);
 }
 
 }  // namespace
