@@ -88,6 +88,13 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
   if (D->n > 0x7fffffffLL * kTcBM) return cudaSuccess;  // (the grid)
   if (D->tc_state == 0) {
     D->tc_state = -1;
+    // a device that cannot hold the kernel's shared memory keeps the unpacked kernel
+    if (cudaFuncSetAttribute(k_assign_tc, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kTcSmem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_per_sm, k_assign_tc, kTcThreads, kTcSmem) != cudaSuccess ||
+        D->tc_per_sm < 1) {
+      cudaGetLastError();
+      return cudaSuccess;
+    }
     const size_t bytes = tc_points_floats(D->n, d) * sizeof(float);
     if (!optional_fits(D, bytes)) return cudaSuccess;
     if (cudaMalloc(&D->tc_x, bytes) != cudaSuccess) {
@@ -95,14 +102,10 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
       D->tc_x = nullptr;
       return cudaSuccess;
     }
-    cudaError_t e = cudaFuncSetAttribute(k_assign_tc, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kTcSmem);
-    if (e == cudaSuccess)
-      e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_per_sm, k_assign_tc, kTcThreads, kTcSmem);
-    if (e != cudaSuccess) return e;
     const long long groups = (long long)(bytes / sizeof(float) / 4);  // a thread: one float4
     k_tc_pack_points<<<(unsigned int)((groups + 255) / 256), 256, 0, s>>>(TcFloatSource{(const float *)D->x, D->n},
                                                                           D->n, d, (float *)D->tc_x, groups);
-    e = cudaGetLastError();
+    const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return e;
     D->tc_state = 1;
   }
@@ -274,7 +277,10 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
                                                (int)kTcSmem);
   if (err == cudaSuccess && !tc1)
     err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_filter_per_sm, k_assign_tc_filter, kTcThreads, kTcSmem);
-  if (err != cudaSuccess) return err;
+  if (err != cudaSuccess || (!tc1 && D->tc_filter_per_sm < 1)) {  // a device that cannot hold it: the exact kernel
+    cudaGetLastError();
+    return cudaSuccess;
+  }
   f.im = D->df_im;
   f.tc1 = tc1;
   // the bound of dfilter.cuh: products on the tensor cores (TF32 images: the
