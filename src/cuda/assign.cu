@@ -74,6 +74,13 @@ int tc_grid(const gk_cuda_data *D, int per_sm) {
   return (int)std::max(1LL, std::min(tiles, (long long)std::max(per_sm, 1) * D->sms));
 }
 
+// Single precision, d > 8: the tensor-core kernel (by shape from k = 32, or
+// as options.assign_kernel asks: 0 by shape, 1 SIMT, 2 tensor cores).
+bool tf32_wanted(const gk_cuda_data *D, int k) {
+  const int kernel = D->opts.assign_kernel;
+  return D->single && D->d > 8 && (kernel == 2 || (kernel == 0 && k >= 32));
+}
+
 // The packed kernels unless GPUKMEANS_TC=0 (the tests compare both).
 bool tc_wanted() {
   const char *env = std::getenv("GPUKMEANS_TC");
@@ -83,8 +90,8 @@ bool tc_wanted() {
 }  // namespace
 
 cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
-  const int d = D->d, kernel = D->opts.assign_kernel;
-  if (!D->single || D->src || d <= 8 || !(kernel == 2 || (kernel == 0 && k >= 32)) || !tc_wanted()) return cudaSuccess;
+  const int d = D->d;
+  if (D->src || !tf32_wanted(D, k) || !tc_wanted()) return cudaSuccess;
   if (D->n > 0x7fffffffLL * kTcBM) return cudaSuccess;  // (the grid)
   if (D->tc_state == 0) {
     D->tc_state = -1;
@@ -142,8 +149,7 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   }
   plan.path = 1;
   plan.dm = 0;
-  const int kernel = D->opts.assign_kernel;  // 0 by shape, 1 SIMT, 2 tensor cores
-  plan.tf32 = D->single && d > 8 && (kernel == 2 || (kernel == 0 && k >= 32));
+  plan.tf32 = tf32_wanted(D, k);
   plan.tc_x = nullptr;
   plan.tc_cen = nullptr;
   if (plan.tf32 && D->tc_state == 1 && tc_wanted() && D->tc_cen_bytes >= tc_centers_floats(k, d) * sizeof(float)) {
@@ -169,7 +175,7 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
       else run_small_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
     }
   } else {
-    if (D->single && D->d > 8 && plan.tc_x && ((uintptr_t)labels & 15) == 0) {  // (the kernel stages labels by 16 B)
+    if (plan.tc_x && ((uintptr_t)labels & 15) == 0) {  // (the kernel stages labels by 16 B)
       const int kp = tc_kp(k);
       k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f, plan.tc_cen, st, max_iter);
       k_assign_tc<<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels, st, max_iter);

@@ -64,6 +64,7 @@ int main(int argc, char **argv) {
   if (pa.path == 1 && single && d > 8) {
     Plan q = pa;
     q.tf32 = 1 - pa.tf32;
+    q.tc_x = nullptr;  // (the packed kernel is a tensor-core kernel: not the alternative)
     tm(q.tf32 ? "assign TF32 (alternative)" : "assign SIMT (alternative)",
        [&] { OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
     OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0));

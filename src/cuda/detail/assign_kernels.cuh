@@ -610,13 +610,6 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
 constexpr int kDfBM = 128, kDfBN = 128, kDfBK = 16, kDfLD = 136;
 constexpr size_t df_tc_smem = (size_t)4 * kDfBK * kDfLD * sizeof(float) + 3 * 4 * 256 * sizeof(float);
 
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, bool valid) {
-  const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 4 : 0));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __global__ void __launch_bounds__(256, 2)
 k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k, int kp,

@@ -95,10 +95,10 @@ struct gk_cuda_data {
   int gx_df = 0;                          // the kept graphs run the filter
   long long df_exact = 0, df_iters = 0;   // the last fit: points listed, filtered iterations
   int df_used = 0;                        // the last fit used the filter
-  // Single precision on the tensor cores (detail/tc_tiles.cuh): x split into
-  // packed TF32 hi/lo tiles, made at the first fit that uses them (tc_state
-  // 1; -1: no room, the unpacked kernel), and the centers' packed tiles,
-  // grown on demand.
+  // Single precision on the tensor cores (detail/tc_tiles.cuh): x copied
+  // into packed tiles in the tensor cores' fragment order, made at the first
+  // fit that uses them (tc_state 1; -1: no room, the unpacked kernel), and
+  // the centers' packed tiles, grown on demand.
   void *tc_x = nullptr;
   int tc_state = 0;
   void *tc_cen = nullptr;
@@ -150,7 +150,7 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
 // device buffers in D->df_block / D->df_cen and the bound's constants.
 struct DFilter {
   bool on = false;
-  bool tc1 = false;  // TF32 images, one mma a product (else 3xTF32 on float images)
+  bool tc1 = false;  // TF32 images, one mma a product (else 3xTF32 on the images' packed tiles)
   float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
   float *cpk = nullptr;  // 3xTF32: the centers' image in packed tiles (tc_tiles.cuh); xi: x's, likewise
   int *list = nullptr;

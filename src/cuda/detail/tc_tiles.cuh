@@ -111,15 +111,20 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
   norms[c] = kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
 }
 
+// Asynchronous copies into shared memory (also the filter kernel of
+// assign_kernels.cuh): 16 bytes; 4 bytes, or zeros (valid false: src is
+// not read); the end of a group; waiting until at most N groups are in flight.
 __device__ __forceinline__ void cp_async16(void *dst, const void *src) {
   const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src));
 }
-// 4 bytes of src, or zeros (valid false: src is not read).
-__device__ __forceinline__ void cp_async4_or_zero(void *dst, const void *src, bool valid) {
+__device__ __forceinline__ void cp_async4(void *dst, const void *src, bool valid) {
   const unsigned int s = (unsigned int)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src), "r"(valid ? 4 : 0));
 }
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // Per-row inputs of the epilogues, staged with a point tile's last chunk:
 // labels (n ints, 16-byte aligned) and the filter's point norms na (or
@@ -129,9 +134,6 @@ struct TcRows {
   const float *na;
   long long n;
 };
-__device__ __forceinline__ void tc_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void tc_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 __device__ __forceinline__ void mma_tf32_u(float (&c)[4], const uint4 &a, const uint2 &b) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -182,11 +184,11 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
           cp_async16(dst, src + i);
         } else {  // the last tile's end: rows up to n, zeros after (nothing read past n)
 #pragma unroll
-          for (int q = 0; q < 4; ++q) cp_async4_or_zero(reinterpret_cast<float *>(dst) + q, src + (i + q < rows.n ? i + q : 0), i + q < rows.n);
+          for (int q = 0; q < 4; ++q) cp_async4(reinterpret_cast<float *>(dst) + q, src + (i + q < rows.n ? i + q : 0), i + q < rows.n);
         }
       }
     }
-    tc_commit();  // (an empty group past the end keeps the counting uniform)
+    cp_async_commit();  // (an empty group past the end keeps the counting uniform)
   };
 #pragma unroll
   for (int q = 0; q < kTcStages - 1; ++q) load(q);
@@ -202,7 +204,7 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
 #pragma unroll
           for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
     }
-    tc_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
+    cp_async_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
     __syncthreads();           // ... for every thread's; and chunk q - 1's buffer is free
     load(q + kTcStages - 1);
     const float *sa = smem + (size_t)(q % kTcStages) * kTcStage, *sb = sa + kTcChunk, *sr = sb + kTcChunk;
@@ -252,7 +254,7 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       }
     }
   }
-  tc_wait<0>();
+  cp_async_wait<0>();
 }
 
 // Row r (0..7) of a thread's accumulators: the block's point
