@@ -157,8 +157,8 @@ gk_poll_interrupts <- function() {
     invisible(.Call(`_gpukmeans_gk_poll_interrupts`))
 }
 
-gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical = FALSE, weights = NULL) {
-    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical, weights)
+gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical = FALSE, weights = NULL, finite = TRUE) {
+    .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical, weights, finite)
 }
 
 gk_predict_cpp <- function(x, centers, engine, threads, device, cuda) {

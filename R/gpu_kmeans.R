@@ -443,8 +443,14 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   if (!lloyd && !is.null(weights))
     stop(sprintf("'weights' are for algorithm = \"Lloyd\" only: algorithm = \"%s\" runs stats::kmeans(), which has no weights",
                  algorithm), call. = FALSE)
-  data <- data_matrix(x)
+  # A Lloyd fit on an engine leaves the check that x is finite to the
+  # engine, which reads all of x anyway (the CUDA engine's staged upload
+  # checks the values it copies: one pass over a large x less); a value
+  # that is not finite is then reported as if found here (below).
+  # (With another problem to raise first, x is checked here.)
   iter <- check_iter_max(iter.max)
+  engine_checks <- lloyd && !cosine && is.null(iter$problem)
+  data <- data_matrix(x, check_finite = !engine_checks)
   centers <- as_centers(centers)
   if (length(centers) == 1L)
     check_k(as.vector(centers), if (is.null(data$x)) NROW(x) else nrow(data$x))
@@ -452,38 +458,47 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   # stats raises these only after drawing its first start: draw as it does,
   # then stop, so that the generator ends where stats leaves it.
   problem <- iter$problem %||% data$problem
-  if (!is.null(problem)) {
-    if (length(centers) == 1L && init == "random") {
-      # (With data stats cannot use, its own error may come from these
-      # draws, "more cluster centers than distinct data points": the
-      # generator is the same, and the message here names the real problem.)
-      if (is.null(data$problem)) initial_centers(data$x, centers, nstart, n_draw = 1L)
-      else stats_draws_before_error(x, as.vector(centers), nstart)
-    } else if (length(centers) != 1L && !is.null(data$x)) {
-      initial_centers(data$x, centers, nstart)  # its errors (no draws) first, as in stats
-    }
-    stop(problem, call. = FALSE)
-  }
+  if (!is.null(problem))
+    stop_as_stats(problem, is.null(data$problem), x, data$x, centers, nstart, init)
+  x_given <- x
   x <- data$x
   iter.max <- iter$value
-  w <- check_weights(weights, nrow(x))  # R/weights.R: NULL for none (or all 1)
-  if (cosine && !is.null(w)) weights_with_cosine()  # R/weights.R: not yet
-  if (cosine) x <- cosine_rows(x)  # unit rows: the engines' data
-
-  if (!lloyd) {
+  if (!lloyd) {  # (weights are NULL: refused above)
     if (length(centers) != 1L) initial_centers(x, centers, nstart)  # checks only: no draws
     return(stats_kmeans(x, centers, iter.max, nstart, algorithm, trace, t_begin))
   }
+  # x not checked yet (engine_checks): a value that is not finite, found by
+  # the engine or, when something else fails first, here, stops the fit as
+  # it would have before any draw, the generator wound back to where it was
+  seed <- if (engine_checks) rng_state()
+  nonfinite <- function(index) {
+    rng_restore(seed)
+    stop_as_stats(nonfinite_problem(x, index), FALSE, x_given, x, centers, nstart, init)
+  }
+  unless_nonfinite <- function(e) {
+    bad <- gk_first_nonfinite(x, cpu_threads(as.numeric(nrow(x)) * ncol(x)))
+    if (bad > 0) nonfinite(bad)
+    stop(e)
+  }
+  checked <- function(expr) {
+    if (!engine_checks) return(expr)
+    tryCatch(expr, gpukmeans_nonfinite = function(e) nonfinite(e$index), error = unless_nonfinite)
+  }
+  w <- checked(check_weights(weights, nrow(x)))  # R/weights.R: NULL for none (or all 1)
+  if (cosine && !is.null(w)) weights_with_cosine()  # R/weights.R: not yet
+  if (cosine) x <- cosine_rows(x)  # unit rows: the engines' data
 
-  st <- weighted_initial_centers(x, centers, nstart, init, w)
+  st <- checked(weighted_initial_centers(x, centers, nstart, init, w))
   if (cosine) st <- cosine_starts(st)
   k <- st$k
   work <- as.numeric(nrow(x)) * k * ncol(x)
-  if (length(device) > 1L && !is.null(w))
-    engine_error("unsupported", sprintf(
-      "'weights' are not supported on several devices (device = %s) yet: fit on one device", format_devices(device)))
-  engine <- if (length(device) > 1L) resolve_backend_devices(backend, device, work)
-            else weighted_backend(backend, device, work, w)
+  engine <- checked({
+    if (length(device) > 1L && !is.null(w))
+      engine_error("unsupported", sprintf(
+        "'weights' are not supported on several devices (device = %s) yet: fit on one device", format_devices(device)))
+    if (length(device) > 1L) resolve_backend_devices(backend, device, work)
+    else weighted_backend(backend, device, work, w)
+  })
   # stats runs MacQueen's algorithm for k = 1: one assignment and one update,
   # reported as iteration 1 and never "not converged".
   engine_iter <- if (k == 1L) 2L else iter.max
@@ -491,11 +506,11 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   nst <- start_count(st$starts)
   progress <- new_progress(iter.max, nst, t_begin, choosing = !st$given && init != "random")
   on.exit(progress$done(), add = TRUE)
-  z <- withCallingHandlers(
+  z <- checked(withCallingHandlers(
     gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
-               cpu_threads(work), engine_devices(engine, device), isTRUE(trace > 0), progress$update, progress$after, cuda_options(),
-               spherical = cosine, weights = w),
-    gpukmeans_probe = progress$probe)
+               cpu_threads(work), engine_devices(engine, device), isTRUE(trace > 0), progress$update, progress$after,
+               cuda_options(), spherical = cosine, weights = w, finite = !engine_checks),
+    gpukmeans_probe = progress$probe))
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
   z <- weighted_sums_unscaled(z, w)
 
@@ -513,6 +528,23 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   }
   fit <- new_gpu_kmeans(x, z, k, ifault, engine, nstart, t_begin)
   if (cosine) cosine_fit(fit) else fit
+}
+
+# Stops with `problem` (of x, or of iter.max) where stats::kmeans() would:
+# after drawing its first start as it does, so that the generator ends where
+# stats leaves it.  data_ok: the problem is not one of x (then dx is x as a
+# double matrix); x: the data as given.
+stop_as_stats <- function(problem, data_ok, x, dx, centers, nstart, init) {
+  if (length(centers) == 1L && init == "random") {
+    # (With data stats cannot use, its own error may come from these
+    # draws, "more cluster centers than distinct data points": the
+    # generator is the same, and the message here names the real problem.)
+    if (data_ok) initial_centers(dx, centers, nstart, n_draw = 1L)
+    else stats_draws_before_error(x, as.vector(centers), nstart)
+  } else if (length(centers) != 1L && !is.null(dx)) {
+    initial_centers(dx, centers, nstart)  # its errors (no draws) first, as in stats
+  }
+  stop(problem, call. = FALSE)
 }
 
 # algorithm = "Hartigan-Wong" or "MacQueen": stats::kmeans() itself, on the

@@ -25,7 +25,8 @@ as_data_matrix <- function(x, arg = "x") {
 # stopping, so that gpu_kmeans() can raise it where stats::kmeans() would
 # (after drawing the first random start).  list(x = double matrix or NULL,
 # problem = NULL or a message); x is NULL only when it is not numeric.
-data_matrix <- function(x, arg = "x") {
+# check_finite = FALSE: the values are not looked at (an engine checks them).
+data_matrix <- function(x, arg = "x", check_finite = TRUE) {
   if (is_matrix_source(x)) {  # Matrix, big.matrix, DelayedArray (R/matrix_sources.R)
     dense <- read_matrix_source(x)
     if (is.null(dense))
@@ -56,14 +57,29 @@ data_matrix <- function(x, arg = "x") {
   if (storage.mode(x) != "double") storage.mode(x) <- "double"
   if (nrow(x) == 0L) stop(sprintf("'%s' has no rows", arg), call. = FALSE)
   if (ncol(x) == 0L) stop(sprintf("'%s' has no columns", arg), call. = FALSE)
+  if (!check_finite) return(list(x = x, problem = NULL))
   bad <- gk_first_nonfinite(x, cpu_threads(as.numeric(nrow(x)) * ncol(x)))
-  problem <- NULL
-  if (bad > 0L) {
-    problem <- sprintf("'%s' must not contain NA, NaN or infinite values (found %s in row %d, column %d)",
-                       arg, describe_value(x[bad]), as.integer((bad - 1) %% nrow(x) + 1),
-                       as.integer((bad - 1) %/% nrow(x) + 1))
-  }
-  list(x = x, problem = problem)
+  list(x = x, problem = if (bad > 0) nonfinite_problem(x, bad, arg))
+}
+
+# The message for the value of x at (1-based, column-major) place `bad`,
+# which is NA, NaN or infinite.
+nonfinite_problem <- function(x, bad, arg = "x") {
+  sprintf("'%s' must not contain NA, NaN or infinite values (found %s in row %d, column %d)",
+          arg, describe_value(x[bad]), as.integer((bad - 1) %% nrow(x) + 1),
+          as.integer((bad - 1) %/% nrow(x) + 1))
+}
+
+# The state of R's random number generator (NULL: not seeded yet), and its
+# restoration.
+rng_state <- function() {
+  genv <- globalenv()
+  if (exists(".Random.seed", envir = genv, inherits = FALSE)) get(".Random.seed", envir = genv, inherits = FALSE)
+}
+rng_restore <- function(seed) {
+  genv <- globalenv()
+  if (!is.null(seed)) assign(".Random.seed", seed, envir = genv)
+  else if (exists(".Random.seed", envir = genv, inherits = FALSE)) rm(".Random.seed", envir = genv)
 }
 
 # "a character matrix", "a complex vector", "a factor", "a list", ...

@@ -54,11 +54,8 @@ simulate_blobs <- function(n, d, k, sd = 1, spread = 10 * sd, seed = NULL) {
         abs(seed) > .Machine$integer.max)
       stop(sprintf("'seed' must be NULL or a single number between -%d and %d (as set.seed() takes it), not %s",
                    .Machine$integer.max, .Machine$integer.max, describe_value(seed)), call. = FALSE)
-    genv <- globalenv()
-    old <- if (exists(".Random.seed", envir = genv, inherits = FALSE))
-      get(".Random.seed", envir = genv, inherits = FALSE)
-    on.exit(if (is.null(old)) rm(".Random.seed", envir = genv)
-            else assign(".Random.seed", old, envir = genv), add = TRUE)
+    old <- rng_state()
+    on.exit(rng_restore(old), add = TRUE)
     set.seed(seed)
   }
   centers <- matrix(stats::runif(k * d, -spread, spread), k, d,

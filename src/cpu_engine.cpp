@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cpu_weights.h"
+#include "nonfinite.h"
 #include "single_shift.h"
 #include "wall_clock.h"
 
@@ -19,6 +20,7 @@ class CpuEngine final : public Engine {
   CpuEngine(const HostData& data, Precision precision, int threads, const double* shift)
       : Engine(data, precision), x_(data.x), threads_(resolve_threads(threads)), shift_(data.d, 0.0) {
     const double t0 = wall_seconds();
+    if (!data.finite) check_finite(x_, n_, d_, threads_);
     if (single()) store_single(shift);
     seconds_upload_ = wall_seconds() - t0;
   }

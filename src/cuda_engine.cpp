@@ -90,8 +90,11 @@ class CudaEngine final : public Engine {
     opts.stream = tuning.stream;
     opts.stream_rows = tuning.stream_rows;
     opts.stream_copy = tuning.stream_copy;
-    check(gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_, err_, kErrLen), "upload of x",
-          err_);
+    int64_t bad = 0;
+    const int up = gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_,
+                                  data.finite ? nullptr : &bad, err_, kErrLen);
+    if (up == GK_CUDA_NONFINITE) throw NonFiniteData(bad);
+    check(up, "upload of x", err_);
     int64_t chunks = 0;
     gk_cuda_streamed(D_, nullptr, &chunks);
     chunks_ = chunks;

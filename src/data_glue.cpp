@@ -8,30 +8,18 @@
 #include <vector>
 
 #include "engine.h"
+#include "nonfinite.h"
 #include "r_boundary.h"
 #include "row_keys.h"
 #include "parity.h"
 #include "threads.h"
 
-// 1-based index of the first NA, NaN or infinite value (column-major), or 0.
-// Scanned in parallel chunks; the smallest bad index wins.
+// 1-based index of the first NA, NaN or infinite value (column-major), or 0
+// (src/nonfinite.h).
 // [[Rcpp::export(rng = false)]]
 double gk_first_nonfinite(Rcpp::NumericMatrix x, int threads) {
-  const double* p = x.begin();
   const R_xlen_t len = x.size();
-  const int nt = static_cast<int>(std::min<R_xlen_t>(gk::resolve_threads(threads), len / 65536 + 1));
-  R_xlen_t first = len;
-#pragma omp parallel for num_threads(nt) schedule(static) reduction(min : first)
-  for (int t = 0; t < nt; ++t) {
-    const R_xlen_t lo = len * t / nt, hi = len * (t + 1) / nt;
-    for (R_xlen_t i = lo; i < hi; ++i) {
-      // x - x is 0 for finite x and NaN for NA, NaN and +-Inf.
-      if (p[i] - p[i] != 0.0) {
-        first = std::min(first, i);
-        break;
-      }
-    }
-  }
+  const std::int64_t first = gk::first_nonfinite(x.begin(), len, threads);
   return first < len ? static_cast<double>(first + 1) : 0.0;
 }
 

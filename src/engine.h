@@ -44,12 +44,26 @@ class EngineError : public std::runtime_error {
   // what was asked (e.g. fewer distinct points than centers).
   // A capability this engine does not have (yet), e.g. observation weights
   // on the CUDA engine.
-  enum class Kind { kNotBuilt, kNoDevice, kOutOfMemory, kDevice, kInvalid, kData, kUnsupported };
+  // x holds NA, NaN or an infinite value (NonFiniteData, below).
+  enum class Kind { kNotBuilt, kNoDevice, kOutOfMemory, kDevice, kInvalid, kData, kUnsupported, kNonFinite };
   EngineError(Kind kind, const std::string& what) : std::runtime_error(what), kind_(kind) {}
   Kind kind() const { return kind_; }
 
  private:
   Kind kind_;
+};
+
+// x holds a value that is not finite (NA, NaN, +-Inf), found by an engine
+// that checked x as it took it (HostData::finite false); index: the first
+// such value's 0-based place in x, column-major.
+class NonFiniteData : public EngineError {
+ public:
+  explicit NonFiniteData(std::int64_t index)
+      : EngineError(Kind::kNonFinite, "x holds a value that is not finite (NA, NaN or infinite)"), index_(index) {}
+  std::int64_t index() const { return index_; }
+
+ private:
+  std::int64_t index_;
 };
 
 // The observer asked to stop (Ctrl-C); everything has been released.
@@ -68,6 +82,12 @@ struct HostData {
   // or nullptr: every row weighs 1.  Read in place, as x.  Only engines whose
   // supports_weights() is true take them (src/weights.h says what they mean).
   const double* w = nullptr;
+  // Whether x is known to be finite.  false: the engine checks it as it
+  // takes x, before computing anything from it, and throws NonFiniteData
+  // for the first value that is not (R leaves the check of a fit's x to
+  // the engine, which reads x anyway: the CUDA engine's staged upload
+  // checks the values it copies, saving a pass over x).
+  bool finite = true;
 };
 
 // The outcome of Lloyd's algorithm from one set of initial centers.

@@ -124,14 +124,19 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads) 
 // k-means on the unit rows x (R/cosine.R).  weights: NULL, or the
 // observation weights (R/weights.R checked them: double, nrow(x)).
 // device: one CUDA device, or several (the rows split across them,
-// src/multi_engine.h; gk::make_fit_engine).
+// src/multi_engine.h; gk::make_fit_engine).  finite: whether R checked that
+// x is finite; FALSE leaves the check to the engine, which signals an error
+// of class gpukmeans_nonfinite with the 1-based `index` of the first value
+// that is not (R/gpu_kmeans.R).
 // [[Rcpp::export(rng = false)]]
 Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine,
                       int threads, Rcpp::IntegerVector device, bool trace, SEXP progress, double progress_after,
-                      Rcpp::List cuda, bool spherical = false, SEXP weights = R_NilValue) {
+                      Rcpp::List cuda, bool spherical = false, SEXP weights = R_NilValue,
+                      bool finite = true) {
   return gk::guarded([&] {
     gk::StageLog log;
     gk::HostData data = host_data(x);
+    data.finite = finite;
     gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);

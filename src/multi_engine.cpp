@@ -8,6 +8,7 @@
 #include "cpu_engine.h"
 #include "fit_driver.h"
 #include "labels.h"
+#include "nonfinite.h"
 #include "single_shift.h"
 #include "wall_clock.h"
 
@@ -54,6 +55,9 @@ class MultiEngine final : public Engine {
     if (data.w) unsupported("observation weights are not supported on several devices yet: fit on one device");
     if (opt.parts < 1) throw EngineError(EngineError::Kind::kInvalid, "several devices: at least one part");
     const int P = opt.parts;
+    // (the whole of x, before any part takes its block: the first bad value
+    // is the one a single engine would find)
+    if (!data.finite) check_finite(data.x, data.n, data.d, threads_);
     std::vector<double> shift;
     if (precision == Precision::kSingle) {
       shift.resize(d_);

@@ -220,7 +220,9 @@ int compute_totss(gk_cuda_data *D, char *err, size_t errlen) {
 }
 
 // Everything after the handle exists; on failure the caller destroys it.
-int upload_into(gk_cuda_data *D, const double *x, const double *shift, char *err, size_t errlen) {
+// nonfinite: as gk_cuda_upload's.
+int upload_into(gk_cuda_data *D, const double *x, const double *shift, int64_t *nonfinite, char *err,
+                size_t errlen) {
   const size_t nd = (size_t)D->n * D->d;
   const size_t chunk = D->single ? std::min<size_t>(nd, (size_t)8 << 20) : 0;  // doubles staged
   D->shift.assign(D->d, 0.0);
@@ -229,12 +231,23 @@ int upload_into(gk_cuda_data *D, const double *x, const double *shift, char *err
     else single_shift(x, D->n, D->d, D->shift.data());
   }
   const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
-  if (stream_wanted(D, (double)L.total + (double)chunk * sizeof(double))) return stream_upload(D, x, err, errlen);
+  // (a check of x that the staged copy cannot do runs first, on the host)
+  const bool stream = stream_wanted(D, (double)L.total + (double)chunk * sizeof(double));
+  if (nonfinite && (stream || !staging_wanted(D))) {
+    *nonfinite = host_first_nonfinite(D, x);
+    if (*nonfinite < (int64_t)nd) return GK_CUDA_NONFINITE;
+    nonfinite = nullptr;
+  }
+  if (stream) return stream_upload(D, x, err, errlen);
   int st = alloc_block(D, chunk * sizeof(double), err, errlen);
   if (st != GK_CUDA_OK) return st;
   GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)D->d + 2) * sizeof(u64), D->stream), "clearing scratch");
   bool staged = false;
-  if (staging_wanted(D)) st = staged_upload(D, x, &staged, err, errlen);
+  if (staging_wanted(D)) st = staged_upload(D, x, &staged, nonfinite, err, errlen);
+  if (st == GK_CUDA_OK && !staged && nonfinite) {  // (no pinned memory: the host checks)
+    *nonfinite = host_first_nonfinite(D, x);
+    if (*nonfinite < (int64_t)nd) return GK_CUDA_NONFINITE;
+  }
   if (st == GK_CUDA_OK && !staged) st = D->single ? copy_single(D, x, chunk, err, errlen) : copy_double(D, x, err, errlen);
   if (st == GK_CUDA_OK) st = column_scales(D, err, errlen);
   if (st == GK_CUDA_OK) st = compute_totss(D, err, errlen);
@@ -244,8 +257,8 @@ int upload_into(gk_cuda_data *D, const double *x, const double *shift, char *err
 }  // namespace
 
 extern "C" int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opts,
-                              const double *shift, gk_cuda_data **out, double *seconds, char *err,
-                              size_t errlen) {
+                              const double *shift, gk_cuda_data **out, double *seconds, int64_t *nonfinite,
+                              char *err, size_t errlen) {
   if (out) *out = nullptr;
   if (!x || n < 1 || d < 1 || !opts || !out) {
     set_msg(err, errlen, "gk_cuda_upload: invalid arguments (n = %lld, d = %d)", (long long)n, d);
@@ -267,7 +280,7 @@ extern "C" int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_o
   D->single = opts->single ? 1 : 0;
   D->opts = *opts;
   D->sms = sms;
-  int st = upload_into(D, x, shift, err, errlen);
+  int st = upload_into(D, x, shift, nonfinite, err, errlen);
   if (st != GK_CUDA_OK) {
     destroy(D);
     return st;

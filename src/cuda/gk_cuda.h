@@ -32,7 +32,8 @@ typedef enum {
   GK_CUDA_OUT_OF_MEMORY = 3, /* the data would not fit in free device memory */
   GK_CUDA_ERROR = 4,         /* any other CUDA error (message has the CUDA text) */
   GK_CUDA_INTERRUPTED = 5,   /* a callback asked to stop */
-  GK_CUDA_INVALID = 6        /* bad arguments (a bug in the caller) */
+  GK_CUDA_INVALID = 6,       /* bad arguments (a bug in the caller) */
+  GK_CUDA_NONFINITE = 7      /* x holds NA, NaN or +-Inf (gk_cuda_upload, when asked to check) */
 } gk_cuda_status;
 
 /* ---- device queries ---------------------------------------------------- */
@@ -128,10 +129,14 @@ typedef struct gk_cuda_data gk_cuda_data;
    shift (d values) given or, when NULL, the column means of up to 4096
    evenly spaced rows (in double precision the shift is 0).  Checks free
    device memory first and returns GK_CUDA_OUT_OF_MEMORY naming the sizes
-   when it would not fit.  *seconds (may be NULL): host wall time. */
+   when it would not fit.  *seconds (may be NULL): host wall time.
+   nonfinite: NULL when x is known to be finite; else x is checked as it is
+   read (the staged copy checks the values it copies): for a value that is
+   NA, NaN or infinite the call returns GK_CUDA_NONFINITE, holds nothing,
+   and *nonfinite is the first such value's 0-based index (column-major). */
 int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opts,
                    const double *shift, gk_cuda_data **out, double *seconds,
-                   char *err, size_t errlen);
+                   int64_t *nonfinite, char *err, size_t errlen);
 
 /* Whether the upload left x in host memory (streamed data: options.stream,
    or x did not fit on the device), and then the rows of one chunk and the

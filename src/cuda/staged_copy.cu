@@ -10,11 +10,19 @@
 // rounding of the device's own conversion), so half the bytes cross the
 // link.  The device receives the same bits as from the plain copy.
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
-#include <thread>
+#include <memory>
 #include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
+#include "../nonfinite.h"
 #include "detail/engine.hpp"
+#include "detail/host_team.hpp"
 
 namespace gk {
 namespace {
@@ -23,6 +31,8 @@ const int kBuffers = 3;
 const size_t kBufferBytes = (size_t)32 << 20;      // each buffer, large uploads
 const size_t kTestBufferBytes = (size_t)64 << 10;  // staging = 2: many small chunks
 const double kStagingMinBytes = 256.0 * 1048576;   // below: one pageable copy
+const size_t kMinPart = (size_t)1 << 18;           // elements a thread takes at least
+const size_t kAlign = 16;                          // parts start on 64-byte lines
 
 struct PinnedBuffers {
   void *p[kBuffers] = {};
@@ -35,49 +45,131 @@ struct PinnedBuffers {
   }
 };
 
-// run(a, b) over [0, total) in up to `threads` parts of at least min_part
-// elements, each in a host thread of its own (this one runs the first); a
-// part whose thread cannot be started runs here.
-template <typename Run>
-void in_parts(size_t total, size_t min_part, int threads, const Run &run) {
-  const int parts = (int)std::max<size_t>(1, std::min<size_t>((size_t)std::max(threads, 1), total / min_part));
-  const size_t step = (total + parts - 1) / parts;
-  std::vector<std::thread> pool;
-  for (int p = 1; p < parts; ++p) {
-    const size_t a = std::min(total, p * step), b = std::min(total, a + step);
-    try {
-      pool.emplace_back(run, a, b);
-    } catch (...) {
-      run(a, b);
-    }
+// Streaming (non-temporal) stores into the pinned buffers: the copy engine
+// reads them from memory, not from this core's cache, and a plain store
+// first reads the line it overwrites, a third memory pass on a host whose
+// memory bandwidth, not the link, bounds these copies.  The values stored
+// are the same.  GPUKMEANS_STAGE_NT=0: plain stores (benchmarks).
+bool streaming_stores() {
+#if defined(__SSE2__)
+  const char *env = std::getenv("GPUKMEANS_STAGE_NT");
+  return !(env && env[0] == '0');
+#else
+  return false;
+#endif
+}
+
+// One team per copy, or (GPUKMEANS_STAGE_TEAM=0, benchmarks) fresh threads
+// for every buffer, as before the team.
+bool team_per_copy() {
+  const char *env = std::getenv("GPUKMEANS_STAGE_TEAM");
+  return !(env && env[0] == '0');
+}
+
+// The team's threads over [0, total), or fresh threads where team_per_copy()
+// is off.
+void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &part) {
+  if (reuse) {
+    team.run(total, kMinPart, kAlign, part);
+  } else {
+    HostTeam fresh(team.size());
+    fresh.run(total, kMinPart, kAlign, part);
   }
-  run(0, std::min(total, step));
-  for (auto &t : pool) t.join();
+}
+
+// The copies below, with Check: also whether a value copied is not finite
+// (x - x is NaN exactly for NA, NaN and +-Inf; an unordered compare finds
+// it), at the cost of two instructions per pair of values in a loop bound
+// by memory.  They return the first t whose value is not finite, or len.
+
+// dst[t] = src[t], t in [0, len).
+template <bool Check>
+size_t copy_doubles(double *dst, const double *src, size_t len, bool nt) {
+  bool bad = false;
+  size_t t = 0;
+#if defined(__SSE2__)
+  if (nt) {
+    __m128d odd = _mm_setzero_pd();
+    for (; t < len && ((uintptr_t)(dst + t) & 15); ++t) {
+      dst[t] = src[t];
+      if (Check) bad |= is_nonfinite(src[t]);
+    }
+    for (; t + 2 <= len; t += 2) {
+      const __m128d v = _mm_loadu_pd(src + t);
+      if (Check) {
+        const __m128d z = _mm_sub_pd(v, v);
+        odd = _mm_or_pd(odd, _mm_cmpunord_pd(z, z));
+      }
+      _mm_stream_pd(dst + t, v);
+    }
+    _mm_sfence();
+    if (Check) bad |= _mm_movemask_pd(odd) != 0;
+  }
+#endif
+  for (; t < len; ++t) {
+    dst[t] = src[t];
+    if (Check) bad |= is_nonfinite(src[t]);
+  }
+  return bad ? (size_t)first_nonfinite_in(src, 0, (std::int64_t)len) : len;
+}
+
+// dst[t] = float(src[t] - shift), t in [0, len): the rounding of the
+// device's conversion (double subtraction, then round to nearest).
+template <bool Check>
+size_t convert_floats(float *dst, const double *src, size_t len, double shift, bool nt) {
+  bool bad = false;
+  size_t t = 0;
+#if defined(__SSE2__)
+  if (nt) {
+    __m128d odd = _mm_setzero_pd();
+    for (; t < len && ((uintptr_t)(dst + t) & 15); ++t) {
+      dst[t] = (float)(src[t] - shift);
+      if (Check) bad |= is_nonfinite(src[t]);
+    }
+    const __m128d s = _mm_set1_pd(shift);
+    for (; t + 4 <= len; t += 4) {
+      const __m128d a = _mm_loadu_pd(src + t), b = _mm_loadu_pd(src + t + 2);
+      if (Check) {
+        const __m128d z = _mm_sub_pd(a, a), w = _mm_sub_pd(b, b);
+        odd = _mm_or_pd(odd, _mm_or_pd(_mm_cmpunord_pd(z, z), _mm_cmpunord_pd(w, w)));
+      }
+      const __m128 lo = _mm_cvtpd_ps(_mm_sub_pd(a, s)), hi = _mm_cvtpd_ps(_mm_sub_pd(b, s));
+      _mm_stream_ps(dst + t, _mm_movelh_ps(lo, hi));
+    }
+    _mm_sfence();
+    if (Check) bad |= _mm_movemask_pd(odd) != 0;
+  }
+#endif
+  for (; t < len; ++t) {
+    dst[t] = (float)(src[t] - shift);
+    if (Check) bad |= is_nonfinite(src[t]);
+  }
+  return bad ? (size_t)first_nonfinite_in(src, 0, (std::int64_t)len) : len;
 }
 
 // dst[t] = element off + t of x, t in [a, b): a copy, or in single precision
-// float(x - shift[column]) column run by column run.
-void fill_range(void *dst, const double *x, size_t off, size_t a, size_t b, long long n, const double *shift) {
-  if (!shift) {
-    std::memcpy((double *)dst + a, x + off + a, (b - a) * sizeof(double));
-    return;
-  }
+// float(x - shift[column]) column run by column run.  Returns the first t
+// whose value is not finite (checked with Check only), or b.
+template <bool Check>
+size_t fill_range(void *dst, const double *x, size_t off, size_t a, size_t b, long long n, const double *shift,
+                  bool nt) {
+  if (!shift) return a + copy_doubles<Check>((double *)dst + a, x + off + a, b - a, nt);
   float *out = (float *)dst;
   for (size_t t = a; t < b;) {
-    const size_t e = off + t;
-    const size_t j = e / (size_t)n;
+    const size_t j = (off + t) / (size_t)n;
     const size_t end = std::min(b, (j + 1) * (size_t)n - off);
-    const double s = shift[j];
-    const double *src = x + off;
-    for (; t < end; ++t) out[t] = (float)(src[t] - s);
+    const size_t bad = t + convert_floats<Check>(out + t, x + off + t, end - t, shift[j], nt);
+    if (bad < end) return bad;
+    t = end;
   }
+  return b;
 }
 
-// The chunk [off, off + len) into dst with up to `threads` threads.
-void fill_chunk(void *dst, const double *x, size_t off, size_t len, long long n, const double *shift,
-                int threads) {
-  in_parts(len, (size_t)1 << 18, threads,
-           [=](size_t a, size_t b) { fill_range(dst, x, off, a, b, n, shift); });
+// first = min(first, v), atomically.
+void lower_to(std::atomic<size_t> &first, size_t v) {
+  size_t cur = first.load();
+  while (v < cur && !first.compare_exchange_weak(cur, v)) {
+  }
 }
 
 }  // namespace
@@ -93,18 +185,13 @@ namespace {
 // Elements [t0, t1) of the len x d block of rows [a, a + len) of x (element
 // t is row a + t % len of column t / len) into dst, column run by column run.
 void fill_block_range(void *dst, const double *x, long long n, long long a, long long len, size_t t0, size_t t1,
-                      const double *shift) {
+                      const double *shift, bool nt) {
   for (size_t t = t0; t < t1;) {
     const size_t j = t / (size_t)len, i = t % (size_t)len;
     const size_t run = std::min(t1 - t, (size_t)len - i);
     const double *src = x + j * (size_t)n + (size_t)a + i;
-    if (!shift) {
-      std::memcpy((double *)dst + t, src, run * sizeof(double));
-    } else {
-      float *out = (float *)dst + t;
-      const double sh = shift[j];
-      for (size_t r = 0; r < run; ++r) out[r] = (float)(src[r] - sh);
-    }
+    if (!shift) copy_doubles<false>((double *)dst + t, src, run, nt);
+    else convert_floats<false>((float *)dst + t, src, run, shift[j], nt);
     t += run;
   }
 }
@@ -112,9 +199,21 @@ void fill_block_range(void *dst, const double *x, long long n, long long a, long
 }  // namespace
 
 void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
-               int threads) {
-  in_parts((size_t)len * d, (size_t)1 << 18, threads,
-           [=](size_t t0, size_t t1) { fill_block_range(dst, x, n, a, len, t0, t1, shift); });
+               HostTeam &team) {
+  const bool nt = streaming_stores();
+  run_parts(team, team_per_copy(), (size_t)len * d,
+            [=](size_t t0, size_t t1) { fill_block_range(dst, x, n, a, len, t0, t1, shift, nt); });
+}
+
+int64_t host_first_nonfinite(const gk_cuda_data *D, const double *x) {
+  const size_t nd = (size_t)D->n * D->d;
+  std::atomic<size_t> first(nd);
+  HostTeam team(staging_threads(D));
+  team.run(nd, kMinPart, 1, [x, &first](size_t a, size_t b) {
+    const size_t bad = (size_t)first_nonfinite_in(x, (std::int64_t)a, (std::int64_t)b);
+    if (bad < b) lower_to(first, bad);
+  });
+  return (int64_t)first.load();
 }
 
 bool staging_wanted(const gk_cuda_data *D) {
@@ -123,7 +222,7 @@ bool staging_wanted(const gk_cuda_data *D) {
   return (double)D->n * D->d * sizeof(double) >= kStagingMinBytes;
 }
 
-int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_t errlen) {
+int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfinite, char *err, size_t errlen) {
   *used = false;
   const size_t nd = (size_t)D->n * D->d;
   const size_t esz = D->single ? sizeof(float) : sizeof(double);
@@ -138,7 +237,8 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_
     }
   }
   *used = true;
-  const int threads = staging_threads(D);
+  HostTeam team(staging_threads(D));
+  const bool nt = streaming_stores(), reuse = team_per_copy();
   const double *shift = D->single ? D->shift.data() : nullptr;
   cudaStream_t s = D->stream;
   size_t c = 0;
@@ -146,7 +246,22 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_
     const int b = (int)(c % kBuffers);
     const size_t len = std::min(per, nd - off);
     if (c >= (size_t)kBuffers) GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");
-    fill_chunk(B.p[b], x, off, len, D->n, shift, threads);
+    void *dst = B.p[b];
+    const long long n = D->n;
+    if (!nonfinite) {
+      run_parts(team, reuse, len, [=](size_t a, size_t e) { fill_range<false>(dst, x, off, a, e, n, shift, nt); });
+    } else {
+      std::atomic<size_t> first(len);
+      run_parts(team, reuse, len, [=, &first](size_t a, size_t e) {
+        const size_t bad = fill_range<true>(dst, x, off, a, e, n, shift, nt);
+        if (bad < e) lower_to(first, bad);
+      });
+      if (first.load() < len) {  // (the chunks before held none)
+        GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
+        *nonfinite = (int64_t)(off + first.load());
+        return GK_CUDA_NONFINITE;
+      }
+    }
     GK_CHECK(cudaMemcpyAsync((char *)D->x + off * esz, B.p[b], len * esz, cudaMemcpyHostToDevice, s),
              "copying x to the device");
     GK_CHECK(cudaEventRecord(B.ev[b], s), "copying x to the device");
@@ -157,10 +272,10 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_
 
 namespace {
 
-// out[t] = in[t] + add for t in [0, len), by up to `threads` host threads
-// (the first touch of fresh pages of the destination is shared too).
-void copy_out(int *out, const int *in, size_t len, int add, int threads) {
-  in_parts(len, (size_t)1 << 20, threads, [=](size_t a, size_t b) {
+// out[t] = in[t] + add for t in [0, len), by the team's threads (the first
+// touch of fresh pages of the destination is shared too).
+void copy_out(int *out, const int *in, size_t len, int add, HostTeam &team) {
+  run_parts(team, team_per_copy(), len, [=](size_t a, size_t b) {
     if (add == 0) std::memcpy(out + a, in + a, (b - a) * sizeof(int));
     else
       for (size_t t = a; t < b; ++t) out[t] = in[t] + add;
@@ -190,7 +305,7 @@ int staged_download(const gk_cuda_data *D, const int *dev, int *host, long long 
   }
   // up to kBuffers copies in flight; chunk c is copied out of its buffer
   // once its copy has landed, and its buffer then takes chunk c + kBuffers
-  const int threads = staging_threads(D);
+  HostTeam team(staging_threads(D));
   const size_t chunks = (total + per - 1) / per;
   size_t issued = 0;
   for (size_t c = 0; c < chunks; ++c) {
@@ -203,7 +318,7 @@ int staged_download(const gk_cuda_data *D, const int *dev, int *host, long long 
     const int b = (int)(c % kBuffers);
     const size_t off = c * per, len = std::min(per, total - off);
     GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying labels");
-    copy_out(host + off, (const int *)B.p[b], len, add, threads);
+    copy_out(host + off, (const int *)B.p[b], len, add, team);
   }
   return GK_CUDA_OK;
 }

@@ -23,11 +23,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <new>
 #include <vector>
 
 #include "detail/data_kernels.cuh"
 #include "detail/engine.hpp"
+#include "detail/host_team.hpp"
 
 namespace gk {
 
@@ -138,7 +140,10 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
   const int d = D->d;
   const size_t esz = stored_size(D);
   const double *shift = D->single ? D->shift.data() : nullptr;
-  const int threads = staging_threads(D);
+  // host threads for the staged copies, for this pass only (no threads
+  // outlive a call: a forked process would wait on them)
+  std::unique_ptr<HostTeam> team;
+  if (!S->direct) team.reset(new HostTeam(staging_threads(D)));
   for (long long c = 0; c < S->chunks; ++c) {
     const int b = (int)(c % kBuf);
     const long long a = c * S->rows, len = std::min(S->rows, n - a);
@@ -162,7 +167,7 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
     } else {
       // the host buffer is free once its last copy has run
       GK_CHECK(cudaEventSynchronize(S->copied[b]), "copying a chunk of x");
-      fill_rows(S->host[b], S->hx, n, d, a, len, shift, threads);
+      fill_rows(S->host[b], S->hx, n, d, a, len, shift, *team);
       GK_CHECK(cudaStreamWaitEvent(S->copy, S->used[b], 0), "copying a chunk of x");
       GK_CHECK(cudaMemcpyAsync(S->dev[b], S->host[b], (size_t)len * d * esz, cudaMemcpyHostToDevice, S->copy),
                "copying a chunk of x");
@@ -217,7 +222,8 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
     const double phys = (double)sysconf(_SC_PHYS_PAGES) * page, avail = (double)sysconf(_SC_AVPHYS_PAGES) * page;
     if (phys > 0 && ibytes <= 0.25 * phys && ibytes <= 0.5 * avail) {
       if (cudaHostAlloc((void **)&S->image, (size_t)ibytes, cudaHostAllocDefault) == cudaSuccess) {
-        fill_rows(S->image, x, n, d, 0, n, D->shift.data(), staging_threads(D));
+        HostTeam team(staging_threads(D));
+        fill_rows(S->image, x, n, d, 0, n, D->shift.data(), team);
         S->direct = S->image;
         S->direct_esz = sizeof(float);
       } else {

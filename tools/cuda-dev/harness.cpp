@@ -129,7 +129,7 @@ struct Fitter {
   Fitter(const std::vector<double> &x, long long n_, int d_, int single_, int bounds = 0) : n(n_), d(d_), single(single_) {
     char err[512] = "";
     gk_cuda_options o = {0, single, 0, 0, 0, 0.0, bounds};
-    int st = gk_cuda_upload(x.data(), n, d, &o, nullptr, &data, nullptr, err, sizeof err);
+    int st = gk_cuda_upload(x.data(), n, d, &o, nullptr, &data, nullptr, nullptr, err, sizeof err);
     if (st) { printf("  upload failed (%d): %s\n", st, err); data = nullptr; }
   }
   ~Fitter() { gk_cuda_free(data); }
@@ -554,7 +554,7 @@ static void run_tests() {
     gk_cuda_options o = {0, 0, 0, 0, 0, 0.0, 0};
     std::vector<double> tiny(16);
     // ask for an absurd n with a tiny buffer: the memory check fails before any copy
-    int st = gk_cuda_upload(tiny.data(), (int64_t)1 << 40, 16, &o, nullptr, &dd, nullptr, err, sizeof err);
+    int st = gk_cuda_upload(tiny.data(), (int64_t)1 << 40, 16, &o, nullptr, &dd, nullptr, nullptr, err, sizeof err);
     CHECK(st == GK_CUDA_OUT_OF_MEMORY && dd == nullptr, "OOM: status %d", st);
     printf("[oom] %s\n", err);
   }
@@ -717,7 +717,7 @@ static void run_seq() {
       double a = now_ms();
       int st = gk_cuda_get_device(0, &dev, err, sizeof err);
       double b = now_ms();
-      st |= gk_cuda_upload(x.data(), p.n, p.d, &o, nullptr, &D, &ut, err, sizeof err);
+      st |= gk_cuda_upload(x.data(), p.n, p.d, &o, nullptr, &D, &ut, nullptr, err, sizeof err);
       double c = now_ms();
       st |= gk_cuda_totss(D, &totss, err, sizeof err);
       double e = now_ms();
@@ -757,7 +757,7 @@ int main(int argc, char **argv) {
     char err[512] = "";
     gk_cuda_options o = {0, 0, 0, 0, 0, 0.0, 0};
     std::vector<double> x(10, 1.0);
-    int st = gk_cuda_upload(x.data(), 5, 2, &o, nullptr, &dd, nullptr, err, sizeof err);
+    int st = gk_cuda_upload(x.data(), 5, 2, &o, nullptr, &dd, nullptr, nullptr, err, sizeof err);
     printf("no device: upload status %d (expect %d): %s\n", st, GK_CUDA_NO_DEVICE, err);
     gk_cuda_device dev;
     st = gk_cuda_get_device(0, &dev, err, sizeof err);

@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
   gk_cuda_options o = {0, single, 0, 0, 0, 0.0, 0};
   gk_cuda_data *D;
   char err[256];
-  if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &D, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
+  if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &D, nullptr, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
   size_t kd = (size_t)k * d;
   std::vector<double> c(kd);
   // centers in the stored coordinates (single precision stores x - shift: without

@@ -29,6 +29,7 @@ struct ParState;  // k-means|| rounds in progress (init_par.cu)
 void destroy_par_state(ParState *p);
 }  // namespace init
 struct StreamSource;  // x streamed from host memory (streamed.cu)
+class HostTeam;       // host threads of the staged copies (detail/host_team.hpp)
 void destroy_stream_source(StreamSource *s);
 }  // namespace gk
 
@@ -262,15 +263,20 @@ double weighted_wss_value(const gk_cuda_data *D, u64 lo, u64 hi, unsigned int ma
 // of x - D->shift in single) through pinned staging buffers filled by host
 // threads, overlapped with the copies.  *used = false (and nothing copied)
 // when pinned memory cannot be had: the caller copies the plain way.
-int staged_upload(gk_cuda_data *D, const double *x, bool *used, char *err, size_t errlen);
+// nonfinite: NULL, or x is checked as it is copied (GK_CUDA_NONFINITE, and
+// *nonfinite the first bad value's index, as gk_cuda_upload).
+int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfinite, char *err, size_t errlen);
+// The 0-based index of x's first value that is NA, NaN or infinite, or n d;
+// by the staging threads.
+int64_t host_first_nonfinite(const gk_cuda_data *D, const double *x);
 // Whether an upload of this size goes through the staging buffers.
 bool staging_wanted(const gk_cuda_data *D);
 
 // Rows [a, a + len) of x (n x d doubles, column-major, host) into dst as a
 // len x d column-major block in stored precision (float(x - shift) when
-// shift is not NULL), by up to `threads` host threads.
+// shift is not NULL), by the team's threads (detail/host_team.hpp).
 void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
-               int threads);
+               HostTeam &team);
 // Host threads of the staging copies (options.host_threads, at most 16).
 int staging_threads(const gk_cuda_data *D);
 // n labels from the device (dev, on stream s) into host memory, each plus
