@@ -46,7 +46,9 @@ LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* cente
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);
 
 // sum(scale(x, scale = FALSE)^2) as R computes it (long double accumulation).
-double cpu_totss(const double* x, std::int64_t n, int d, int threads);
+// means: NULL, or the column means as ColumnSum (column_sum.h) gives them,
+// already computed (the CUDA engine's staged upload): one pass over x less.
+double cpu_totss(const double* x, std::int64_t n, int d, int threads, const double* means = nullptr);
 
 // max |x_ij| per column.
 template <typename T>

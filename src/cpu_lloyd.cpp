@@ -22,6 +22,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
+#include "column_sum.h"
 #include "cpu_engine.h"
 
 #include "cpu_block.h"
@@ -587,7 +588,7 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
   }
 }
 
-double cpu_totss(const double* x, std::int64_t n, int d, int threads) {
+double cpu_totss(const double* x, std::int64_t n, int d, int threads, const double* means) {
   const int nt = threads_for(threads, d);
   std::vector<long double> per_col(d, 0.0L);
   // One column per task; within a column R's order (colMeans, then sum of
@@ -595,9 +596,14 @@ double cpu_totss(const double* x, std::int64_t n, int d, int threads) {
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
   for (int c = 0; c < d; ++c) {
     const double* col = x + static_cast<std::int64_t>(c) * n;
-    long double s = 0.0L;
-    for (std::int64_t i = 0; i < n; ++i) s += col[i];
-    const double mean = static_cast<double>(s / n);
+    double mean = 0.0;
+    if (means) {
+      mean = means[c];
+    } else {
+      ColumnSum s;
+      s.add(col, static_cast<std::size_t>(n));
+      mean = s.mean(n);
+    }
     long double ss = 0.0L;
     for (std::int64_t i = 0; i < n; ++i) {
       double t = col[i] - mean;

@@ -131,8 +131,11 @@ class CudaEngine final : public Engine {
   bool totss_concurrent() const override { return true; }
   double totss() override {
     if (!have_totss_) {
+      // (the column means, where the staged upload added them up: one pass less)
+      std::vector<double> means(d_);
+      const bool have_means = gk_cuda_column_means(D_, means.data()) == 1;
       totss_ = w_ ? cpu_weighted_totss(host_x_, n_, d_, w_, host_threads_)
-                  : cpu_totss(host_x_, n_, d_, host_threads_);
+                  : cpu_totss(host_x_, n_, d_, host_threads_, have_means ? means.data() : nullptr);
       have_totss_ = true;
     }
     return totss_;

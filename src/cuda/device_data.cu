@@ -292,6 +292,12 @@ extern "C" int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_o
 
 extern "C" void gk_cuda_free(gk_cuda_data *data) { destroy(data); }
 
+extern "C" int gk_cuda_column_means(const gk_cuda_data *D, double *means) {
+  if (!D || D->host_means.empty() || (int)D->host_means.size() != D->d) return 0;
+  std::copy(D->host_means.begin(), D->host_means.end(), means);
+  return 1;
+}
+
 extern "C" int gk_cuda_totss(gk_cuda_data *D, double *totss, char *err, size_t errlen) {
   if (!D || !totss) {
     set_msg(err, errlen, "gk_cuda_totss: invalid arguments");

@@ -404,6 +404,8 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   GK_CHECK(f.withinss(), "within-SS");
   GK_CHECK(cudaEventRecord(D->ev1, f.s), "recording an event");
   if (cluster) GK_CHECK(launch_plus_one(D->labels, n, f.s), "1-based labels");
+  // (the download's time starts once the device has computed what it copies)
+  GK_CHECK(cudaEventSynchronize(D->ev1), "within-SS");
   auto t0 = std::chrono::steady_clock::now();
   std::vector<unsigned char> pk(f.w.pack);
   GK_CHECK(cudaMemcpyAsync(pk.data(), D->ws, f.w.pack, cudaMemcpyDeviceToHost, f.s), "copying results");

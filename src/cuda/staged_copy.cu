@@ -20,6 +20,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "../column_sum.h"
 #include "../nonfinite.h"
 #include "detail/engine.hpp"
 #include "detail/host_team.hpp"
@@ -80,11 +81,12 @@ void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &p
 // The copies below, with Check: also whether a value copied is not finite
 // (x - x is NaN exactly for NA, NaN and +-Inf; an unordered compare finds
 // it), at the cost of two instructions per pair of values in a loop bound
-// by memory.  They return the first t whose value is not finite, or len.
+// by memory; they return whether one was.  sum (not NULL): the values are
+// also added to it in order (R's column sum, column_sum.h).
 
 // dst[t] = src[t], t in [0, len).
 template <bool Check>
-size_t copy_doubles(double *dst, const double *src, size_t len, bool nt) {
+bool copy_doubles(double *dst, const double *src, size_t len, bool nt, ColumnSum *sum) {
   bool bad = false;
   size_t t = 0;
 #if defined(__SSE2__)
@@ -93,6 +95,7 @@ size_t copy_doubles(double *dst, const double *src, size_t len, bool nt) {
     for (; t < len && ((uintptr_t)(dst + t) & 15); ++t) {
       dst[t] = src[t];
       if (Check) bad |= is_nonfinite(src[t]);
+      if (sum) sum->add(src[t]);
     }
     for (; t + 2 <= len; t += 2) {
       const __m128d v = _mm_loadu_pd(src + t);
@@ -101,6 +104,10 @@ size_t copy_doubles(double *dst, const double *src, size_t len, bool nt) {
         odd = _mm_or_pd(odd, _mm_cmpunord_pd(z, z));
       }
       _mm_stream_pd(dst + t, v);
+      if (sum) {
+        sum->add(src[t]);
+        sum->add(src[t + 1]);
+      }
     }
     _mm_sfence();
     if (Check) bad |= _mm_movemask_pd(odd) != 0;
@@ -109,14 +116,15 @@ size_t copy_doubles(double *dst, const double *src, size_t len, bool nt) {
   for (; t < len; ++t) {
     dst[t] = src[t];
     if (Check) bad |= is_nonfinite(src[t]);
+    if (sum) sum->add(src[t]);
   }
-  return bad ? (size_t)first_nonfinite_in(src, 0, (std::int64_t)len) : len;
+  return bad;
 }
 
 // dst[t] = float(src[t] - shift), t in [0, len): the rounding of the
 // device's conversion (double subtraction, then round to nearest).
 template <bool Check>
-size_t convert_floats(float *dst, const double *src, size_t len, double shift, bool nt) {
+bool convert_floats(float *dst, const double *src, size_t len, double shift, bool nt, ColumnSum *sum) {
   bool bad = false;
   size_t t = 0;
 #if defined(__SSE2__)
@@ -125,6 +133,7 @@ size_t convert_floats(float *dst, const double *src, size_t len, double shift, b
     for (; t < len && ((uintptr_t)(dst + t) & 15); ++t) {
       dst[t] = (float)(src[t] - shift);
       if (Check) bad |= is_nonfinite(src[t]);
+      if (sum) sum->add(src[t]);
     }
     const __m128d s = _mm_set1_pd(shift);
     for (; t + 4 <= len; t += 4) {
@@ -135,6 +144,12 @@ size_t convert_floats(float *dst, const double *src, size_t len, double shift, b
       }
       const __m128 lo = _mm_cvtpd_ps(_mm_sub_pd(a, s)), hi = _mm_cvtpd_ps(_mm_sub_pd(b, s));
       _mm_stream_ps(dst + t, _mm_movelh_ps(lo, hi));
+      if (sum) {
+        sum->add(src[t]);
+        sum->add(src[t + 1]);
+        sum->add(src[t + 2]);
+        sum->add(src[t + 3]);
+      }
     }
     _mm_sfence();
     if (Check) bad |= _mm_movemask_pd(odd) != 0;
@@ -143,26 +158,31 @@ size_t convert_floats(float *dst, const double *src, size_t len, double shift, b
   for (; t < len; ++t) {
     dst[t] = (float)(src[t] - shift);
     if (Check) bad |= is_nonfinite(src[t]);
+    if (sum) sum->add(src[t]);
   }
-  return bad ? (size_t)first_nonfinite_in(src, 0, (std::int64_t)len) : len;
+  return bad;
 }
 
-// dst[t] = element off + t of x, t in [a, b): a copy, or in single precision
-// float(x - shift[column]) column run by column run.  Returns the first t
-// whose value is not finite (checked with Check only), or b.
+// Elements [t0, t1) of the len x d block of rows [a, a + len) of x (element
+// t is row a + t % len of column t / len) into dst in stored precision
+// (float(x - shift[column]) when shift is not NULL), column run by column
+// run.  sums (not NULL): sums[j] takes column j's values (then [t0, t1)
+// must hold whole columns).  Returns whether a value was not finite
+// (checked with Check only).
 template <bool Check>
-size_t fill_range(void *dst, const double *x, size_t off, size_t a, size_t b, long long n, const double *shift,
-                  bool nt) {
-  if (!shift) return a + copy_doubles<Check>((double *)dst + a, x + off + a, b - a, nt);
-  float *out = (float *)dst;
-  for (size_t t = a; t < b;) {
-    const size_t j = (off + t) / (size_t)n;
-    const size_t end = std::min(b, (j + 1) * (size_t)n - off);
-    const size_t bad = t + convert_floats<Check>(out + t, x + off + t, end - t, shift[j], nt);
-    if (bad < end) return bad;
-    t = end;
+bool fill_block_range(void *dst, const double *x, long long n, long long a, long long len, size_t t0, size_t t1,
+                      const double *shift, bool nt, ColumnSum *sums) {
+  bool bad = false;
+  for (size_t t = t0; t < t1;) {
+    const size_t j = t / (size_t)len, i = t % (size_t)len;
+    const size_t run = std::min(t1 - t, (size_t)len - i);
+    const double *src = x + j * (size_t)n + (size_t)a + i;
+    ColumnSum *sum = sums ? sums + j : nullptr;
+    if (!shift) bad |= copy_doubles<Check>((double *)dst + t, src, run, nt, sum);
+    else bad |= convert_floats<Check>((float *)dst + t, src, run, shift[j], nt, sum);
+    t += run;
   }
-  return b;
+  return bad;
 }
 
 // first = min(first, v), atomically.
@@ -180,29 +200,11 @@ int staging_threads(const gk_cuda_data *D) {
   return std::min(t, 16);  // a 2026-11-23 H200 host filled ~26 GB/s with 8 (link: 55)
 }
 
-namespace {
-
-// Elements [t0, t1) of the len x d block of rows [a, a + len) of x (element
-// t is row a + t % len of column t / len) into dst, column run by column run.
-void fill_block_range(void *dst, const double *x, long long n, long long a, long long len, size_t t0, size_t t1,
-                      const double *shift, bool nt) {
-  for (size_t t = t0; t < t1;) {
-    const size_t j = t / (size_t)len, i = t % (size_t)len;
-    const size_t run = std::min(t1 - t, (size_t)len - i);
-    const double *src = x + j * (size_t)n + (size_t)a + i;
-    if (!shift) copy_doubles<false>((double *)dst + t, src, run, nt);
-    else convert_floats<false>((float *)dst + t, src, run, shift[j], nt);
-    t += run;
-  }
-}
-
-}  // namespace
-
 void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
                HostTeam &team) {
   const bool nt = streaming_stores();
   run_parts(team, team_per_copy(), (size_t)len * d,
-            [=](size_t t0, size_t t1) { fill_block_range(dst, x, n, a, len, t0, t1, shift, nt); });
+            [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, nt, nullptr); });
 }
 
 int64_t host_first_nonfinite(const gk_cuda_data *D, const double *x) {
@@ -222,15 +224,50 @@ bool staging_wanted(const gk_cuda_data *D) {
   return (double)D->n * D->d * sizeof(double) >= kStagingMinBytes;
 }
 
+namespace {
+
+// Whether the team's threads each take whole columns of a block (and then
+// add them up in row order): where that leaves at most a tenth of the
+// threads' time idle.
+bool whole_columns(int d, int threads) {
+  const int per = (d + threads - 1) / threads;  // columns of the busiest thread
+  return (double)d >= 0.9 * (double)per * threads;
+}
+
+// Rows [a, a + len) of every column from the pinned block src (len x d) to
+// x on the device (n rows): one strided copy, or one per column where a
+// column is longer than the largest pitch the device takes.
+cudaError_t copy_rows_to_device(gk_cuda_data *D, const void *src, long long a, long long len, size_t esz,
+                                double max_pitch, cudaStream_t s) {
+  const size_t w = (size_t)len * esz, pitch = (size_t)D->n * esz;
+  char *dst = (char *)D->x + (size_t)a * esz;
+  if ((double)pitch <= max_pitch)
+    return cudaMemcpy2DAsync(dst, pitch, src, w, w, (size_t)D->d, cudaMemcpyHostToDevice, s);
+  for (int j = 0; j < D->d; ++j) {
+    const cudaError_t e =
+        cudaMemcpyAsync(dst + (size_t)j * pitch, (const char *)src + (size_t)j * w, w, cudaMemcpyHostToDevice, s);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
+
+// Blocks of rows: each buffer holds rows [a, a + len) of every column, so
+// that a thread can take whole columns and add each up in row order as it
+// copies it (R's column means, for totss: one pass over x less on the host).
 int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfinite, char *err, size_t errlen) {
   *used = false;
-  const size_t nd = (size_t)D->n * D->d;
+  const long long n = D->n;
+  const int d = D->d;
   const size_t esz = D->single ? sizeof(float) : sizeof(double);
-  const size_t per = (D->opts.staging == 2 ? kTestBufferBytes : kBufferBytes) / esz;  // elements per chunk
-  const size_t bytes = std::min(per, nd) * esz;
+  const size_t per = (D->opts.staging == 2 ? kTestBufferBytes : kBufferBytes) / esz;  // elements per buffer
+  const long long rows = std::min<long long>(n, std::max<long long>(1, (long long)(per / d)));
+  int pitch = 0;
+  GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
   PinnedBuffers B;
   for (int i = 0; i < kBuffers; ++i) {
-    if (cudaHostAlloc(&B.p[i], bytes, cudaHostAllocDefault) != cudaSuccess ||
+    if (cudaHostAlloc(&B.p[i], (size_t)rows * d * esz, cudaHostAllocDefault) != cudaSuccess ||
         cudaEventCreateWithFlags(&B.ev[i], cudaEventDisableTiming) != cudaSuccess) {
       cudaGetLastError();  // no pinned memory here (limits, containers): the plain copy
       return GK_CUDA_OK;
@@ -240,33 +277,39 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfini
   HostTeam team(staging_threads(D));
   const bool nt = streaming_stores(), reuse = team_per_copy();
   const double *shift = D->single ? D->shift.data() : nullptr;
+  std::vector<ColumnSum> sums(whole_columns(d, team.size()) ? d : 0);
+  ColumnSum *sp = sums.empty() ? nullptr : sums.data();
+  std::atomic<bool> bad(false);
   cudaStream_t s = D->stream;
-  size_t c = 0;
-  for (size_t off = 0; off < nd; off += per, ++c) {
+  long long c = 0;
+  for (long long a = 0; a < n; a += rows, ++c) {
     const int b = (int)(c % kBuffers);
-    const size_t len = std::min(per, nd - off);
-    if (c >= (size_t)kBuffers) GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");
+    const long long len = std::min(rows, n - a);
+    if (c >= kBuffers) GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");
     void *dst = B.p[b];
-    const long long n = D->n;
-    if (!nonfinite) {
-      run_parts(team, reuse, len, [=](size_t a, size_t e) { fill_range<false>(dst, x, off, a, e, n, shift, nt); });
+    const HostTeam::Part part = [=, &bad](size_t t0, size_t t1) {
+      const bool found = nonfinite ? fill_block_range<true>(dst, x, n, a, len, t0, t1, shift, nt, sp)
+                                   : fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, nt, sp);
+      if (found) bad = true;
+    };
+    if (sp) {  // whole columns: the parts are of the d columns
+      const HostTeam::Part cols = [&part, len](size_t j0, size_t j1) { part(j0 * (size_t)len, j1 * (size_t)len); };
+      if (reuse) team.run((size_t)d, 1, 1, cols);
+      else HostTeam(team.size()).run((size_t)d, 1, 1, cols);
     } else {
-      std::atomic<size_t> first(len);
-      run_parts(team, reuse, len, [=, &first](size_t a, size_t e) {
-        const size_t bad = fill_range<true>(dst, x, off, a, e, n, shift, nt);
-        if (bad < e) lower_to(first, bad);
-      });
-      if (first.load() < len) {  // (the chunks before held none)
-        GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
-        *nonfinite = (int64_t)(off + first.load());
-        return GK_CUDA_NONFINITE;
-      }
+      run_parts(team, reuse, (size_t)len * d, part);
     }
-    GK_CHECK(cudaMemcpyAsync((char *)D->x + off * esz, B.p[b], len * esz, cudaMemcpyHostToDevice, s),
-             "copying x to the device");
+    if (bad) {  // (blocks of rows: the first in x's order is looked for again)
+      GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
+      *nonfinite = host_first_nonfinite(D, x);
+      return GK_CUDA_NONFINITE;
+    }
+    GK_CHECK(copy_rows_to_device(D, dst, a, len, esz, (double)pitch, s), "copying x to the device");
     GK_CHECK(cudaEventRecord(B.ev[b], s), "copying x to the device");
   }
   GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
+  D->host_means.clear();
+  for (const ColumnSum &cs : sums) D->host_means.push_back(cs.mean(n));
   return GK_CUDA_OK;
 }
 

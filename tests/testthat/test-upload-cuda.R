@@ -1,8 +1,11 @@
 # CUDA engine: the upload of x through pinned staging buffers filled by host
 # threads (src/cuda/staged_copy.cu) gives the device the same bits as the
-# plain copy: every fit is identical.  Staging mode (5th tuning value):
-# 1 one pageable copy, 2 staging with 64 KiB buffers (many chunks, chunk
-# boundaries inside columns, buffers reused), 0 by size.
+# plain copy: every fit is identical, and so is totss, whose column means
+# the staged upload adds up as it copies where its threads take whole
+# columns (1 thread; 3 threads and 40 or 16 columns; 16 threads and 16
+# columns), and the host computes otherwise.  Staging mode (5th tuning
+# value): 1 one pageable copy, 2 staging with 64 KiB buffers (many blocks
+# of rows, buffers reused), 0 by size.
 local_edition(3)
 
 fit_staged <- function(x, centers, staging, single = FALSE, threads = 0L, weights = NULL) {
@@ -13,7 +16,8 @@ fit_staged <- function(x, centers, staging, single = FALSE, threads = 0L, weight
 test_that("cuda: staged uploads give the plain upload's fit, bit for bit, in both precisions", {
   skip_if_no_gpu()
   set.seed(1)
-  cases <- list(make_blobs(30011, 7, 12, sd = 2, spread = 10),           # 26 chunks in double, 13 in single
+  cases <- list(make_blobs(30011, 7, 12, sd = 2, spread = 10),           # 26 blocks in double, 13 in single
+                make_blobs(20000, 16, 6, sd = 3, spread = 5) - 2,         # whole columns with 16 threads
                 make_blobs(8192, 1, 3),                                    # exactly one double chunk
                 make_blobs(8193, 2, 4),                                    # one element past a chunk
                 make_blobs(5000, 40, 9) + 1e6,                             # far from the origin (single: the shift)
@@ -23,7 +27,7 @@ test_that("cuda: staged uploads give the plain upload's fit, bit for bit, in bot
     c0 <- x[seq_len(k), , drop = FALSE]
     for (single in c(FALSE, TRUE)) {
       plain <- fit_staged(x, c0, 1L, single)
-      for (threads in c(1L, 3L, 0L)) {
+      for (threads in c(1L, 3L, 16L, 0L)) {
         staged <- fit_staged(x, c0, 2L, single, threads)
         for (comp in c("cluster", "centers", "withinss", "size", "iter", "totss"))
           expect_identical(staged[[comp]], plain[[comp]],
