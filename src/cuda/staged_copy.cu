@@ -3,12 +3,15 @@
 //
 // A copy from pageable memory runs far below the link's speed (the driver
 // stages it through small pinned buffers of its own, one at a time: 8.3 GB/s
-// on an H200 whose pinned copies reach 55 GB/s).  Here host threads fill
-// kBuffers pinned buffers in turn while the copy engine drains the ones
-// filled before; an event per buffer says when it may be filled again.  In
-// single precision the threads also convert (float(x - shift), the
+// on an H200 whose pinned copies reach 55 GB/s).  Here a team of host
+// threads (detail/host_team.hpp) fills kBuffers pinned buffers in turn, each
+// with a block of rows of every column, while the copy engine drains the
+// ones filled before; an event per buffer says when it may be filled again.
+// In single precision the threads also convert (float(x - shift), the
 // rounding of the device's own conversion), so half the bytes cross the
-// link.  The device receives the same bits as from the plain copy.
+// link.  The device receives the same bits as from the plain copy.  As they
+// read x the threads also check that it is finite (when asked) and, where
+// each takes whole columns, add the columns up for totss: x is read once.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -16,9 +19,6 @@
 #include <cstring>
 #include <memory>
 #include <vector>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "../column_sum.h"
 #include "../nonfinite.h"
@@ -46,20 +46,6 @@ struct PinnedBuffers {
   }
 };
 
-// Streaming (non-temporal) stores into the pinned buffers: the copy engine
-// reads them from memory, not from this core's cache, and a plain store
-// first reads the line it overwrites, a third memory pass on a host whose
-// memory bandwidth, not the link, bounds these copies.  The values stored
-// are the same.  GPUKMEANS_STAGE_NT=0: plain stores (benchmarks).
-bool streaming_stores() {
-#if defined(__SSE2__)
-  const char *env = std::getenv("GPUKMEANS_STAGE_NT");
-  return !(env && env[0] == '0');
-#else
-  return false;
-#endif
-}
-
 // One team per copy, or (GPUKMEANS_STAGE_TEAM=0, benchmarks) fresh threads
 // for every buffer, as before the team.
 bool team_per_copy() {
@@ -79,41 +65,18 @@ void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &p
 }
 
 // The copies below, with Check: also whether a value copied is not finite
-// (x - x is NaN exactly for NA, NaN and +-Inf; an unordered compare finds
-// it), at the cost of two instructions per pair of values in a loop bound
-// by memory; they return whether one was.  sum (not NULL): the values are
-// also added to it in order (R's column sum, column_sum.h).
+// (x - x is NaN exactly for NA, NaN and +-Inf), in a loop bound by memory;
+// they return whether one was.  sum (not NULL): the values are also added
+// to it in order (R's column sum, column_sum.h).  (Streaming stores into
+// the pinned buffers were tried: no faster with the element-wise split of
+// the threads, 0.33 s slower on 1e8 x 16 doubles with whole columns per
+// thread: H100 host, 2026-11-25.)
 
 // dst[t] = src[t], t in [0, len).
 template <bool Check>
-bool copy_doubles(double *dst, const double *src, size_t len, bool nt, ColumnSum *sum) {
+bool copy_doubles(double *dst, const double *src, size_t len, ColumnSum *sum) {
   bool bad = false;
-  size_t t = 0;
-#if defined(__SSE2__)
-  if (nt) {
-    __m128d odd = _mm_setzero_pd();
-    for (; t < len && ((uintptr_t)(dst + t) & 15); ++t) {
-      dst[t] = src[t];
-      if (Check) bad |= is_nonfinite(src[t]);
-      if (sum) sum->add(src[t]);
-    }
-    for (; t + 2 <= len; t += 2) {
-      const __m128d v = _mm_loadu_pd(src + t);
-      if (Check) {
-        const __m128d z = _mm_sub_pd(v, v);
-        odd = _mm_or_pd(odd, _mm_cmpunord_pd(z, z));
-      }
-      _mm_stream_pd(dst + t, v);
-      if (sum) {
-        sum->add(src[t]);
-        sum->add(src[t + 1]);
-      }
-    }
-    _mm_sfence();
-    if (Check) bad |= _mm_movemask_pd(odd) != 0;
-  }
-#endif
-  for (; t < len; ++t) {
+  for (size_t t = 0; t < len; ++t) {
     dst[t] = src[t];
     if (Check) bad |= is_nonfinite(src[t]);
     if (sum) sum->add(src[t]);
@@ -124,38 +87,9 @@ bool copy_doubles(double *dst, const double *src, size_t len, bool nt, ColumnSum
 // dst[t] = float(src[t] - shift), t in [0, len): the rounding of the
 // device's conversion (double subtraction, then round to nearest).
 template <bool Check>
-bool convert_floats(float *dst, const double *src, size_t len, double shift, bool nt, ColumnSum *sum) {
+bool convert_floats(float *dst, const double *src, size_t len, double shift, ColumnSum *sum) {
   bool bad = false;
-  size_t t = 0;
-#if defined(__SSE2__)
-  if (nt) {
-    __m128d odd = _mm_setzero_pd();
-    for (; t < len && ((uintptr_t)(dst + t) & 15); ++t) {
-      dst[t] = (float)(src[t] - shift);
-      if (Check) bad |= is_nonfinite(src[t]);
-      if (sum) sum->add(src[t]);
-    }
-    const __m128d s = _mm_set1_pd(shift);
-    for (; t + 4 <= len; t += 4) {
-      const __m128d a = _mm_loadu_pd(src + t), b = _mm_loadu_pd(src + t + 2);
-      if (Check) {
-        const __m128d z = _mm_sub_pd(a, a), w = _mm_sub_pd(b, b);
-        odd = _mm_or_pd(odd, _mm_or_pd(_mm_cmpunord_pd(z, z), _mm_cmpunord_pd(w, w)));
-      }
-      const __m128 lo = _mm_cvtpd_ps(_mm_sub_pd(a, s)), hi = _mm_cvtpd_ps(_mm_sub_pd(b, s));
-      _mm_stream_ps(dst + t, _mm_movelh_ps(lo, hi));
-      if (sum) {
-        sum->add(src[t]);
-        sum->add(src[t + 1]);
-        sum->add(src[t + 2]);
-        sum->add(src[t + 3]);
-      }
-    }
-    _mm_sfence();
-    if (Check) bad |= _mm_movemask_pd(odd) != 0;
-  }
-#endif
-  for (; t < len; ++t) {
+  for (size_t t = 0; t < len; ++t) {
     dst[t] = (float)(src[t] - shift);
     if (Check) bad |= is_nonfinite(src[t]);
     if (sum) sum->add(src[t]);
@@ -171,15 +105,15 @@ bool convert_floats(float *dst, const double *src, size_t len, double shift, boo
 // (checked with Check only).
 template <bool Check>
 bool fill_block_range(void *dst, const double *x, long long n, long long a, long long len, size_t t0, size_t t1,
-                      const double *shift, bool nt, ColumnSum *sums) {
+                      const double *shift, ColumnSum *sums) {
   bool bad = false;
   for (size_t t = t0; t < t1;) {
     const size_t j = t / (size_t)len, i = t % (size_t)len;
     const size_t run = std::min(t1 - t, (size_t)len - i);
     const double *src = x + j * (size_t)n + (size_t)a + i;
     ColumnSum *sum = sums ? sums + j : nullptr;
-    if (!shift) bad |= copy_doubles<Check>((double *)dst + t, src, run, nt, sum);
-    else bad |= convert_floats<Check>((float *)dst + t, src, run, shift[j], nt, sum);
+    if (!shift) bad |= copy_doubles<Check>((double *)dst + t, src, run, sum);
+    else bad |= convert_floats<Check>((float *)dst + t, src, run, shift[j], sum);
     t += run;
   }
   return bad;
@@ -202,9 +136,8 @@ int staging_threads(const gk_cuda_data *D) {
 
 void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
                HostTeam &team) {
-  const bool nt = streaming_stores();
   run_parts(team, team_per_copy(), (size_t)len * d,
-            [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, nt, nullptr); });
+            [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, nullptr); });
 }
 
 int64_t host_first_nonfinite(const gk_cuda_data *D, const double *x) {
@@ -275,7 +208,7 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfini
   }
   *used = true;
   HostTeam team(staging_threads(D));
-  const bool nt = streaming_stores(), reuse = team_per_copy();
+  const bool reuse = team_per_copy();
   const double *shift = D->single ? D->shift.data() : nullptr;
   std::vector<ColumnSum> sums(whole_columns(d, team.size()) ? d : 0);
   ColumnSum *sp = sums.empty() ? nullptr : sums.data();
@@ -288,8 +221,8 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfini
     if (c >= kBuffers) GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");
     void *dst = B.p[b];
     const HostTeam::Part part = [=, &bad](size_t t0, size_t t1) {
-      const bool found = nonfinite ? fill_block_range<true>(dst, x, n, a, len, t0, t1, shift, nt, sp)
-                                   : fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, nt, sp);
+      const bool found = nonfinite ? fill_block_range<true>(dst, x, n, a, len, t0, t1, shift, sp)
+                                   : fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, sp);
       if (found) bad = true;
     };
     if (sp) {  // whole columns: the parts are of the d columns
