@@ -209,7 +209,10 @@
 #' to the device through three pinned host buffers of 32 MiB, filled by up to
 #' 16 host threads (in single precision converted to float on the host, so
 #' half the bytes cross the link).  Threads: at most OpenMP's thread
-#' limit (`OMP_THREAD_LIMIT`) and the cores R may use.
+#' limit (`OMP_THREAD_LIMIT`) and the cores R may use.  A Lloyd fit reads
+#' `x` on the host once: the threads that copy it also check that it has no
+#' `NA`, `NaN` or infinite value (the error names the first, as for any
+#' fit) and add up its columns for `totss`.
 #'
 #' @section Processes and forks:
 #' Fits can run inside other parallel code.  A process forked after the
