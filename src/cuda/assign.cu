@@ -87,6 +87,33 @@ bool tc_wanted() {
   return !(env && env[0] == '0');
 }
 
+// x's n points (read from src: floats, or the filter's image of doubles)
+// as packed tiles into dst (tc_points_floats(n, d) floats).
+template <typename Src>
+cudaError_t pack_points(const Src &src, long long n, int d, float *dst, cudaStream_t s) {
+  const long long groups = (long long)(tc_points_floats(n, d) / 4);  // a thread: one float4
+  k_tc_pack_points<<<(unsigned int)((groups + 255) / 256), 256, 0, s>>>(src, n, d, dst, groups);
+  return cudaGetLastError();
+}
+
+// A per-centers buffer of at least `bytes` in *buf (*have bytes now): grown
+// when smaller, dropping the graphs that point at the old one.  false when
+// the device has no room (*buf is then null: the caller plans without it).
+bool grow_buffer(gk_cuda_data *D, void **buf, size_t *have, size_t bytes) {
+  if (*have >= bytes) return true;
+  drop_graphs(D);
+  if (*buf) cudaFree(*buf);
+  *buf = nullptr;
+  *have = 0;
+  if (cudaMalloc(buf, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    *buf = nullptr;
+    return false;
+  }
+  *have = bytes;
+  return true;
+}
+
 }  // namespace
 
 cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
@@ -109,27 +136,13 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
       D->tc_x = nullptr;
       return cudaSuccess;
     }
-    const long long groups = (long long)(bytes / sizeof(float) / 4);  // a thread: one float4
-    k_tc_pack_points<<<(unsigned int)((groups + 255) / 256), 256, 0, s>>>(TcFloatSource{(const float *)D->x, D->n},
-                                                                          D->n, d, (float *)D->tc_x, groups);
-    const cudaError_t e = cudaGetLastError();
+    const cudaError_t e = pack_points(TcFloatSource{(const float *)D->x, D->n}, D->n, d, (float *)D->tc_x, s);
     if (e != cudaSuccess) return e;
     D->tc_state = 1;
   }
   if (D->tc_state != 1) return cudaSuccess;
-  const size_t cbytes = tc_centers_floats(k, d) * sizeof(float);
-  if (D->tc_cen_bytes < cbytes) {
-    drop_graphs(D);  // they point at the old buffer
-    if (D->tc_cen) cudaFree(D->tc_cen);
-    D->tc_cen = nullptr;
-    D->tc_cen_bytes = 0;
-    if (cudaMalloc(&D->tc_cen, cbytes) != cudaSuccess) {
-      cudaGetLastError();
-      D->tc_cen = nullptr;  // (plan_assign then plans the unpacked kernel)
-      return cudaSuccess;
-    }
-    D->tc_cen_bytes = cbytes;
-  }
+  // (no room: plan_assign then plans the unpacked kernel)
+  grow_buffer(D, &D->tc_cen, &D->tc_cen_bytes, tc_centers_floats(k, d) * sizeof(float));
   return cudaSuccess;
 }
 
@@ -244,30 +257,15 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
     char *b = (char *)D->df_block;
     k_df_data_image<<<(unsigned int)((n + 255) / 256), 256, 0, s>>>((const double *)D->x, n, d, D->df_im, tc1,
                                                                    tc1 ? (float *)b : nullptr, (float *)(b + o_na));
-    if (!tc1) {
-      const long long groups = (long long)(tc_points_floats(n, d) / 4);
-      k_tc_pack_points<<<(unsigned int)((groups + 255) / 256), 256, 0, s>>>(
-          TcImageSource{(const double *)D->x, n, D->df_im}, n, d, (float *)b, groups);
-    }
     cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess && !tc1) e = pack_points(TcImageSource{(const double *)D->x, n, D->df_im}, n, d, (float *)b, s);
     if (e != cudaSuccess) return e;
     D->df_tc = tc1 ? 1 : 2;
   }
   const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;  // the tiles' padding
   const size_t cbytes = al256((size_t)kp * d * sizeof(float)) + al256((size_t)k * sizeof(float)) +
                         tc_centers_floats(k, d) * sizeof(float);
-  if (D->df_cen_bytes < cbytes) {
-    drop_graphs(D);  // they point at the old buffer
-    if (D->df_cen) cudaFree(D->df_cen);
-    D->df_cen = nullptr;
-    D->df_cen_bytes = 0;
-    if (cudaMalloc(&D->df_cen, cbytes) != cudaSuccess) {
-      cudaGetLastError();
-      D->df_cen = nullptr;
-      return cudaSuccess;
-    }
-    D->df_cen_bytes = cbytes;
-  }
+  if (!grow_buffer(D, &D->df_cen, &D->df_cen_bytes, cbytes)) return cudaSuccess;
   char *b = (char *)D->df_block;
   f.xi = (float *)b;
   f.na = (float *)(b + o_na);
