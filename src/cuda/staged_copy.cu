@@ -26,25 +26,58 @@
 #include "detail/host_team.hpp"
 
 namespace gk {
+
+// The pinned buffers of a handle's staged copies (uploads and downloads),
+// made at its first staged copy and kept until it is freed: making and
+// freeing 96 MiB of pinned memory costs tens of milliseconds, every fit of
+// a large x downloads its labels, and fits with several starts do so for
+// each start.
+struct StagingBuffers {
+  static const int kCount = 3;
+  void *p[kCount] = {};
+  cudaEvent_t ev[kCount] = {};
+  size_t bytes = 0;  // each
+  ~StagingBuffers() {
+    for (int i = 0; i < kCount; ++i) {
+      if (ev[i]) cudaEventDestroy(ev[i]);
+      if (p[i]) cudaFreeHost(p[i]);
+    }
+  }
+};
+
+void destroy_staging(StagingBuffers *b) { delete b; }
+
 namespace {
 
-const int kBuffers = 3;
+const int kBuffers = StagingBuffers::kCount;
 const size_t kBufferBytes = (size_t)32 << 20;      // each buffer, large uploads
 const size_t kTestBufferBytes = (size_t)64 << 10;  // staging = 2: many small chunks
 const double kStagingMinBytes = 256.0 * 1048576;   // below: one pageable copy
 const size_t kMinPart = (size_t)1 << 18;           // elements a thread takes at least
 const size_t kAlign = 16;                          // parts start on 64-byte lines
 
-struct PinnedBuffers {
-  void *p[kBuffers] = {};
-  cudaEvent_t ev[kBuffers] = {};
-  ~PinnedBuffers() {
-    for (int i = 0; i < kBuffers; ++i) {
-      if (ev[i]) cudaEventDestroy(ev[i]);
-      if (p[i]) cudaFreeHost(p[i]);
+
+// The handle's staging buffers, each of at least `bytes` (made, or made
+// again larger); nullptr where pinned memory cannot be had (limits,
+// containers): the caller copies the plain way.
+StagingBuffers *staging_buffers(gk_cuda_data *D, size_t bytes) {
+  if (D->staging && D->staging->bytes >= bytes) return D->staging;
+  destroy_staging(D->staging);
+  D->staging = nullptr;
+  StagingBuffers *b = new (std::nothrow) StagingBuffers;
+  if (!b) return nullptr;
+  for (int i = 0; i < kBuffers; ++i) {
+    if (cudaHostAlloc(&b->p[i], bytes, cudaHostAllocDefault) != cudaSuccess ||
+        cudaEventCreateWithFlags(&b->ev[i], cudaEventDisableTiming) != cudaSuccess) {
+      cudaGetLastError();
+      delete b;
+      return nullptr;
     }
   }
-};
+  b->bytes = bytes;
+  D->staging = b;
+  return b;
+}
 
 // One team per copy, or (GPUKMEANS_STAGE_TEAM=0, benchmarks) fresh threads
 // for every buffer, as before the team.
@@ -198,14 +231,9 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfini
   const long long rows = std::min<long long>(n, std::max<long long>(1, (long long)(per / d)));
   int pitch = 0;
   GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
-  PinnedBuffers B;
-  for (int i = 0; i < kBuffers; ++i) {
-    if (cudaHostAlloc(&B.p[i], (size_t)rows * d * esz, cudaHostAllocDefault) != cudaSuccess ||
-        cudaEventCreateWithFlags(&B.ev[i], cudaEventDisableTiming) != cudaSuccess) {
-      cudaGetLastError();  // no pinned memory here (limits, containers): the plain copy
-      return GK_CUDA_OK;
-    }
-  }
+  StagingBuffers *sb = staging_buffers(D, (size_t)rows * d * esz);
+  if (!sb) return GK_CUDA_OK;  // no pinned memory here: the plain copy
+  StagingBuffers &B = *sb;
   *used = true;
   HostTeam team(staging_threads(D));
   const bool reuse = team_per_copy();
@@ -260,19 +288,14 @@ void copy_out(int *out, const int *in, size_t len, int add, HostTeam &team) {
 
 }  // namespace
 
-int staged_download(const gk_cuda_data *D, const int *dev, int *host, long long n, int add, cudaStream_t s,
+int staged_download(gk_cuda_data *D, const int *dev, int *host, long long n, int add, cudaStream_t s,
                     char *err, size_t errlen) {
   const size_t per = kBufferBytes / sizeof(int);
   const size_t total = (size_t)n;
-  PinnedBuffers B;
-  bool pinned = total > per;  // a single buffer's worth: the plain copy
-  for (int i = 0; i < kBuffers && pinned; ++i)
-    if (cudaHostAlloc(&B.p[i], kBufferBytes, cudaHostAllocDefault) != cudaSuccess ||
-        cudaEventCreateWithFlags(&B.ev[i], cudaEventDisableTiming) != cudaSuccess) {
-      cudaGetLastError();  // no pinned memory here: the plain copy
-      pinned = false;
-    }
-  if (!pinned) {
+  // (a single buffer's worth, or no pinned memory here: the plain copy)
+  StagingBuffers *sb = total > per ? staging_buffers(D, std::max<size_t>(kBufferBytes, D->staging ? D->staging->bytes : 0))
+                                   : nullptr;
+  if (!sb) {
     GK_CHECK(cudaMemcpyAsync(host, dev, total * sizeof(int), cudaMemcpyDeviceToHost, s), "copying labels");
     GK_CHECK(cudaStreamSynchronize(s), "copying labels");
     if (add)
@@ -281,6 +304,7 @@ int staged_download(const gk_cuda_data *D, const int *dev, int *host, long long 
   }
   // up to kBuffers copies in flight; chunk c is copied out of its buffer
   // once its copy has landed, and its buffer then takes chunk c + kBuffers
+  StagingBuffers &B = *sb;
   HostTeam team(staging_threads(D));
   const size_t chunks = (total + per - 1) / per;
   size_t issued = 0;

@@ -30,6 +30,8 @@ void destroy_par_state(ParState *p);
 }  // namespace init
 struct StreamSource;  // x streamed from host memory (streamed.cu)
 class HostTeam;       // host threads of the staged copies (detail/host_team.hpp)
+struct StagingBuffers;  // the pinned buffers of the staged copies (staged_copy.cu)
+void destroy_staging(StagingBuffers *b);
 void destroy_stream_source(StreamSource *s);
 }  // namespace gk
 
@@ -53,6 +55,7 @@ struct gk_cuda_data {
   // R's column means of x (column_sum.h), added up by the staged upload as
   // it copied x; empty when the upload did not (gk_cuda_column_means).
   std::vector<double> host_means;
+  gk::StagingBuffers *staging = nullptr;  // made at the first staged copy (staged_copy.cu)
   // Per-handle stream and timing events (created at upload).
   cudaStream_t stream = nullptr;
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
@@ -287,7 +290,7 @@ int staging_threads(const gk_cuda_data *D);
 // chunks are copied (a copy into pageable memory crawls: 2.2 GB/s for the
 // labels of 1e8 rows on an H200 host); small ones in one plain copy.
 // Returns once host holds them.
-int staged_download(const gk_cuda_data *D, const int *dev, int *host, long long n, int add, cudaStream_t s,
+int staged_download(gk_cuda_data *D, const int *dev, int *host, long long n, int add, cudaStream_t s,
                     char *err, size_t errlen);
 
 // streamed.cu ----------------------------------------------------------------
