@@ -161,8 +161,8 @@ gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, tra
     .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical, weights, finite)
 }
 
-gk_predict_cpp <- function(x, centers, engine, threads, device, cuda) {
-    .Call(`_gpukmeans_gk_predict_cpp`, x, centers, engine, threads, device, cuda)
+gk_predict_cpp <- function(x, centers, engine, threads, device, cuda, finite = TRUE) {
+    .Call(`_gpukmeans_gk_predict_cpp`, x, centers, engine, threads, device, cuda, finite)
 }
 
 gk_fit_parts_cpp <- function(x, centers, iter_max, parts, single, engine, threads, device) {

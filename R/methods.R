@@ -71,11 +71,27 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
   if (!is.matrix(centers) || !is.numeric(centers))
     stop("'object' must be a k-means fit with a matrix of centers", call. = FALSE)
   newdata <- match_columns(newdata, colnames(centers))
+  # The engine checks that newdata is finite as it takes it (a large
+  # newdata is then read once on the host: R/gpu_kmeans.R says how), but for
+  # cosine fits, whose unit rows R computes first.
+  engine_checks <- !is_cosine(object)
+  nonfinite <- function(index) stop(nonfinite_problem(newdata, index, "newdata"), call. = FALSE)
   # (no rows: an MPI rank without rows of its own predicts nothing)
-  newdata <- if (NROW(newdata) == 0L) block_matrix(newdata) else as_data_matrix(newdata, "newdata")
-  if (ncol(newdata) != ncol(centers))
+  if (NROW(newdata) == 0L) {
+    newdata <- block_matrix(newdata)
+  } else {
+    data <- data_matrix(newdata, "newdata", check_finite = !engine_checks)
+    if (!is.null(data$problem)) stop(data$problem, call. = FALSE)
+    newdata <- data$x
+  }
+  if (ncol(newdata) != ncol(centers)) {
+    if (engine_checks && nrow(newdata) > 0L) {  # (a bad value is named first, as before)
+      bad <- gk_first_nonfinite(newdata, cpu_threads(as.numeric(nrow(newdata)) * ncol(newdata)))
+      if (bad > 0) nonfinite(bad)
+    }
     stop(sprintf("'newdata' has %d columns but the centers have %d",
                  ncol(newdata), ncol(centers)), call. = FALSE)
+  }
   if (nrow(newdata) == 0L) return(integer(0))
   if (is_cosine(object)) newdata <- cosine_rows(newdata, "newdata")  # unit rows (R/cosine.R)
   storage.mode(centers) <- "double"
@@ -88,8 +104,9 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
     if (identical(attr(object, "backend"), "cuda") && work >= gpu_min_work() &&
         all(vapply(unique(devices), function(d) is.null(cuda_unavailable_reason(d)), NA))) "cuda" else "cpu"
   } else if (identical(backend, "cpu")) "cpu" else resolve_backend_devices(backend, devices, work)
-  cl <- gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(work), engine_devices(engine, devices),
-                       cuda_options())
+  cl <- tryCatch(gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(work), engine_devices(engine, devices),
+                                cuda_options(), finite = !engine_checks),
+                 gpukmeans_nonfinite = function(e) nonfinite(e$index))
   if (!is.null(rn <- rownames(newdata))) names(cl) <- rn
   cl
 }

@@ -461,8 +461,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_predict_cpp
-Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, Rcpp::IntegerVector device, Rcpp::List cuda);
-RcppExport SEXP _gpukmeans_gk_predict_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP cudaSEXP) {
+Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, Rcpp::IntegerVector device, Rcpp::List cuda, bool finite);
+RcppExport SEXP _gpukmeans_gk_predict_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP cudaSEXP, SEXP finiteSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
@@ -471,7 +471,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type device(deviceSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_predict_cpp(x, centers, engine, threads, device, cuda));
+    Rcpp::traits::input_parameter< bool >::type finite(finiteSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_predict_cpp(x, centers, engine, threads, device, cuda, finite));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -672,7 +673,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_tree_split_test", (DL_FUNC) &_gpukmeans_gk_tree_split_test, 3},
     {"_gpukmeans_gk_poll_interrupts", (DL_FUNC) &_gpukmeans_gk_poll_interrupts, 0},
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 14},
-    {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 6},
+    {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 7},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
     {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
     {"_gpukmeans_gk_map_doubles", (DL_FUNC) &_gpukmeans_gk_map_doubles, 4},

@@ -156,13 +156,15 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
   });
 }
 
-// Nearest center (1-based) for each row of x.
+// Nearest center (1-based) for each row of x.  finite: as gk_fit_cpp's.
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine,
-                                   int threads, Rcpp::IntegerVector device, Rcpp::List cuda) {
+                                   int threads, Rcpp::IntegerVector device, Rcpp::List cuda, bool finite = true) {
   return gk::guarded([&] {
+    gk::HostData data = host_data(x);
+    data.finite = finite;
     // (several devices: the rows split across them, gk::make_fit_engine)
-    std::unique_ptr<gk::Engine> e = gk::make_fit_engine(host_data(x), engine, false, threads,
+    std::unique_ptr<gk::Engine> e = gk::make_fit_engine(data, engine, false, threads,
                                                         std::vector<int>(device.begin(), device.end()), cuda);
     Rcpp::IntegerVector cluster(x.nrow());
     e->assign(centers.begin(), centers.nrow(), cluster.begin());

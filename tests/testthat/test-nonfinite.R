@@ -51,6 +51,22 @@ for (cfg in nf_configs()) {
       }
     })
   }
+  test_that(sprintf("predict() names the value of newdata that is not finite [%s]", cfg[[1]]), {
+    if (cfg[[2]] == "cuda") skip_if_no_gpu()
+    withr::local_options(c(list(gpukmeans.backend = cfg[[2]]), cfg[[3]]))
+    x <- nf_x()
+    fit <- gpu_kmeans(x, x[1:5, ], backend = cfg[[2]])  # (converged: its labels are the nearest centers)
+    for (p in nf_places) {
+      y <- x
+      y[p] <- c(NA, NaN, Inf, -Inf)[p %% 4 + 1]
+      msg <- gpukmeans:::data_matrix(y, "newdata")$problem
+      expect_match(msg, "^'newdata' must not contain")
+      expect_error(predict(fit, y, backend = cfg[[2]]), msg, fixed = TRUE)
+    }
+    # a bad value is named before a wrong number of columns
+    expect_error(predict(fit, cbind(y, 1), backend = cfg[[2]]), "'newdata' must not contain", fixed = TRUE)
+    expect_identical(predict(fit, x, backend = cfg[[2]]), fit$cluster)
+  })
   test_that(sprintf("after that error the generator is where stats leaves it [%s]", cfg[[1]]), {
     if (cfg[[2]] == "cuda") skip_if_no_gpu()
     withr::local_options(c(list(gpukmeans.backend = cfg[[2]]), cfg[[3]]))
