@@ -479,7 +479,7 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
     stop_as_stats(nonfinite_problem(x, index), FALSE, x_given, x, centers, nstart, init)
   }
   unless_nonfinite <- function(e) {
-    bad <- gk_first_nonfinite(x, cpu_threads(as.numeric(nrow(x)) * ncol(x)))
+    bad <- first_nonfinite(x)
     if (bad > 0) nonfinite(bad)
     stop(e)
   }

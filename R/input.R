@@ -58,9 +58,13 @@ data_matrix <- function(x, arg = "x", check_finite = TRUE) {
   if (nrow(x) == 0L) stop(sprintf("'%s' has no rows", arg), call. = FALSE)
   if (ncol(x) == 0L) stop(sprintf("'%s' has no columns", arg), call. = FALSE)
   if (!check_finite) return(list(x = x, problem = NULL))
-  bad <- gk_first_nonfinite(x, cpu_threads(as.numeric(nrow(x)) * ncol(x)))
+  bad <- first_nonfinite(x)
   list(x = x, problem = if (bad > 0) nonfinite_problem(x, bad, arg))
 }
+
+# The 1-based (column-major) place of the first NA, NaN or infinite value
+# of the double matrix x, or 0; by as many threads as its size deserves.
+first_nonfinite <- function(x) gk_first_nonfinite(x, cpu_threads(as.numeric(nrow(x)) * ncol(x)))
 
 # The message for the value of x at (1-based, column-major) place `bad`,
 # which is NA, NaN or infinite.

@@ -86,7 +86,7 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
   }
   if (ncol(newdata) != ncol(centers)) {
     if (engine_checks && nrow(newdata) > 0L) {  # (a bad value is named first, as before)
-      bad <- gk_first_nonfinite(newdata, cpu_threads(as.numeric(nrow(newdata)) * ncol(newdata)))
+      bad <- first_nonfinite(newdata)
       if (bad > 0) nonfinite(bad)
     }
     stop(sprintf("'newdata' has %d columns but the centers have %d",

@@ -12,6 +12,7 @@
 #include <new>
 #include <vector>
 
+#include "../nonfinite.h"
 #include "../single_shift.h"
 #include "detail/data_kernels.cuh"
 #include "detail/engine.hpp"
@@ -232,23 +233,24 @@ int upload_into(gk_cuda_data *D, const double *x, const double *shift, int64_t *
     else single_shift(x, D->n, D->d, D->shift.data());
   }
   const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
-  // (a check of x that the staged copy cannot do runs first, on the host)
-  const bool stream = stream_wanted(D, (double)L.total + (double)chunk * sizeof(double));
-  if (nonfinite && (stream || !staging_wanted(D))) {
-    *nonfinite = host_first_nonfinite(D, x);
-    if (*nonfinite < (int64_t)nd) return GK_CUDA_NONFINITE;
-    nonfinite = nullptr;
+  // the check of x (when asked) where no staged copy makes it as it copies
+  auto checked_on_host = [&] {
+    if (!nonfinite) return GK_CUDA_OK;
+    *nonfinite = (int64_t)first_nonfinite(x, (std::int64_t)nd, staging_threads(D));
+    return *nonfinite < (int64_t)nd ? GK_CUDA_NONFINITE : GK_CUDA_OK;
+  };
+  if (stream_wanted(D, (double)L.total + (double)chunk * sizeof(double))) {
+    const int st = checked_on_host();
+    return st != GK_CUDA_OK ? st : stream_upload(D, x, err, errlen);
   }
-  if (stream) return stream_upload(D, x, err, errlen);
-  int st = alloc_block(D, chunk * sizeof(double), err, errlen);
+  const bool staging = staging_wanted(D);
+  int st = staging ? GK_CUDA_OK : checked_on_host();  // (small x: before anything is held)
+  if (st == GK_CUDA_OK) st = alloc_block(D, chunk * sizeof(double), err, errlen);
   if (st != GK_CUDA_OK) return st;
   GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)D->d + 2) * sizeof(u64), D->stream), "clearing scratch");
   bool staged = false;
-  if (staging_wanted(D)) st = staged_upload(D, x, &staged, nonfinite, err, errlen);
-  if (st == GK_CUDA_OK && !staged && nonfinite) {  // (no pinned memory: the host checks)
-    *nonfinite = host_first_nonfinite(D, x);
-    if (*nonfinite < (int64_t)nd) return GK_CUDA_NONFINITE;
-  }
+  if (staging) st = staged_upload(D, x, &staged, nonfinite, err, errlen);
+  if (st == GK_CUDA_OK && staging && !staged) st = checked_on_host();  // (no pinned memory here)
   if (st == GK_CUDA_OK && !staged) st = D->single ? copy_single(D, x, chunk, err, errlen) : copy_double(D, x, err, errlen);
   if (st == GK_CUDA_OK) st = column_scales(D, err, errlen);
   if (st == GK_CUDA_OK) st = compute_totss(D, err, errlen);

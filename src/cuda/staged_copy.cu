@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include "../column_sum.h"
@@ -56,7 +55,6 @@ const double kStagingMinBytes = 256.0 * 1048576;   // below: one pageable copy
 const size_t kMinPart = (size_t)1 << 18;           // elements a thread takes at least
 const size_t kAlign = 16;                          // parts start on 64-byte lines
 
-
 // The handle's staging buffers, each of at least `bytes` (made, or made
 // again larger); nullptr where pinned memory cannot be had (limits,
 // containers): the caller copies the plain way.
@@ -86,14 +84,15 @@ bool team_per_copy() {
   return !(env && env[0] == '0');
 }
 
-// The team's threads over [0, total), or fresh threads where team_per_copy()
-// is off.
-void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &part) {
+// The team's threads over [0, total) (HostTeam::run), or fresh threads
+// where team_per_copy() is off.
+void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &part, size_t min_part = kMinPart,
+               size_t align = kAlign) {
   if (reuse) {
-    team.run(total, kMinPart, kAlign, part);
+    team.run(total, min_part, align, part);
   } else {
     HostTeam fresh(team.size());
-    fresh.run(total, kMinPart, kAlign, part);
+    fresh.run(total, min_part, align, part);
   }
 }
 
@@ -152,13 +151,6 @@ bool fill_block_range(void *dst, const double *x, long long n, long long a, long
   return bad;
 }
 
-// first = min(first, v), atomically.
-void lower_to(std::atomic<size_t> &first, size_t v) {
-  size_t cur = first.load();
-  while (v < cur && !first.compare_exchange_weak(cur, v)) {
-  }
-}
-
 }  // namespace
 
 int staging_threads(const gk_cuda_data *D) {
@@ -171,17 +163,6 @@ void fill_rows(void *dst, const double *x, long long n, int d, long long a, long
                HostTeam &team) {
   run_parts(team, team_per_copy(), (size_t)len * d,
             [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, nullptr); });
-}
-
-int64_t host_first_nonfinite(const gk_cuda_data *D, const double *x) {
-  const size_t nd = (size_t)D->n * D->d;
-  std::atomic<size_t> first(nd);
-  HostTeam team(staging_threads(D));
-  team.run(nd, kMinPart, 1, [x, &first](size_t a, size_t b) {
-    const size_t bad = (size_t)first_nonfinite_in(x, (std::int64_t)a, (std::int64_t)b);
-    if (bad < b) lower_to(first, bad);
-  });
-  return (int64_t)first.load();
 }
 
 bool staging_wanted(const gk_cuda_data *D) {
@@ -255,14 +236,13 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfini
     };
     if (sp) {  // whole columns: the parts are of the d columns
       const HostTeam::Part cols = [&part, len](size_t j0, size_t j1) { part(j0 * (size_t)len, j1 * (size_t)len); };
-      if (reuse) team.run((size_t)d, 1, 1, cols);
-      else HostTeam(team.size()).run((size_t)d, 1, 1, cols);
+      run_parts(team, reuse, (size_t)d, cols, 1, 1);
     } else {
       run_parts(team, reuse, (size_t)len * d, part);
     }
     if (bad) {  // (blocks of rows: the first in x's order is looked for again)
       GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
-      *nonfinite = host_first_nonfinite(D, x);
+      *nonfinite = first_nonfinite(x, n * d, staging_threads(D));
       return GK_CUDA_NONFINITE;
     }
     GK_CHECK(copy_rows_to_device(D, dst, a, len, esz, (double)pitch, s), "copying x to the device");
@@ -293,8 +273,7 @@ int staged_download(gk_cuda_data *D, const int *dev, int *host, long long n, int
   const size_t per = kBufferBytes / sizeof(int);
   const size_t total = (size_t)n;
   // (a single buffer's worth, or no pinned memory here: the plain copy)
-  StagingBuffers *sb = total > per ? staging_buffers(D, std::max<size_t>(kBufferBytes, D->staging ? D->staging->bytes : 0))
-                                   : nullptr;
+  StagingBuffers *sb = total > per ? staging_buffers(D, kBufferBytes) : nullptr;
   if (!sb) {
     GK_CHECK(cudaMemcpyAsync(host, dev, total * sizeof(int), cudaMemcpyDeviceToHost, s), "copying labels");
     GK_CHECK(cudaStreamSynchronize(s), "copying labels");

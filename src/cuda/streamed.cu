@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <memory>
 #include <new>
 #include <vector>
 
@@ -141,9 +140,9 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
   const size_t esz = stored_size(D);
   const double *shift = D->single ? D->shift.data() : nullptr;
   // host threads for the staged copies, for this pass only (no threads
-  // outlive a call: a forked process would wait on them)
-  std::unique_ptr<HostTeam> team;
-  if (!S->direct) team.reset(new HostTeam(staging_threads(D)));
+  // outlive a call: a forked process would wait on them; direct copies
+  // start none)
+  HostTeam team(staging_threads(D));
   for (long long c = 0; c < S->chunks; ++c) {
     const int b = (int)(c % kBuf);
     const long long a = c * S->rows, len = std::min(S->rows, n - a);
@@ -167,7 +166,7 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
     } else {
       // the host buffer is free once its last copy has run
       GK_CHECK(cudaEventSynchronize(S->copied[b]), "copying a chunk of x");
-      fill_rows(S->host[b], S->hx, n, d, a, len, shift, *team);
+      fill_rows(S->host[b], S->hx, n, d, a, len, shift, team);
       GK_CHECK(cudaStreamWaitEvent(S->copy, S->used[b], 0), "copying a chunk of x");
       GK_CHECK(cudaMemcpyAsync(S->dev[b], S->host[b], (size_t)len * d * esz, cudaMemcpyHostToDevice, S->copy),
                "copying a chunk of x");

@@ -5,8 +5,6 @@
 # one R's own check gives, naming the first bad value in column-major order,
 # and the generator is where stats::kmeans() leaves it.
 
-get_seed <- function() get(".Random.seed", envir = globalenv())
-
 # x: 3000 x 7 doubles = 21000 values, so that the staged copy's small test
 # buffers (64 KiB: 8192 doubles or 16384 floats) split it into chunks.
 nf_x <- function() {

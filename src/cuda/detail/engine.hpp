@@ -272,9 +272,6 @@ double weighted_wss_value(const gk_cuda_data *D, u64 lo, u64 hi, unsigned int ma
 // nonfinite: NULL, or x is checked as it is copied (GK_CUDA_NONFINITE, and
 // *nonfinite the first bad value's index, as gk_cuda_upload).
 int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfinite, char *err, size_t errlen);
-// The 0-based index of x's first value that is NA, NaN or infinite, or n d;
-// by the staging threads.
-int64_t host_first_nonfinite(const gk_cuda_data *D, const double *x);
 // Whether an upload of this size goes through the staging buffers.
 bool staging_wanted(const gk_cuda_data *D);
 
