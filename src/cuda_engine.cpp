@@ -157,18 +157,33 @@ class CudaEngine final : public Engine {
                         r.withinss.data(), &info, err_, kErrLen),
           "Lloyd iterations", err_);
     stage_mark("lloyd_cuda");
-    r.iter = info.iter;
-    r.seconds_compute = info.ms_compute / 1000.0;
-    r.seconds_download = info.ms_download / 1000.0;
-    int len = 0;
-    check(gk_cuda_fit_profile(D_, nullptr, 0, &len, err_, kErrLen), "fit profile", err_);
-    r.exact_fraction.resize(len);
-    check(gk_cuda_fit_profile(D_, r.exact_fraction.data(), len, &len, err_, kErrLen), "fit profile", err_);
-    std::int64_t exact_points = 0, filtered = 0;
-    int used = 0;
-    if (gk_cuda_dfilter_stats(D_, &exact_points, &filtered, &used) == GK_CUDA_OK && used && filtered > 0)
-      r.screen_exact = static_cast<double>(exact_points) / (static_cast<double>(filtered) * static_cast<double>(n_));
+    fit_report(info, n_, &r);
     return r;
+  }
+
+  bool lloyd_together(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
+                      IterationObserver* observer, LloydFit* out) override {
+    if (observer && observer->wants_iterations()) return false;
+    std::vector<gk_cuda_data*> handles;
+    std::int64_t rows = 0;
+    for (Engine* e : parts) {
+      CudaEngine* c = dynamic_cast<CudaEngine*>(e);
+      if (!c || c->streamed() || c->w_) return false;
+      handles.push_back(c->D_);
+      rows += c->n_;
+    }
+    LloydFit& r = *out;
+    r.centers.assign(centers, centers + static_cast<std::size_t>(k) * d_);
+    r.cluster.resize(rows);
+    r.size.resize(k);
+    r.withinss.resize(k);
+    const gk_cuda_callbacks cb = callbacks(observer, false);
+    gk_cuda_fit_info info;
+    check(gk_cuda_lloyd_devices(handles.data(), static_cast<int>(handles.size()), k, max_iter, r.centers.data(), &cb,
+                                r.cluster.data(), r.size.data(), r.withinss.data(), &info, err_, kErrLen),
+          "Lloyd iterations on several devices", err_);
+    fit_report(info, rows, &r);
+    return true;
   }
 
   void assign(const double* centers, int k, int* cluster) override {
@@ -299,6 +314,22 @@ class CudaEngine final : public Engine {
   }
 
  private:
+  // What the last fit says of itself (its handle's): iterations, times, the
+  // share of distances computed per iteration and the filter's exact share
+  // (of `rows` points).
+  void fit_report(const gk_cuda_fit_info& info, std::int64_t rows, LloydFit* r) {
+    r->iter = info.iter;
+    r->seconds_compute = info.ms_compute / 1000.0;
+    r->seconds_download = info.ms_download / 1000.0;
+    int len = 0;
+    check(gk_cuda_fit_profile(D_, nullptr, 0, &len, err_, kErrLen), "fit profile", err_);
+    r->exact_fraction.resize(len);
+    check(gk_cuda_fit_profile(D_, r->exact_fraction.data(), len, &len, err_, kErrLen), "fit profile", err_);
+    std::int64_t exact_points = 0, filtered = 0;
+    int used = 0;
+    if (gk_cuda_dfilter_stats(D_, &exact_points, &filtered, &used) == GK_CUDA_OK && used && filtered > 0)
+      r->screen_exact = static_cast<double>(exact_points) / (static_cast<double>(filtered) * static_cast<double>(rows));
+  }
   // The CPU engine's code on the host, on the caller's x: the weighted
   // k-means|| rounds (in double precision, as the device's weighted rounds
   // would be), and for streamed x the initialisations and the quality pass,

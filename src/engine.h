@@ -229,6 +229,18 @@ class Engine {
   virtual bool totss_concurrent() const { return false; }
   // Lloyd's algorithm with stats' rules from centers (k x d, column-major).
   virtual LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) = 0;
+  // Lloyd over `parts` (this engine first; each holds a block of the rows,
+  // in row order) as one fit, where this engine's backend runs the parts'
+  // iterations together without the host between them (the CUDA engine:
+  // the devices add up each other's sums, gk_cuda_lloyd_devices): the fit
+  // of lloyd_parts() (src/fit_driver.h), bit for bit, in *out.  false, having
+  // done nothing, where it cannot (other engines among the parts, x
+  // streamed, an observer that wants every iteration): the caller then runs
+  // lloyd_parts().
+  virtual bool lloyd_together(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
+                              IterationObserver* observer, LloydFit* out) {
+    return false;
+  }
   // Nearest center (1-based; ties to the lowest index, NaN centers never) of every row.
   virtual void assign(const double* centers, int k, int* cluster) = 0;
 

@@ -129,6 +129,8 @@ class MultiEngine final : public Engine {
     return totss_;
   }
   LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
+    LloydFit r;
+    if (parts_[0]->lloyd_together(parts_, centers, k, max_iter, observer, &r)) return r;
     return lloyd_parts(parts_, centers, k, max_iter, observer);
   }
   LloydFit lloyd_mapped(const double* centers, int k, int max_iter, IterationObserver* observer,

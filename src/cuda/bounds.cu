@@ -32,43 +32,45 @@ unsigned int grid_for(const gk_cuda_data *D, long long work, int per_sm) {
   return (unsigned int)std::max<long long>(1, g);
 }
 
+// The assignment half of a bounded iteration: the first (a full exact
+// assignment that sets the bounds, its sums from scratch into the zeroed
+// acc/counts) or a later one (the bounds' filter, then the active points,
+// their moves added to acc/counts).
 template <typename T>
-cudaError_t first(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w, const BoundsBufs &b,
-                  int max_iter, cudaStream_t s) {
+cudaError_t assign(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w, const BoundsBufs &b,
+                   bool first, int max_iter, const int *scale, cudaStream_t s) {
   const T *x = (const T *)D->x;
   const T *cen = D->single ? (const T *)w.cen_f : (const T *)w.cen_d;
   const BoundsMargin m = margin(D->d);
-  k_bounds_init<T><<<grid_for(D, D->n, 8), kBoundsThreads, 0, s>>>(x, D->n, D->d, cen, k, D->labels, b.u, b.l, m,
-                                                                   w.st, max_iter);
-  cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess) e = launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, D->d_scale, s);
-  if (e != cudaSuccess) return e;
-  k_bounds_finalize<T><<<plan.fin_grid, 256, 0, s>>>(w.st, max_iter, w.acc, w.counts, w.cen_d, w.cen_f, (T *)b.prev,
-                                                     k, D->d, D->d_scale, b.hist, kBoundsHist);
-  k_bounds_moves<T><<<1, 1024, 0, s>>>((const T *)b.prev, cen, k, D->d, b.move, b.top, w.st, max_iter);
-  return cudaGetLastError();
-}
-
-template <typename T>
-cudaError_t iteration(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w, const BoundsBufs &b,
-                      int max_iter, cudaStream_t s) {
-  const T *x = (const T *)D->x;
-  const T *cen = D->single ? (const T *)w.cen_f : (const T *)w.cen_d;
-  const BoundsMargin m = margin(D->d);
+  if (first) {
+    k_bounds_init<T><<<grid_for(D, D->n, 8), kBoundsThreads, 0, s>>>(x, D->n, D->d, cen, k, D->labels, b.u, b.l, m,
+                                                                     w.st, max_iter);
+    cudaError_t e = cudaGetLastError();
+    return e != cudaSuccess ? e : launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, scale, s);
+  }
   k_bounds_filter<T><<<grid_for(D, D->n, 16), kBoundsThreads, 0, s>>>(x, D->n, D->d, cen, k, D->labels, b.u, b.l,
                                                                       b.move, b.top, m, b.active, w.st, max_iter);
   k_bounds_assign<T><<<grid_for(D, D->n, 4), kBoundsThreads, 0, s>>>(x, D->n, D->d, cen, k, D->labels, b.u, b.l, m,
-                                                                     b.active, w.acc, w.counts, D->d_scale, w.st,
+                                                                     b.active, w.acc, w.counts, scale, w.st,
                                                                      max_iter);
-  k_bounds_finalize<T><<<plan.fin_grid, 256, 0, s>>>(w.st, max_iter, w.acc, w.counts, w.cen_d, w.cen_f, (T *)b.prev,
-                                                     k, D->d, D->d_scale, b.hist, kBoundsHist);
+  return cudaGetLastError();
+}
+
+// The update half: new centers from the sums (acc, counts), the centers'
+// movements for the next filter.
+template <typename T>
+cudaError_t update(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w, const BoundsBufs &b,
+                   const u64 *acc, const unsigned int *counts, int max_iter, const int *scale, cudaStream_t s) {
+  const T *cen = D->single ? (const T *)w.cen_f : (const T *)w.cen_d;
+  k_bounds_finalize<T><<<plan.fin_grid, 256, 0, s>>>(w.st, max_iter, acc, counts, w.cen_d, w.cen_f, (T *)b.prev, k,
+                                                     D->d, scale, b.hist, kBoundsHist);
   k_bounds_moves<T><<<1, 1024, 0, s>>>((const T *)b.prev, cen, k, D->d, b.move, b.top, w.st, max_iter);
   return cudaGetLastError();
 }
 
 }  // namespace
 
-bool bounds_wanted(const gk_cuda_data *D, int k) {
+bool bounds_wanted(const gk_cuda_data *D, int k, long long rows) {
   // The default (0) is "where they pay" (3): on an H100 (2026-11-23) the GPU
   // suite passed with bounds forced from the second iteration, and bounded
   // fits to convergence took 1.0-22x less compute than plain ones in double
@@ -76,7 +78,7 @@ bool bounds_wanted(const gk_cuda_data *D, int k) {
   if (D->opts.bounds == 1 || k < 2) return false;
   if (D->opts.bounds == 2) return true;
   // below ~4 million point-center pairs an iteration is a few microseconds
-  return (double)D->n * k >= 4194304.0;
+  return (double)(rows > 0 ? rows : D->n) * k >= 4194304.0;
 }
 
 bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b) {
@@ -110,15 +112,17 @@ bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b) {
   return true;
 }
 
-cudaError_t launch_bounds_first(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
-                                const BoundsBufs &b, int max_iter, cudaStream_t s) {
-  return D->single ? first<float>(D, plan, k, w, b, max_iter, s) : first<double>(D, plan, k, w, b, max_iter, s);
+cudaError_t launch_bounds_assign(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
+                                 const BoundsBufs &b, bool first, int max_iter, const int *scale, cudaStream_t s) {
+  return D->single ? assign<float>(D, plan, k, w, b, first, max_iter, scale, s)
+                   : assign<double>(D, plan, k, w, b, first, max_iter, scale, s);
 }
 
-cudaError_t launch_bounds_iteration(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
-                                    const BoundsBufs &b, int max_iter, cudaStream_t s) {
-  return D->single ? iteration<float>(D, plan, k, w, b, max_iter, s)
-                   : iteration<double>(D, plan, k, w, b, max_iter, s);
+cudaError_t launch_bounds_update(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
+                                 const BoundsBufs &b, const u64 *acc, const unsigned int *counts, int max_iter,
+                                 const int *scale, cudaStream_t s) {
+  return D->single ? update<float>(D, plan, k, w, b, acc, counts, max_iter, scale, s)
+                   : update<double>(D, plan, k, w, b, acc, counts, max_iter, scale, s);
 }
 
 }  // namespace gk

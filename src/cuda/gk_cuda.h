@@ -215,6 +215,19 @@ int gk_cuda_fit_profile(gk_cuda_data *data, double *out, int max, int *len, char
    (*exact_points, summed over iterations) and the iterations it filtered. */
 int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *iters, int *used);
 
+/* gk_cuda_lloyd over `count` handles that hold, in order, contiguous blocks
+   of the rows of one data set (uploaded with the same shift, resident, no
+   weights), on one device each or several on one device: one fit, the
+   same bits as gk_cuda_lloyd on a handle holding all the rows.  The devices
+   add up each other's exact sums after every assignment step, without the
+   host.  cluster: n values, the parts' rows in order.  cb->on_iteration
+   must be NULL (a traced fit runs step by step, gk_cuda_step).  Each
+   handle's gk_cuda_fit_profile and gk_cuda_dfilter_stats then describe
+   the fit over all the rows. */
+int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int k, int max_iter, double *centers,
+                          const gk_cuda_callbacks *cb, int *cluster, int *size, double *withinss,
+                          gk_cuda_fit_info *info, char *err, size_t errlen);
+
 /* Nearest-center labels (1-based) for the uploaded data, same rule as the
    assignment step above (used by predict()). */
 int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers,

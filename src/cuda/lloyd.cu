@@ -24,7 +24,7 @@
 #include <chrono>
 #include <vector>
 
-#include "detail/engine.hpp"
+#include "detail/fit.hpp"
 
 using namespace gk;
 
@@ -126,6 +126,43 @@ cudaError_t upload_centers(const gk_cuda_data *D, const double *centers, int k, 
   return e;
 }
 
+// (a rough cost model)
+int batch_size(const gk_cuda_data *D, int k, int max_iter) {
+  double work = (double)D->n * k * std::max(D->d, 1) * (D->single ? 1.0 : 3.0);
+  double ms = work / 2e10 + 0.005;
+  int b = (int)std::max(1.0, std::min(64.0, 20.0 / ms));
+  return std::min(b, max_iter);
+}
+
+int begin_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const int *scale, Fit &f, char *err,
+              size_t errlen) {
+  const size_t kd = (size_t)k * D->d;
+  f.D = D;
+  f.k = k;
+  f.max_iter = max_iter;
+  f.s = D->stream;
+  int st = ensure_workspace(D, k, f.w, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  f.scale = D->d_scale;
+  if (scale) {  // (a copy from pageable memory: done when the call returns)
+    GK_CHECK(cudaMemcpyAsync(f.w.scale, scale, D->d * sizeof(int), cudaMemcpyHostToDevice, f.s), "copying scales");
+    f.scale = f.w.scale;
+  }
+  GK_CHECK(upload_centers(D, centers, k, f.w, f.s), "copying centers");
+  GK_CHECK(cudaMemsetAsync(D->labels, 0xff, (size_t)D->n * sizeof(int), f.s), "initialising labels");
+  GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * kd * sizeof(u64), f.s), "clearing sums");
+  GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), f.s), "clearing counts");
+  if (D->weighted) GK_CHECK(cudaMemsetAsync(f.w.wsum, 0, 2 * (size_t)k * sizeof(u64), f.s), "clearing counts");
+  GK_CHECK(cudaMemsetAsync(f.w.st, 0, sizeof(State), f.s), "clearing the state");
+  GK_CHECK(cudaEventRecord(D->ev0, f.s), "recording an event");
+  GK_CHECK(prepare_tc(D, k, f.s), "packing x for the tensor cores");
+  GK_CHECK(plan_assign(D, k, !D->weighted, f.plan), "planning the assignment");
+  GK_CHECK(plan_update(D, k, f.plan), "planning the update");
+  if (D->weighted) GK_CHECK(plan_weighted(D, k, f.plan), "planning the weighted update");
+  GK_CHECK(prepare_dfilter(D, k, f.plan, f.df, f.s), "preparing the filter");
+  return GK_CUDA_OK;
+}
+
 }  // namespace gk
 
 namespace {
@@ -137,46 +174,6 @@ struct Stream {
 struct Graph {
   cudaGraph_t g = nullptr;
   ~Graph() { if (g) cudaGraphDestroy(g); }
-};
-
-// One fit's kernels: an iteration is assign_and_sum() then finalize().
-struct Fit {
-  const gk_cuda_data *D;
-  Plan plan;
-  int k, max_iter;
-  Workspace w;
-  DFilter df;  // double precision, tiled path: the certified filter (assign.cu)
-  cudaStream_t s;
-
-  cudaError_t assign_and_sum() const {
-    const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
-    if (df.on) {  // labels only (the tiled path), then the sums
-      cudaError_t e = launch_assign_df(D, plan, df, w.cen_d, k, D->labels, w.st, max_iter, s);
-      if (e != cudaSuccess) return e;
-      return D->weighted ? launch_accumulate_w(D, plan, k, w, max_iter, s)
-                         : launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, D->d_scale, s);
-    }
-    if (D->weighted) {  // labels only (planned without sums), then the weighted sums
-      cudaError_t e = launch_assign(D, plan, cen, k, D->labels, w.st, max_iter, false, nullptr, nullptr, nullptr, s);
-      return e != cudaSuccess ? e : launch_accumulate_w(D, plan, k, w, max_iter, s);
-    }
-    cudaError_t e = launch_assign(D, plan, cen, k, D->labels, w.st, max_iter, plan.path == 0, w.acc, w.counts,
-                                  D->d_scale, s);
-    if (e != cudaSuccess || plan.path == 0) return e;
-    return launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, D->d_scale, s);
-  }
-  cudaError_t finalize() const {
-    if (D->weighted) return launch_finalize_w(D, plan, k, w, max_iter, s);
-    return launch_finalize(D, plan, k, w.st, max_iter, w.acc, w.counts, w.cen_d, w.cen_f, s);
-  }
-  cudaError_t iteration() const {
-    cudaError_t e = assign_and_sum();
-    return e != cudaSuccess ? e : finalize();
-  }
-  cudaError_t withinss() const {
-    if (D->weighted) return launch_withinss_w(D, plan, k, w, s);
-    return launch_withinss(D, plan, D->labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s);
-  }
 };
 
 // Captures iters iterations (on a private stream, so the fit's stream may
@@ -226,13 +223,6 @@ bool have_graphs(const gk_cuda_data *D, int k, int max_iter, int bsz, int df) {
          D->gx_df == df && (max_iter % bsz == 0 || D->gx[1]);
 }
 
-// Batch size from a rough cost model: ~20 ms of device work per batch.
-int batch_size(const gk_cuda_data *D, int k, int max_iter) {
-  double work = (double)D->n * k * std::max(D->d, 1) * (D->single ? 1.0 : 3.0);
-  double ms = work / 2e10 + 0.005;
-  int b = (int)std::max(1.0, std::min(64.0, 20.0 / ms));
-  return std::min(b, max_iter);
-}
 
 int interrupted(char *err, size_t errlen) {
   set_msg(err, errlen, "interrupted");
@@ -308,23 +298,14 @@ int run_persistent(const Fit &f, const PersistentPlan &pp, const gk_cuda_callbac
 // Graph: the first batch is launched kernel by kernel (no capture cost
 // before the GPU starts); while it runs, the graphs of the later batches are
 // captured (and kept in the handle for later fits of this shape).  Once an
-// iteration changes few labels (kEnter of the points), bounded iterations
-// take over (bounds.cu), in batches of kBoundedBatch; they give way to plain
-// ones again when the bounds stop paying (more than kLeave of the points
-// computed exactly per iteration), at most kMaxLeaves times: data whose
-// points keep moving (uniform data in single precision) would otherwise
-// pay the bounds' setup again and again for nothing.
+// iteration changes few labels, bounded iterations take over (bounds.cu)
+// and may give way to plain ones again, as BoundsPolicy (detail/fit.hpp)
+// says.
 int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, size_t errlen) {
   // (bounds from the second iteration on: plain batches of one iteration)
   const int bsz = D->opts.bounds == 2 ? 1 : batch_size(D, f.k, f.max_iter);
   const double n = (double)D->n;
-  // double arithmetic on active points costs more against float plain kernels
-  // (the certified filter makes plain double iterations about as cheap as single ones)
-  const bool cheap = D->single || f.df.on;
-  const double kEnter = D->opts.bounds == 2 ? 2.0 : cheap ? 0.02 : 0.05;
-  const double kLeave = cheap ? 0.25 : 0.5;
-  const int kBoundedBatch = 16;
-  const int kMaxLeaves = 2;
+  const BoundsPolicy policy(D, f);
   int leaves = 0;
   bool have = have_graphs(D, f.k, f.max_iter, bsz, graph_variant(f));
   const bool may_bound = !D->weighted && bounds_wanted(D, f.k);
@@ -332,12 +313,13 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   bool bounded = false, first = false;
   int bounded_iters = 0;
   std::vector<char> kind(f.max_iter < kBoundsHist ? f.max_iter : kBoundsHist, 0);  // 1: bounded (after the first)
-  auto size = [&] { return bounded ? kBoundedBatch : bsz; };
+  auto size = [&] { return bounded ? policy.batch : bsz; };
   auto launch = [&](int b, int done) -> int {
     if (bounded) {
       for (int it = 0; it < b; ++it) {
-        if (first) GK_CHECK(launch_bounds_first(D, f.plan, f.k, f.w, bb, f.max_iter, f.s), "bounded iterations");
-        else GK_CHECK(launch_bounds_iteration(D, f.plan, f.k, f.w, bb, f.max_iter, f.s), "bounded iterations");
+        GK_CHECK(launch_bounds_assign(D, f.plan, f.k, f.w, bb, first, f.max_iter, f.scale, f.s), "bounded iterations");
+        GK_CHECK(launch_bounds_update(D, f.plan, f.k, f.w, bb, f.w.acc, f.w.counts, f.max_iter, f.scale, f.s),
+                 "bounded iterations");
         if (!first && done + it < (int)kind.size()) kind[done + it] = 1;
         first = false;
       }
@@ -361,7 +343,7 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   };
   auto after = [&](int) -> int {
     if (hs->flag) return GK_CUDA_OK;
-    if (!bounded && may_bound && leaves < kMaxLeaves && (double)hs->last_changed <= kEnter * n &&
+    if (!bounded && may_bound && leaves < policy.max_leaves && (double)hs->last_changed <= policy.enter * n &&
         bounds_buffers(D, f.k, bb)) {
       // the per-iteration counts of plain iterations are never written: zero
       // them once, so that the profile's download reads no uninitialized memory
@@ -370,7 +352,7 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
       bounded = first = true;
       return GK_CUDA_OK;
     }
-    if (bounded && (double)hs->active_sum > kLeave * n * bounded_iters) {
+    if (bounded && (double)hs->active_sum > policy.leave * n * bounded_iters) {
       // back to plain iterations: their sums start from zero each iteration
       bounded = false;
       ++leaves;
@@ -460,28 +442,10 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
     return GK_CUDA_INVALID;
   }
   if (info) memset(info, 0, sizeof(*info));
-  const size_t kd = (size_t)k * D->d;
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
   Fit f;
-  f.D = D;
-  f.k = k;
-  f.max_iter = max_iter;
-  f.s = D->stream;
-  int st = ensure_workspace(D, k, f.w, err, errlen);
+  int st = begin_fit(D, k, max_iter, centers, nullptr, f, err, errlen);
   if (st != GK_CUDA_OK) return st;
-
-  GK_CHECK(upload_centers(D, centers, k, f.w, f.s), "copying centers");
-  GK_CHECK(cudaMemsetAsync(D->labels, 0xff, (size_t)D->n * sizeof(int), f.s), "initialising labels");
-  GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * kd * sizeof(u64), f.s), "clearing sums");
-  GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), f.s), "clearing counts");
-  if (D->weighted) GK_CHECK(cudaMemsetAsync(f.w.wsum, 0, 2 * (size_t)k * sizeof(u64), f.s), "clearing counts");
-  GK_CHECK(cudaMemsetAsync(f.w.st, 0, sizeof(State), f.s), "clearing the state");
-  GK_CHECK(cudaEventRecord(D->ev0, f.s), "recording an event");
-  GK_CHECK(prepare_tc(D, k, f.s), "packing x for the tensor cores");
-  GK_CHECK(plan_assign(D, k, !D->weighted, f.plan), "planning the assignment");
-  GK_CHECK(plan_update(D, k, f.plan), "planning the update");
-  if (D->weighted) GK_CHECK(plan_weighted(D, k, f.plan), "planning the weighted update");
-  GK_CHECK(prepare_dfilter(D, k, f.plan, f.df, f.s), "preparing the filter");
 
   State hs;
   memset(&hs, 0, sizeof(hs));

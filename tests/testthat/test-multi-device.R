@@ -279,3 +279,49 @@ test_that("device = \"all\" runs on every usable GPU and gives the one-GPU fit [
   b <- gpu_fit(0L, 3L, x - 100, 4, distance = "cosine")
   expect_identical(fit_value(a), fit_value(b))
 })
+
+test_that("several CUDA engines iterate together (plain, bounded, filtered): one GPU's fit and profile, bit for bit [cuda]", {
+  skip_if_no_gpu()
+  # large enough for distance bounds (n k >= 2^22 point-center pairs) and
+  # the tiled kernels (d = 16: the double filter, the tensor cores in single)
+  set.seed(8)
+  x <- make_blobs(60000, 16, 40, sd = 2, spread = 6)
+  k <- 80L
+  L <- gpukmeans:::gk_greedy_candidates(k)
+  set.seed(9)
+  starts <- list(list(method = "kmeans++", k = k, unif = runif(1 + (k - 1) * L), L = L))
+  fit <- function(device, single, iter_max) {
+    gpukmeans:::gk_fit_cpp(x, starts, iter_max, single, "cuda", 2L, as.integer(device), FALSE, NULL, Inf,
+                           gpukmeans:::cuda_options())
+  }
+  parts <- c("cluster", "centers", "withinss", "size", "iter", "totss", "start_init_rows")
+  devs <- list(c(0L, 0L), c(0L, 0L, 0L))
+  if (length(gpukmeans:::check_devices("all")) > 1L) devs <- c(devs, list(c(0L, 1L), c(1L, 0L, 1L)))
+  # bounds: never, from the second iteration (the same iterations bounded on
+  # one GPU and on several: the same profile), where they pay
+  for (bounds in c(1L, 2L, 3L)) for (single in c(FALSE, TRUE)) for (iter_max in c(4L, 100L)) {
+    withr::local_options(gpukmeans.cuda_tuning = c(0L, 0L, 0L, bounds))
+    one <- fit(0L, single, iter_max)
+    info <- sprintf("bounds %d, single = %s, iter.max = %d", bounds, single, iter_max)
+    if (iter_max == 4L) expect_identical(one$iter, 5L)
+    for (dev in devs) {
+      got <- fit(dev, single, iter_max)
+      info2 <- paste(info, "device", paste(dev, collapse = ","))
+      expect_identical(got[parts], one[parts], info = info2)
+      # (the profile says the parts ran their own iterations: lloyd_parts() has none)
+      expect_length(got$exact_fraction, min(one$iter, iter_max))
+      if (bounds == 1L) expect_true(all(got$exact_fraction == 1), info = info2)
+      if (bounds == 2L) {  # (the first two iterations plain, the later ones bounded)
+        expect_identical(got$exact_fraction, one$exact_fraction, info = info2)
+        expect_identical(got$exact_fraction[1:2], c(1, 1), info = info2)
+        if (iter_max == 100L) expect_lt(min(got$exact_fraction), 0.5)
+      }
+    }
+  }
+  # an empty cluster (a center far from every point) on several engines
+  far <- x[1:6, ]
+  far[6, ] <- 1e4
+  a <- gpu_fit(0L, 1L, x, far, iter.max = 30)
+  for (dev in devs) expect_identical(fit_value(gpu_fit(dev, 1L, x, far, iter.max = 30)), fit_value(a))
+  expect_true(any(a$value$size == 0L))
+})

@@ -182,10 +182,11 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &plan);
 cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &plan, const int *labels, int k,
                               State *st, int max_iter, u64 *acc, unsigned int *counts,
                               const int *scale, cudaStream_t s);
-// New centers from the sums (or convergence), zeroes the sums, advances st.
+// New centers from the sums at the fixed-point scales `scale` (or
+// convergence), zeroes the sums, advances st.
 cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, State *st,
                             int max_iter, u64 *acc, unsigned int *counts, double *cen_d,
-                            float *cen_f, cudaStream_t s);
+                            float *cen_f, const int *scale, cudaStream_t s);
 // Within-cluster sums of squares and sizes (zeroes its outputs first); cluster
 // c's sum is fixed point with scale wss_scale(wmax[c]).
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *labels,
@@ -237,18 +238,24 @@ struct BoundsBufs {
   u64 *hist = nullptr;   // points computed exactly in each bounded iteration (kBoundsHist)
 };
 const int kBoundsHist = 4096;
-// Whether bounded iterations may run for k centers (options, shape); then
-// (grows and) points b at their buffers: false when they do not fit in free
-// device memory (the fit stays plain).
-bool bounds_wanted(const gk_cuda_data *D, int k);
+// Whether bounded iterations may run for k centers (options, shape: rows,
+// the fit's rows, 0: D's); then (grows and) points b at their buffers: false
+// when they do not fit in free device memory (the fit stays plain).
+bool bounds_wanted(const gk_cuda_data *D, int k, long long rows = 0);
 bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b);
-// The first bounded iteration (full exact assignment that sets the bounds,
-// sums from scratch into the zeroed acc/counts, update, movements).
-cudaError_t launch_bounds_first(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
-                                const BoundsBufs &b, int max_iter, cudaStream_t s);
-// A bounded iteration (filter, assignment of the active points, update, movements).
-cudaError_t launch_bounds_iteration(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
-                                    const BoundsBufs &b, int max_iter, cudaStream_t s);
+// A bounded iteration in two halves (an iteration over several devices adds
+// their sums up in between, lloyd_parts.cu).  The assignment: the first
+// (full exact assignment that sets the bounds, sums from scratch into the
+// zeroed w.acc/w.counts) or a later one (the bounds' filter, then the
+// active points, their moves added to w.acc/w.counts).  scale: the sums'
+// fixed-point scales (D->d_scale in a fit on one device).
+cudaError_t launch_bounds_assign(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
+                                 const BoundsBufs &b, bool first, int max_iter, const int *scale, cudaStream_t s);
+// The update: new centers from the sums acc/counts (left as they are: the
+// next iteration adds its moves to them), the centers' movements.
+cudaError_t launch_bounds_update(const gk_cuda_data *D, const Plan &plan, int k, const Workspace &w,
+                                 const BoundsBufs &b, const u64 *acc, const unsigned int *counts, int max_iter,
+                                 const int *scale, cudaStream_t s);
 
 // weights.cu ---------------------------------------------------------------
 // The weighted kernels' launch shapes (into the wacc_* / ww_* fields).
