@@ -169,6 +169,8 @@ class CpuEngine final : public Engine {
 
 std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precision, int threads,
                                         const double* shift) {
+  if (data.ld != 0 && data.ld != data.n)
+    throw EngineError(EngineError::Kind::kInvalid, "the CPU engine reads x with contiguous columns (ld = n)");
   return std::unique_ptr<Engine>(new CpuEngine(data, precision, threads, shift));
 }
 

@@ -14,10 +14,12 @@
 #include "fit_driver.h"
 #endif
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #ifdef GPUKMEANS_CUDA
 #include "cuda/gk_cuda.h"
@@ -73,7 +75,8 @@ std::vector<Fixed128> as_fixed(const std::vector<std::uint64_t>& w) {
 class CudaEngine final : public Engine {
  public:
   CudaEngine(const HostData& data, Precision precision, int device, const double* shift, const CudaTuning& tuning)
-      : Engine(data, precision), device_(device), host_x_(data.x), host_threads_(tuning.host_threads) {
+      : Engine(data, precision), device_(device), host_x_(data.x), host_ld_(data.ld > 0 ? data.ld : data.n),
+        host_threads_(tuning.host_threads) {
     const char* refused = cuda_use_refused();
     if (*refused) throw EngineError(EngineError::Kind::kNoDevice, refused);
     name_ = cuda_device_name(device);
@@ -90,6 +93,7 @@ class CudaEngine final : public Engine {
     opts.stream = tuning.stream;
     opts.stream_rows = tuning.stream_rows;
     opts.stream_copy = tuning.stream_copy;
+    opts.ld = host_ld_;
     int64_t bad = 0;
     const int up = gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_,
                                   data.finite ? nullptr : &bad, err_, kErrLen);
@@ -134,8 +138,8 @@ class CudaEngine final : public Engine {
       // (the column means, where the staged upload added them up: one pass less)
       std::vector<double> means(d_);
       const bool have_means = gk_cuda_column_means(D_, means.data()) == 1;
-      totss_ = w_ ? cpu_weighted_totss(host_x_, n_, d_, w_, host_threads_)
-                  : cpu_totss(host_x_, n_, d_, host_threads_, have_means ? means.data() : nullptr);
+      totss_ = w_ ? cpu_weighted_totss(host_x(), n_, d_, w_, host_threads_)
+                  : cpu_totss(host_x(), n_, d_, host_threads_, have_means ? means.data() : nullptr);
       have_totss_ = true;
     }
     return totss_;
@@ -282,7 +286,7 @@ class CudaEngine final : public Engine {
   // greedy() / par_*() in double precision (src/parity.h).  On the device it
   // would need the level-1 sums aligned to the block's global offset.
   std::unique_ptr<BlockInit> block_init(std::int64_t offset, std::int64_t total, int host_threads) override {
-    return make_cpu_block_init(host_x_, n_, d_, offset, total, host_threads);
+    return make_cpu_block_init(host_x(), n_, d_, offset, total, host_threads);
   }
 
   QualityPoints quality(const QualityRequest& req, IterationObserver* observer) override {
@@ -339,7 +343,7 @@ class CudaEngine final : public Engine {
   Engine& host_engine() {
     if (!host_) {
       HostData h;
-      h.x = host_x_;
+      h.x = host_x();
       h.n = n_;
       h.d = d_;
       h.w = w_;
@@ -357,7 +361,22 @@ class CudaEngine final : public Engine {
   std::int64_t chunks_ = 0;
   bool streamed() const { return chunks_ > 0; }
   std::unique_ptr<Engine> host_;  // host passes (host_engine())
-  const double* host_x_;  // the caller's x (n x d doubles), for block_init() and totss()
+  // The caller's x (n x d doubles, columns host_ld_ apart), for the host
+  // passes: block_init(), totss(), host_engine(), which read contiguous
+  // columns: host_x() copies a block of a larger matrix once, when one of
+  // them first runs (the composite over several devices calls none).
+  const double* host_x_;
+  std::int64_t host_ld_;
+  std::vector<double> host_copy_;
+  const double* host_x() {
+    if (host_ld_ == n_) return host_x_;
+    if (host_copy_.empty()) {
+      host_copy_.resize(static_cast<std::size_t>(n_) * d_);
+      for (int j = 0; j < d_; ++j)
+        std::copy(host_x_ + host_ld_ * j, host_x_ + host_ld_ * j + n_, host_copy_.begin() + n_ * j);
+    }
+    return host_copy_.data();
+  }
   int host_threads_;      // threads of the host passes (0: all)
   double totss_ = 0.0;
   bool have_totss_ = false;

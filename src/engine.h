@@ -78,6 +78,11 @@ struct HostData {
   const double* x = nullptr;
   std::int64_t n = 0;
   int d = 0;
+  // Rows between the starts of two columns of x (0: n): x may be a block of
+  // the rows of a larger matrix, read in place (several devices, each
+  // taking its block; src/multi_engine.h).  Only the CUDA engine takes
+  // ld != n; the others throw kInvalid.
+  std::int64_t ld = 0;
   // Observation weights (n values, finite, >= 0, not all 0; checked in R),
   // or nullptr: every row weighs 1.  Read in place, as x.  Only engines whose
   // supports_weights() is true take them (src/weights.h says what they mean).

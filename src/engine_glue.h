@@ -91,6 +91,7 @@ inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, con
     opt.device = g == P ? std::to_string(P) + " GPUs: " + list
                         : std::to_string(P) + " engines on " + std::to_string(g) + (g == 1 ? " GPU: " : " GPUs: ") + list;
     opt.keep_blocks = false;  // each CUDA engine copies its block to its device
+    opt.in_place = true;      // ... from x itself (no host copy of the block first)
     // (R objects are read here, on the calling thread; the factory runs in
     // threads of its own and must not touch R)
     const gk::CudaTuning t = cuda_tuning(cuda, std::max(1, threads / P));

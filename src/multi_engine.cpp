@@ -79,13 +79,18 @@ class MultiEngine final : public Engine {
     const double t0 = wall_now();
     for_each_part(m, [&](int p) {
       const std::int64_t a = lo[p], nb = lo[p + 1] - lo[p];
-      std::vector<double, LabelAllocator<double>>& blk = blocks_[p];
-      blk.resize(static_cast<std::size_t>(nb) * d_);  // (not zero-filled)
-      copy_block(data.x, data.n, d_, a, nb, blk.data(), std::max(1, threads_ / m));
       HostData h;
-      h.x = blk.data();
       h.n = nb;
       h.d = d_;
+      std::vector<double, LabelAllocator<double>>& blk = blocks_[p];
+      if (opt.in_place) {
+        h.x = data.x + a;
+        h.ld = data.n;
+      } else {
+        blk.resize(static_cast<std::size_t>(nb) * d_);  // (not zero-filled)
+        copy_block(data.x, data.n, d_, a, nb, blk.data(), std::max(1, threads_ / m));
+        h.x = blk.data();
+      }
       made[p] = make(h, which[p], shift.empty() ? nullptr : shift.data());
       if (!made[p] || made[p]->n() != nb || made[p]->d() != d_)
         throw EngineError(EngineError::Kind::kInvalid, "several devices: a part's engine does not hold its block");

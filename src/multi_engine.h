@@ -37,8 +37,8 @@
 
 namespace gk {
 
-// Makes the engine of part p over `block` (rows [lo, hi) of x, copied: n x d
-// column-major); shift: the single-precision shift of all the rows (d
+// Makes the engine of part p over `block` (rows [lo, hi) of x: a copy, n x
+// d column-major, or in place with MultiOptions::in_place); shift: the single-precision shift of all the rows (d
 // values), or nullptr in double precision.  Called from a thread of its own
 // per part (the CUDA uploads overlap).
 using PartFactory = std::function<std::unique_ptr<Engine>(const HostData& block, int part, const double* shift)>;
@@ -51,6 +51,8 @@ struct MultiOptions {
                            // copied it, the CUDA engine, and whose remaining uses of it the composite
                            // never calls: block_init, weights)
   std::string device;      // what device() says (empty: the parts' devices, joined)
+  bool in_place = false;   // true: a part's HostData is its block of x in place (HostData::ld = n: the
+                           // CUDA engine, whose upload reads it so); false: a copy of the block
 };
 
 // The composite over `data` (all the rows; must outlive it, as HostData

@@ -226,6 +226,22 @@ int compute_totss(gk_cuda_data *D, char *err, size_t errlen) {
 int upload_into(gk_cuda_data *D, const double *x, const double *shift, int64_t *nonfinite, char *err,
                 size_t errlen) {
   const size_t nd = (size_t)D->n * D->d;
+  // x, a block of the rows of a larger matrix (opts.ld): read in place by
+  // the staged copy; every other way reads contiguous columns, copied here
+  long long ld = D->opts.ld > 0 ? (long long)D->opts.ld : (long long)D->n;
+  auto contiguous = [&] {
+    if (ld == D->n) return;
+    D->host_x.resize(nd);
+    for (int j = 0; j < D->d; ++j)
+      std::copy(x + (size_t)j * ld, x + (size_t)j * ld + D->n, D->host_x.begin() + (size_t)j * D->n);
+    x = D->host_x.data();
+    ld = D->n;
+  };
+  if (ld < D->n) {
+    set_msg(err, errlen, "gk_cuda_upload: ld (%lld) < n (%lld)", ld, (long long)D->n);
+    return GK_CUDA_INVALID;
+  }
+  if (nonfinite || (D->single && !shift)) contiguous();
   const size_t chunk = D->single ? std::min<size_t>(nd, (size_t)8 << 20) : 0;  // doubles staged
   D->shift.assign(D->d, 0.0);
   if (D->single) {
@@ -240,17 +256,22 @@ int upload_into(gk_cuda_data *D, const double *x, const double *shift, int64_t *
     return *nonfinite < (int64_t)nd ? GK_CUDA_NONFINITE : GK_CUDA_OK;
   };
   if (stream_wanted(D, (double)L.total + (double)chunk * sizeof(double))) {
+    contiguous();
     const int st = checked_on_host();
     return st != GK_CUDA_OK ? st : stream_upload(D, x, err, errlen);
   }
   const bool staging = staging_wanted(D);
+  if (!staging) contiguous();
   int st = staging ? GK_CUDA_OK : checked_on_host();  // (small x: before anything is held)
   if (st == GK_CUDA_OK) st = alloc_block(D, chunk * sizeof(double), err, errlen);
   if (st != GK_CUDA_OK) return st;
   GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)D->d + 2) * sizeof(u64), D->stream), "clearing scratch");
   bool staged = false;
-  if (staging) st = staged_upload(D, x, &staged, nonfinite, err, errlen);
-  if (st == GK_CUDA_OK && staging && !staged) st = checked_on_host();  // (no pinned memory here)
+  if (staging) st = staged_upload(D, x, ld, &staged, nonfinite, err, errlen);
+  if (st == GK_CUDA_OK && staging && !staged) {  // (no pinned memory here)
+    contiguous();
+    st = checked_on_host();
+  }
   if (st == GK_CUDA_OK && !staged) st = D->single ? copy_single(D, x, chunk, err, errlen) : copy_double(D, x, err, errlen);
   if (st == GK_CUDA_OK) st = column_scales(D, err, errlen);
   if (st == GK_CUDA_OK) st = compute_totss(D, err, errlen);

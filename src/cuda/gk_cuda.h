@@ -119,6 +119,11 @@ typedef struct {
                          page-locked in place, else staged); 1 staged
                          through pinned buffers filled by host threads; 2 x
                          page-locked in place (tests, benchmarks) */
+  int64_t ld;         /* rows between the starts of two columns of x (0: n):
+                         x may be a block of the rows of a larger matrix.
+                         The staged upload reads it in place; the other
+                         ways (small or streamed x, no pinned memory, a
+                         check of x asked) first copy it into the handle */
 } gk_cuda_options;
 
 /* Data resident on a device: x uploaded once, reused across starts. */

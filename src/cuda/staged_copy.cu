@@ -203,9 +203,14 @@ cudaError_t copy_rows_to_device(gk_cuda_data *D, const void *src, long long a, l
 // Blocks of rows: each buffer holds rows [a, a + len) of every column, so
 // that a thread can take whole columns and add each up in row order as it
 // copies it (R's column means, for totss: one pass over x less on the host).
-int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfinite, char *err, size_t errlen) {
+int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, int64_t *nonfinite, char *err,
+                  size_t errlen) {
   *used = false;
   const long long n = D->n;
+  if (ld != n && nonfinite) {
+    set_msg(err, errlen, "staged_upload: a check of x needs contiguous columns");
+    return GK_CUDA_INVALID;
+  }
   const int d = D->d;
   const size_t esz = D->single ? sizeof(float) : sizeof(double);
   const size_t per = (D->opts.staging == 2 ? kTestBufferBytes : kBufferBytes) / esz;  // elements per buffer
@@ -230,8 +235,8 @@ int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfini
     if (c >= kBuffers) GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");
     void *dst = B.p[b];
     const HostTeam::Part part = [=, &bad](size_t t0, size_t t1) {
-      const bool found = nonfinite ? fill_block_range<true>(dst, x, n, a, len, t0, t1, shift, sp)
-                                   : fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, sp);
+      const bool found = nonfinite ? fill_block_range<true>(dst, x, ld, a, len, t0, t1, shift, sp)
+                                   : fill_block_range<false>(dst, x, ld, a, len, t0, t1, shift, sp);
       if (found) bad = true;
     };
     if (sp) {  // whole columns: the parts are of the d columns

@@ -37,6 +37,26 @@ test_that("cuda: staged uploads give the plain upload's fit, bit for bit, in bot
   }
 })
 
+test_that("cuda: several engines upload their blocks of x in place (strided staging) or copied, the one-GPU fit", {
+  skip_if_no_gpu()
+  # (blocks of 10007 / 3 rows: uneven; staging 2 reads each block in place,
+  # columns n apart; staging 1 and streamed x take a contiguous copy first)
+  set.seed(2)
+  x <- make_blobs(10007, 9, 6, sd = 2, spread = 8) + 50
+  c0 <- x[c(1, 2000, 4000, 6000, 8000, 10000), ]
+  fit <- function(device, staging, single) {
+    gpukmeans:::gk_fit_cpp(x, list(c0), 30L, single, "cuda", 3L, as.integer(device), FALSE, NULL, Inf,
+                           list(tuning = c(0L, 0L, 0L, 0L, as.integer(staging))))
+  }
+  parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
+  for (single in c(FALSE, TRUE)) {
+    one <- fit(0L, 1L, single)
+    for (staging in c(1L, 2L)) for (dev in list(c(0L, 0L), c(0L, 0L, 0L)))
+      expect_identical(fit(dev, staging, single)[parts], one[parts],
+                       label = sprintf("single %s, staging %d, %d engines", single, staging, length(dev)))
+  }
+})
+
 test_that("cuda: gpu_kmeans with staging forced equals the default upload and stats", {
   skip_if_no_gpu()
   x <- simulate_blobs(20000, 6, 8, seed = 3)

@@ -55,6 +55,10 @@ struct gk_cuda_data {
   // R's column means of x (column_sum.h), added up by the staged upload as
   // it copied x; empty when the upload did not (gk_cuda_column_means).
   std::vector<double> host_means;
+  // x made contiguous, where it was given as a block of a larger matrix
+  // (opts.ld) and its upload needs one: streamed x reads it for as long as
+  // the handle lives.
+  std::vector<double> host_x;
   gk::StagingBuffers *staging = nullptr;  // made at the first staged copy (staged_copy.cu)
   // Per-handle stream and timing events (created at upload).
   cudaStream_t stream = nullptr;
@@ -278,7 +282,10 @@ double weighted_wss_value(const gk_cuda_data *D, u64 lo, u64 hi, unsigned int ma
 // when pinned memory cannot be had: the caller copies the plain way.
 // nonfinite: NULL, or x is checked as it is copied (GK_CUDA_NONFINITE, and
 // *nonfinite the first bad value's index, as gk_cuda_upload).
-int staged_upload(gk_cuda_data *D, const double *x, bool *used, int64_t *nonfinite, char *err, size_t errlen);
+// ld: rows between two columns of x (n, or more for a block of a larger
+// matrix; then nonfinite must be NULL).
+int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, int64_t *nonfinite, char *err,
+                  size_t errlen);
 // Whether an upload of this size goes through the staging buffers.
 bool staging_wanted(const gk_cuda_data *D);
 
