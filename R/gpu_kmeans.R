@@ -246,22 +246,24 @@
 #' `device = c(0, 1)` (any ordinals [gpukmeans_info()] lists, in any order;
 #' a repeated one runs several engines on that GPU) or `device = "all"`
 #' (every usable device) splits the rows of `x` into as many contiguous
-#' blocks, in order, and keeps each block resident on its GPU.  Every
-#' iteration each GPU assigns its rows and sums them as 128-bit fixed point;
-#' the partial sums are added exactly on the host, in device order, and the
-#' GPUs work at the same time (one host thread each).  The fit is therefore
-#' the same, bit for bit, for any number of GPUs: `cluster`, `centers`,
-#' `withinss`, `totss`, `size`, `iter`, the warnings and the random numbers
-#' are those of `device = 0` (the one-GPU fit runs the same fixed-point sums;
-#' `totss` is computed on the host, as the CPU engine computes it, on one GPU
-#' too).  `init = "kmeans++"` and `"kmeans||"` choose the rows one GPU
-#' chooses; on several GPUs they run on the host, with the CPU engine's code
-#' over all the rows (as the initialisation of MPI ranks does), so they are
-#' slower there than on one GPU; in single precision on the values the GPUs
-#' store (`float(x - shift)`, converted back), a host copy of `x` made for
-#' the initialisation and freed after it.  Host memory: each block is copied
-#' once (to give the GPU contiguous columns) and freed once it is on its
-#' device.  Several devices need the CUDA engine: with `backend = "cpu"` they
+#' blocks, in order, and keeps each block resident on its GPU (uploaded
+#' from `x` in place: no host copy of the block).  Each GPU runs the
+#' iterations of the one-GPU fit on its rows (the certified filter in double
+#' precision, distance bounds once few points move); after each assignment
+#' step the GPUs exchange their partial sums, 128-bit fixed point, and each
+#' adds them all up exactly before its update, without the host in between.
+#' The fit is therefore the same, bit for bit, for any number of GPUs:
+#' `cluster`, `centers`, `withinss`, `totss`, `size`, `iter`, the warnings
+#' and the random numbers are those of `device = 0` (`totss` is computed on
+#' the host, as the CPU engine computes it, on one GPU too).
+#' `init = "kmeans++"` and `"kmeans||"` choose the rows one GPU chooses:
+#' they run on the first GPU over all the rows where `x` fits there beside
+#' that GPU's block (a second upload of `x`, freed after the
+#' initialisation), else on the host with the CPU engine's code (slower); in
+#' single precision both read the values the GPUs store (`float(x -
+#' shift)`).  A fit that reports every iteration (`trace`, or a progress bar
+#' drawn from the start) exchanges the sums through the host instead, with
+#' the same result.  Several devices need the CUDA engine: with `backend = "cpu"` they
 #' are an error; with `backend = "auto"` and no usable GPU at all the fit
 #' falls back to the CPU engine as for one device (an ordinal that does not
 #' exist next to ones that do is an error).  Not yet on several devices:

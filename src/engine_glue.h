@@ -98,6 +98,14 @@ inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, con
     make = [p, t, devices](const gk::HostData& block, int part, const double* shift) {
       return gk::make_cuda_engine(block, p, devices[part], shift, t);
     };
+    // k-means++ and k-means|| on the first device, over all the rows, where
+    // they fit beside its block (never streamed: else on the host)
+    gk::CudaTuning whole = cuda_tuning(cuda, threads);
+    whole.stream = 1;
+    const int first = devices[0];
+    opt.whole = [p, whole, first](const gk::HostData& all, const double* shift) {
+      return gk::make_cuda_engine(all, p, first, shift, whole);
+    };
   } else {
     const int each = std::max(1, threads / P);
     make = [p, each](const gk::HostData& block, int, const double* shift) {

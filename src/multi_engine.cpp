@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "cpu_engine.h"
@@ -51,7 +52,7 @@ namespace {
 class MultiEngine final : public Engine {
  public:
   MultiEngine(const HostData& data, Precision precision, const PartFactory& make, const MultiOptions& opt)
-      : Engine(data, precision), x_(data.x), threads_(opt.host_threads), label_(opt.device) {
+      : Engine(data, precision), x_(data.x), threads_(opt.host_threads), label_(opt.device), whole_(opt.whole) {
     if (data.w) unsupported("observation weights are not supported on several devices yet: fit on one device");
     if (opt.parts < 1) throw EngineError(EngineError::Kind::kInvalid, "several devices: at least one part");
     const int P = opt.parts;
@@ -192,16 +193,15 @@ class MultiEngine final : public Engine {
     return out;
   }
 
-  // ---- initialisation: the CPU engine's code over all the rows -----------
+  // ---- initialisation: one engine over all the rows (init_engine()) ------
   std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m, std::int64_t first,
                                    int picks, const double* unif, int L, IterationObserver* observer) override {
     if (!rows) {  // k-means++ over all the rows
-      Engine& e = init_engine();
       struct Release {
         MultiEngine* self;
         ~Release() { self->release_init(); }
       } release{this};
-      return e.greedy(nullptr, weight, m, first, picks, unif, L, observer);
+      return with_init([&](Engine& e) { return e.greedy(nullptr, weight, m, first, picks, unif, L, observer); });
     }
     // The k-means|| reduction: over the m candidates, gathered (as MPI ranks
     // gather them, src/block_driver.h par_reduce_gathered).
@@ -219,7 +219,9 @@ class MultiEngine final : public Engine {
     for (std::int64_t i = 0; i < m; ++i) idx[i] = i;
     return e->greedy(idx.data(), weight, m, first, picks, unif, L, observer);
   }
-  double par_begin(std::int64_t first) override { return init_engine().par_begin(first); }
+  double par_begin(std::int64_t first) override {
+    return with_init([&](Engine& e) { return e.par_begin(first); });
+  }
   std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
                                       IterationObserver* observer) override {
     return init_engine().par_round(seed, round, l, phi, phi_out, observer);
@@ -249,6 +251,20 @@ class MultiEngine final : public Engine {
     return single_cuda_ ? static_cast<double>(static_cast<float>(v - shift_[j])) : v;
   }
   Engine& init_engine() {
+    if (!init_ && whole_ && !skip_whole_) {
+      // one engine over all the rows on a device, where x fits there beside
+      // the parts (the same picks: parity.h, and the parts' shift)
+      HostData h;
+      h.x = x_;
+      h.n = n_;
+      h.d = d_;
+      try {
+        init_ = whole_(h, shift_.empty() ? nullptr : shift_.data());
+        init_whole_ = init_ != nullptr;
+      } catch (const EngineError& e) {
+        if (e.kind() != EngineError::Kind::kOutOfMemory) throw;
+      }
+    }
     if (!init_) {
       const double* x = x_;
       if (single_cuda_) {
@@ -267,7 +283,25 @@ class MultiEngine final : public Engine {
   }
   void release_init() {
     init_.reset();
+    init_whole_ = false;
     std::vector<double>().swap(init_x_);
+  }
+  // fn(the initialisation's engine), once more on the host where the device
+  // engine ran out of memory as it began (it held nothing the host needs).
+  template <typename Fn>
+  auto with_init(Fn fn) -> decltype(fn(std::declval<Engine&>())) {
+    Engine& e = init_engine();
+    if (!init_whole_) return fn(e);
+    try {
+      return fn(e);
+    } catch (const EngineError& err) {
+      if (err.kind() != EngineError::Kind::kOutOfMemory) throw;
+    }
+    release_init();
+    skip_whole_ = true;
+    Engine& host = init_engine();
+    skip_whole_ = false;
+    return fn(host);
   }
 
   const double* x_;
@@ -283,7 +317,9 @@ class MultiEngine final : public Engine {
   std::vector<double> shift_;
   double totss_ = 0.0;
   bool have_totss_ = false;
-  std::unique_ptr<Engine> init_;  // the CPU engine of an initialisation
+  WholeFactory whole_;
+  bool init_whole_ = false, skip_whole_ = false;  // init_ is whole_'s; make the host's instead
+  std::unique_ptr<Engine> init_;  // the engine of an initialisation (whole_'s, or the CPU engine)
   std::vector<double> init_x_;    // its data, for CUDA parts in single precision
 };
 

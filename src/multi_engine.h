@@ -43,6 +43,11 @@ namespace gk {
 // per part (the CUDA uploads overlap).
 using PartFactory = std::function<std::unique_ptr<Engine>(const HostData& block, int part, const double* shift)>;
 
+// Makes an engine over all the rows (`all`: x itself; shift as for the
+// parts) for an initialisation; throws EngineError kOutOfMemory where they
+// do not fit (the composite then initialises on the host).
+using WholeFactory = std::function<std::unique_ptr<Engine>(const HostData& all, const double* shift)>;
+
 struct MultiOptions {
   int parts = 1;           // blocks of rows [n p / parts, n (p + 1) / parts); empty ones get no engine
   int host_threads = 0;    // threads of the host passes (totss, initialisation; 0: all)
@@ -53,6 +58,7 @@ struct MultiOptions {
   std::string device;      // what device() says (empty: the parts' devices, joined)
   bool in_place = false;   // true: a part's HostData is its block of x in place (HostData::ld = n: the
                            // CUDA engine, whose upload reads it so); false: a copy of the block
+  WholeFactory whole;      // the initialisations' engine (empty: the CPU engine's code on the host)
 };
 
 // The composite over `data` (all the rows; must outlive it, as HostData

@@ -2,13 +2,15 @@
 # device = c(0, 1) (and c(0, 0): two engines on one GPU), same data and
 # starts, both precisions: identical fits, and the time of the call and of
 # its Lloyd iterations.  Not a test: run on a machine with two GPUs
-#   sh tools/gpu/run-r.sh inst/bench/bench_multigpu.R [n] [iterations]
-# and commit the output with the date and the cards.
+#   sh tools/gpu/run-r.sh inst/bench/bench_multigpu.R [n] [iterations] [init]
+# and commit the output with the date and the cards.  With "init" it also
+# times init = "kmeans||" (k = 256) on one GPU and on all of them.
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 args <- commandArgs(trailingOnly = TRUE)
 n <- if (length(args) >= 1L) as.numeric(args[1]) else 1e8
 iters <- if (length(args) >= 2L) as.integer(args[2]) else 20L
+with_init <- length(args) >= 3L && args[3] == "init"
 d <- 16L
 k <- 256L
 devs <- gpukmeans_info()$devices
@@ -45,5 +47,25 @@ for (prec in c("double", "single")) {
                 prec, nm, r$wall, one$wall / r$wall, t2[["transfer_to_device"]], t2[["compute"]],
                 1000 * t2[["compute"]] / min(r$fit$iter, iters), tm[["compute"]] / t2[["compute"]], same,
                 attr(r$fit, "device")))
+  }
+}
+if (with_init) {
+  all <- gpukmeans:::check_devices("all")
+  for (prec in c("double", "single")) {
+    fits <- lapply(list(0L, all), function(dev) {
+      set.seed(2)
+      t <- Sys.time()
+      f <- suppressWarnings(gpu_kmeans(x, k, init = "kmeans||", iter.max = iters, precision = prec, backend = "cuda",
+                                       device = dev))
+      list(fit = f, wall = as.numeric(Sys.time() - t, units = "secs"))
+    })
+    same <- identical(unclass(fits[[2]]$fit)[parts], unclass(fits[[1]]$fit)[parts])
+    for (i in 1:2) {
+      tm <- attr(fits[[i]]$fit, "timing")
+      cat(sprintf("%s init = \"kmeans||\" device = %-8s: call %.3f s | init %.3f s | upload %.3f | Lloyd %.3f s%s\n", prec,
+                  if (i == 1L) "0" else paste(all, collapse = ","), fits[[i]]$wall, tm[["init"]],
+                  tm[["transfer_to_device"]], tm[["compute"]],
+                  if (i == 2L) sprintf(" | identical to device = 0: %s", same) else ""))
+    }
   }
 }

@@ -325,3 +325,28 @@ test_that("several CUDA engines iterate together (plain, bounded, filtered): one
   for (dev in devs) expect_identical(fit_value(gpu_fit(dev, 1L, x, far, iter.max = 30)), fit_value(a))
   expect_true(any(a$value$size == 0L))
 })
+
+test_that("k-means++ and k-means|| over several engines run on the first device where all of x fits there, else on the host: device 0's fit [cuda]", {
+  skip_if_no_gpu()
+  set.seed(12)
+  x <- make_blobs(20000, 8, 10, sd = 2, spread = 8)
+  # caps under which each half of x fits on the device but not the whole
+  # (double: 1.3 MB of x, 0.7 MB a half; single: the floats and the staged
+  # doubles, 2.0 MB and 1.0 MB)
+  cap <- c(double = 1.0e6, single = 1.5e6)
+  for (init in c("kmeans++", "kmeans||")) for (precision in c("double", "single")) {
+    info <- paste(init, precision)
+    one <- gpu_fit(0L, 3L, x, 10, init = init, precision = precision)
+    two <- gpu_fit(c(0L, 0L), 3L, x, 10, init = init, precision = precision)
+    expect_identical(fit_value(two), fit_value(one), info = info)
+    capped <- withr::with_options(list(gpukmeans.device_memory = cap[[precision]]),
+                                  gpu_fit(c(0L, 0L), 3L, x, 10, init = init, precision = precision))
+    expect_identical(fit_value(capped), fit_value(one), info = info)
+    expect_match(attr(capped$value, "device"), "^2 engines on 1 GPU: [^,]*, 0 [^,]*$", info = info)  # (not streamed)
+    # (all of x under that cap, never streamed: out of memory, so the capped
+    # fit above initialised on the host)
+    expect_error(withr::with_options(list(gpukmeans.device_memory = cap[[precision]], gpukmeans.stream = FALSE),
+                                     gpu_kmeans(x, 10, backend = "cuda", device = 0, precision = precision)),
+                 class = "gpukmeans_out_of_memory")
+  }
+})
