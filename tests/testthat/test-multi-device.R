@@ -350,3 +350,17 @@ test_that("k-means++ and k-means|| over several engines run on the first device 
                  class = "gpukmeans_out_of_memory")
   }
 })
+
+test_that("a traced fit over several CUDA engines (its sums through the host) gives the one-GPU fit [cuda]", {
+  skip_if_no_gpu()
+  x <- multi_data()
+  c0 <- x[c(1, 50, 100, 150, 200), ]
+  changed <- function(out) sub(",.*", "", grep("^iter", out, value = TRUE))  # (the points changed per iteration)
+  out1 <- capture.output(one <- gpu_fit(0L, 1L, x, c0, trace = 1))
+  for (dev in list(c(0L, 0L), c(0L, 0L, 0L))) {
+    out2 <- capture.output(two <- gpu_fit(dev, 1L, x, c0, trace = 1))
+    expect_identical(fit_value(two), fit_value(one))
+    expect_identical(changed(out2), changed(out1))
+  }
+  expect_length(changed(out1), one$value$iter)
+})

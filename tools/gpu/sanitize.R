@@ -1,7 +1,8 @@
 # A small run of every CUDA path, for compute-sanitizer on the GPU machine
 # (tools/gpu/sanitize.sh): plain, bounded and step-by-step Lloyd in both
 # precisions, the packed tensor-core tiles and the double filter, k-means++
-# and k-means||, predict, streamed x, and the error paths.
+# and k-means||, predict, streamed x, the error paths, and several engines
+# on one GPU (tools/gpu/sanitize-multi.R).
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 fit <- function(x, c0, iter, single, bounds) {
@@ -66,4 +67,7 @@ for (copy in c("auto", "staged", "registered")) {
 out <- capture.output(gpu_kmeans(x2, x2[1:4, ], iter.max = 5, backend = "cuda", trace = TRUE))
 e <- tryCatch(gpu_kmeans(x2 * 1e200, 3, backend = "cuda"), error = identity)
 stopifnot(inherits(e, "gpukmeans_data_error"))
+# several engines on one GPU (their joint iterations)
+source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])),
+                 "sanitize-multi.R"))
 cat("sanitize.R: done\n")

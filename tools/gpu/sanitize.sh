@@ -1,6 +1,7 @@
 #!/bin/sh
 # On the GPU machine, from the repository root (after tools/gpu/pack.sh here):
 #   sh tools/gpu/sanitize.sh OUTDIR [memcheck racecheck initcheck synccheck]
+# (GK_SANITIZE_SCRIPT=tools/gpu/sanitize-multi.R: that script instead)
 # Runs tools/gpu/sanitize.R (every CUDA path on small data; racecheck on
 # smaller data) under each
 # compute-sanitizer tool; OUTDIR/sanitize-<tool>.txt, and the summaries last.
@@ -16,6 +17,6 @@ for t in $tools; do
   # racecheck runs the shared-memory kernels ~1000x slower: the small data
   quick=${GK_SANITIZE_QUICK:-}; [ "$t" = racecheck ] && [ -z "$quick" ] && quick=true
   GK_SANITIZE_QUICK=$quick timeout 300 "$CS" --tool "$t" $extra --target-processes all /usr/lib/R/bin/Rscript --vanilla \
-    "$root/tools/gpu/sanitize.R" > "$out/sanitize-$t.txt" 2>&1
-  echo "$t rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$out/sanitize-$t.txt" | tr '\n' ' ') $(grep -c 'sanitize.R: done' "$out/sanitize-$t.txt")"
+    "$root/${GK_SANITIZE_SCRIPT:-tools/gpu/sanitize.R}" > "$out/sanitize-$t.txt" 2>&1
+  echo "$t rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$out/sanitize-$t.txt" | tr '\n' ' ') $(grep -c 'sanitize.*R: done' "$out/sanitize-$t.txt")"
 done
