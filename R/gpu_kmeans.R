@@ -199,9 +199,11 @@
 #' host's memory holds it).  The fit is
 #' the one of resident data, bit for bit (its sums are exact, whatever the
 #' chunks); an iteration then costs at least the time to move `x` over the
-#' host link.  k-means++, k-means|| and the quality indices of streamed
-#' data run on the host, with the CPU engine's code (in double precision
-#' the rows the GPU would choose); observation weights are not supported
+#' host link.  The rounds of k-means|| run on the device, each a pass over
+#' the chunks (the rows resident data gives); k-means++ and the quality
+#' indices of streamed data run on the host, with the CPU engine's code (in
+#' double precision the rows the GPU would choose); observation weights are
+#' not supported
 #' with streamed data yet.  The device string of the fit says when `x` was
 #' streamed.  `options(gpukmeans.stream = FALSE)` makes data that does not
 #' fit an error of class `gpukmeans_out_of_memory` naming the bytes needed

@@ -238,7 +238,24 @@ class CudaEngine final : public Engine {
   std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m,
                                    std::int64_t first, int picks, const double* unif, int L,
                                    IterationObserver* observer) override {
-    if (streamed()) {  // on the host (below); a k-means|| reduction is the last use of its engine
+    if (streamed() && rows) {
+      // the k-means|| reduction, over its m candidates only, gathered as the
+      // device stores them (single precision: float(x - shift)), on the host
+      const std::vector<double> sh = shift();
+      const double* x = host_x();
+      std::vector<double> cand(static_cast<std::size_t>(m) * d_);
+      std::vector<std::int64_t> idx(m);
+      for (std::int64_t i = 0; i < m; ++i) {
+        if (rows[i] < 0 || rows[i] >= n_) throw EngineError(EngineError::Kind::kInvalid, "greedy: a row outside x");
+        idx[i] = i;
+        for (int j = 0; j < d_; ++j) {
+          const double v = x[rows[i] + n_ * j];
+          cand[i + m * j] = precision_ == Precision::kSingle ? static_cast<double>(static_cast<float>(v - sh[j])) : v;
+        }
+      }
+      return cpu_greedy(cand.data(), m, d_, idx.data(), weight, m, first, picks, unif, L, host_threads_, observer);
+    }
+    if (streamed()) {  // k-means++ on the host (below); the last use of its engine
       std::vector<std::int64_t> out = host_engine().greedy(rows, weight, m, first, picks, unif, L, observer);
       host_.reset();
       return out;
@@ -252,16 +269,17 @@ class CudaEngine final : public Engine {
   }
   // Weighted k-means|| rounds run on the host, with the CPU engine's code on
   // the caller's double copy of x (as block_init below): the device rounds
-  // have no weights yet; its picks are then the CPU engine's.
+  // have no weights yet; its picks are then the CPU engine's.  Streamed x
+  // (no weights) runs them on the device, each round a pass over the chunks.
   double par_begin(std::int64_t first) override {
-    if (w_ || streamed()) return host_engine().par_begin(first);
+    if (w_) return host_engine().par_begin(first);
     double phi = 0.0;
     check(gk_cuda_par_begin(D_, first, &phi, err_, kErrLen), "k-means|| initialisation", err_);
     return phi;
   }
   std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
                                       IterationObserver* observer) override {  // a round takes milliseconds
-    if (w_ || streamed()) return host_engine().par_round(seed, round, l, phi, phi_out, observer);
+    if (w_) return host_engine().par_round(seed, round, l, phi, phi_out, observer);
     int64_t added = 0;
     check(gk_cuda_par_round(D_, seed, round, l, phi, &added, phi_out, err_, kErrLen), "k-means|| round", err_);
     std::vector<std::int64_t> rows(added);
@@ -269,7 +287,7 @@ class CudaEngine final : public Engine {
     return rows;
   }
   std::vector<double> par_weights(std::int64_t m) override {
-    if (w_ || streamed()) return host_engine().par_weights(m);
+    if (w_) return host_engine().par_weights(m);
     std::vector<double> w(m);
     check(gk_cuda_par_weights(D_, m, w.data(), err_, kErrLen), "k-means|| weights", err_);
     return w;
@@ -277,7 +295,7 @@ class CudaEngine final : public Engine {
   void par_end() override {
     if (host_) host_->par_end();
     host_.reset();
-    if (!streamed()) gk_cuda_par_end(D_);
+    gk_cuda_par_end(D_);
   }
 
   // The initialisation of a block of a larger data set runs on the host for

@@ -4,7 +4,9 @@
 // (src/init_driver.cpp), written once for both engines.
 //
 // The same draws and arithmetic as src/cpu_init.cpp: in double precision both
-// engines find the same candidates and weights.  x stays on the device; per
+// engines find the same candidates and weights.  Streamed x (it does not fit
+// on the device) comes chunk by chunk in each round, with exact distances;
+// D2 and the labels stay on the device all the same.  x stays on the device; per
 // round the host reads phi, the number of sampled rows and their indices
 // (about 2k).  The weights come from each point's nearest candidate, tracked
 // while D2 is updated.
@@ -127,6 +129,51 @@ namespace {
 // The filter mode of the options (gk_cuda_options.init_filter).
 int filter_mode(int option) { return option == 1 ? 0 : option == 2 ? 2 : 1; }
 
+// Level 1 of the tree of D2 from its leaves: node c is the sequential sum
+// of leaves [32 c, 32 c + 32), zeros past n (warp_level1's arithmetic).
+__global__ void k_level1(const double *__restrict__ d2, long long n, double *__restrict__ lv1, long long nch) {
+  const long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= nch) return;
+  double s = 0.0;
+  for (int p = 0; p < 32; ++p) {
+    const long long i = 32 * c + p;
+    s = __dadd_rn(s, i < n ? d2[i] : 0.0);
+  }
+  lv1[c] = s;
+}
+
+// add_candidates for streamed x: the candidates' rows from host memory, each
+// chunk's rows with exact distances (on D->stream, as the chunks arrive),
+// then level 1 of the tree from D2 (chunks need not hold whole nodes).
+int add_streamed(gk_cuda_data *D, ParState &P, long long m, long long base, char *err, size_t errlen) {
+  const int d = D->d;
+  GK_CHECK(cudaStreamSynchronize(P.stream.s), "k-means|| round");  // (D2 and the labels set there)
+  std::vector<double> cen((size_t)m * d);
+  streamed_rows(D, P.added.data(), m, cen.data());
+  GK_CHECK(cudaMemcpyAsync(P.cen.p, cen.data(), cen.size() * sizeof(double), cudaMemcpyHostToDevice, D->stream),
+           "copying candidates");
+  int st = for_each_chunk(D, P.lab.p, [&](const gk_cuda_data &V) -> cudaError_t {
+    const long long a = V.labels - P.lab.p;  // the chunk's first row
+    const unsigned int g = blocks_for(V.n, kParThreads);
+    if (D->single)
+      k_par_exact<float><<<g, kParThreads, 0, D->stream>>>((const float *)V.x, V.n, d, P.cen.p, (int)m, (int)base,
+                                                           P.d2.p + a, P.lab.p + a, P.lv1, 0);
+    else
+      k_par_exact<double><<<g, kParThreads, 0, D->stream>>>((const double *)V.x, V.n, d, P.cen.p, (int)m, (int)base,
+                                                            P.d2.p + a, P.lab.p + a, P.lv1, 0);
+    return cudaGetLastError();
+  }, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  if (P.tb.T >= 1) {
+    k_level1<<<blocks_for(P.nch, 256), 256, 0, D->stream>>>(P.d2.p, D->n, P.lv1, P.nch);
+    GK_CHECK(cudaGetLastError(), "k-means||: potential");
+  } else {  // one row: its D2 is the total
+    GK_CHECK(cudaMemcpyAsync(P.lv1, P.d2.p, sizeof(double), cudaMemcpyDeviceToDevice, D->stream), "k-means||: potential");
+  }
+  GK_CHECK(cudaStreamSynchronize(D->stream), "k-means|| round");  // (the tree is built on the rounds' stream)
+  return GK_CUDA_OK;
+}
+
 // Folds the rows P.added (already counted in P.m) into D2, the labels and
 // the tree; *phi = the new sum of D2.
 int add_candidates(gk_cuda_data *D, ParState &P, double *phi, char *err, size_t errlen) {
@@ -145,6 +192,10 @@ int add_candidates(gk_cuda_data *D, ParState &P, double *phi, char *err, size_t 
   const size_t nf = image_floats(filter, (int)m, d), nq = q_floats(filter, (int)m, d);
   if (filter && P.cf.count < nf) GK_CHECK(P.cf.alloc(nf), "allocating candidates");
   if (filter && P.cq.count < nq) GK_CHECK(P.cq.alloc(nq), "allocating candidates");
+  if (D->src) {
+    const int st = add_streamed(D, P, m, base, err, errlen);
+    if (st != GK_CUDA_OK) return st;
+  } else {
   GK_CHECK(cudaMemcpyAsync(P.didx.p, P.added.data(), m * sizeof(long long), cudaMemcpyHostToDevice, s),
            "copying candidate rows");
   if (D->single)
@@ -155,6 +206,7 @@ int add_candidates(gk_cuda_data *D, ParState &P, double *phi, char *err, size_t 
     GK_CHECK((launch_update<double>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
                                     P.lab.p, P.lv1, P.nch, s)),
              "k-means||: distances");
+  }
   GK_CHECK(P.tb.build(s, 1), "k-means||: potential");
   GK_CHECK(cudaMemcpyAsync(phi, P.top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");
   GK_CHECK(cudaStreamSynchronize(s), "k-means|| round");
@@ -199,8 +251,9 @@ int sample(gk_cuda_data *D, ParState &P, uint64_t seed, int r, double l, double 
 int begin(gk_cuda_data *D, ParState &P, long long first, double *phi, char *err, size_t errlen) {
   const long long n = D->n;
   const int d = D->d;
-  P.mode = filter_mode(D->opts.init_filter);
-  P.im = float_image(D, P.mode == 1 && d <= kParTcMaxDim);
+  // (streamed x: exact distances, chunk by chunk; the same D2 and labels)
+  P.mode = D->src ? 0 : filter_mode(D->opts.init_filter);
+  if (P.mode) P.im = float_image(D, P.mode == 1 && d <= kParTcMaxDim);
   GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
   GK_CHECK(P.d2.alloc(n), "allocating D2");
   GK_CHECK(P.lab.alloc(n), "allocating the nearest candidates");
@@ -235,8 +288,7 @@ extern "C" void gk_cuda_par_end(gk_cuda_data *D) {
 }
 
 extern "C" int gk_cuda_par_begin(gk_cuda_data *D, int64_t first, double *phi, char *err, size_t errlen) {
-  if (int rs = refuse_streamed(D, "k-means|| on the device", err, errlen)) return rs;
-  if (!D || !D->x || !phi || first < 0 || first >= D->n) {
+  if (!D || (!D->x && !D->src) || !phi || first < 0 || first >= D->n) {
     set_msg(err, errlen, "gk_cuda_par_begin: invalid arguments");
     return GK_CUDA_INVALID;
   }

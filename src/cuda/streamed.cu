@@ -127,6 +127,16 @@ int refuse_streamed(const gk_cuda_data *D, const char *what, char *err, size_t e
   return GK_CUDA_INVALID;
 }
 
+void streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, double *out) {
+  const double *x = D->src->hx;
+  const long long n = D->n;
+  for (long long r = 0; r < m; ++r)
+    for (int j = 0; j < D->d; ++j) {
+      const double v = x[idx[r] + n * (long long)j];
+      out[r * D->d + j] = D->single ? (double)(float)(v - D->shift[j]) : v;
+    }
+}
+
 int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, size_t errlen) {
   gk_cuda_data V = *D;  // (a view: destroy() is never called on it)
   V.labels = labels;

@@ -113,6 +113,20 @@ test_that("cuda: streamed fits keep stats' results: random starts, nstart, k-mea
   expect_equal(g$centers, s$centers, tolerance = 1e-12)
 })
 
+test_that("cuda: k-means|| rounds on streamed x (on the device, chunk by chunk) pick the resident rows, every copy mode", {
+  skip_if_no_gpu()
+  # chunks of 997 rows split the tree's 32-row nodes; 4096 rows do not
+  x <- simulate_blobs(20011, 9, 12, seed = 6)
+  for (precision in c("double", "single")) for (copy in c("auto", "staged", "registered")) for (rows in c(997, 4096)) {
+    p <- stream_pair(x, 12, init = "kmeans||", iter.max = 30, rows = rows, precision = precision, copy = copy, seed = 3)
+    expect_stream_identical(p, paste(precision, copy, rows))
+  }
+  # a fit that does not converge and many candidates (k = 60: l = 120 a round)
+  p <- stream_pair(x, 60, init = "kmeans||", iter.max = 3, rows = 2500, seed = 4)
+  expect_stream_identical(p, "k = 60")
+  expect_true(any(grepl("did not converge", p$streamed$warnings)))
+})
+
 test_that("cuda: streamed x with empty clusters and duplicate rows", {
   skip_if_no_gpu()
   set.seed(3)

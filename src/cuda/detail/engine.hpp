@@ -322,6 +322,9 @@ using ChunkFn = std::function<cudaError_t(const gk_cuda_data &V)>;
 int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, size_t errlen);
 // The status GK_CUDA_INVALID for a function that needs x resident.
 int refuse_streamed(const gk_cuda_data *D, const char *what, char *err, size_t errlen);
+// Streamed x: rows idx[0..m) as the device stores them, converted to double
+// (x itself; in single precision double(float(x - shift))), m x d row-major.
+void streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, double *out);
 
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {
