@@ -5,8 +5,8 @@
 //
 // The same draws and arithmetic as src/cpu_init.cpp: in double precision both
 // engines find the same candidates and weights.  Streamed x (it does not fit
-// on the device) comes chunk by chunk in each round, with exact distances;
-// D2 and the labels stay on the device all the same.  x stays on the device; per
+// on the device) comes chunk by chunk in each round; D2 and the labels stay
+// on the device all the same.  x stays on the device; per
 // round the host reads phi, the number of sampled rows and their indices
 // (about 2k).  The weights come from each point's nearest candidate, tracked
 // while D2 is updated.
@@ -51,46 +51,68 @@ cudaError_t launch_filter_tc(const gk_cuda_data *D, const FloatImage &im, const 
   return cudaGetLastError();
 }
 
-// Gathers the m candidates' rows (didx) into cen, then folds them into D2
-// and the labels, writing level 1 of the potential's tree.  filter: 0 exact
-// distances for every pair, 1 the filter on the tensor cores where d allows,
-// 2 the SIMT filter.  cf, cq: room for the candidates' images
+// The candidates' images and filter_q for a round of the given filter mode
+// (once a round; none for exact distances).  cf, cq: room for them
 // (image_floats, q_floats).
-template <typename T>
-cudaError_t launch_update(const gk_cuda_data *D, const long long *didx, double *cen, int m, int base, int filter,
-                          const FloatImage &im, float *cf, float *cq, double *d2, int *lab, double *lv1,
-                          long long nch, cudaStream_t s) {
-  const T *x = static_cast<const T *>(D->x);
-  k_gather_rows<T><<<blocks_for((long long)m * D->d, 256), 256, 0, s>>>(x, D->n, D->d, didx, m, cen);
-  const unsigned int g = blocks_for(D->n, kParThreads);
-  if (filter == 0) {
-    k_par_exact<T><<<g, kParThreads, 0, s>>>(x, D->n, D->d, cen, m, base, d2, lab, lv1, nch);
-    return cudaGetLastError();
-  }
+cudaError_t launch_images(const gk_cuda_data *D, const double *cen, int m, int filter, const FloatImage &im,
+                          float *cf, float *cq, cudaStream_t s) {
+  if (filter == 0) return cudaSuccess;
   if (tc_filter(filter, m, D->d)) {
     const int mp = tc_cands(m);
     k_par_image_tc<<<blocks_for(mp, 128), 128, 0, s>>>(cen, m, mp, D->d, im, reinterpret_cast<unsigned int *>(cf),
                                                        cq);
-    const int ks = tc_dim(D->d) / 8;
+  } else {
+    k_par_image<<<blocks_for(m, 128), 128, 0, s>>>(cen, m, D->d, im, cf, cq);
+  }
+  return cudaGetLastError();
+}
+
+// Folds the m candidates (cen, their images made) into D2 and the labels of
+// the rows of V (all of x, or a chunk of streamed x with d2 and lab at its
+// first row), writing level 1 of the potential's tree (nch nodes; 0: none).
+// filter: 0 exact distances for every pair, 1 the filter on the tensor
+// cores where d allows, 2 the SIMT filter.
+template <typename T>
+cudaError_t launch_fold(const gk_cuda_data *V, double *cen, int m, int base, int filter, const FloatImage &im,
+                        float *cf, float *cq, double *d2, int *lab, double *lv1, long long nch, cudaStream_t s) {
+  const T *x = static_cast<const T *>(V->x);
+  const unsigned int g = blocks_for(V->n, kParThreads);
+  if (filter == 0) {
+    k_par_exact<T><<<g, kParThreads, 0, s>>>(x, V->n, V->d, cen, m, base, d2, lab, lv1, nch);
+    return cudaGetLastError();
+  }
+  if (tc_filter(filter, m, V->d)) {
+    const int ks = tc_dim(V->d) / 8;
     switch (ks) {  // small d: the k-steps unrolled
-      case 1: return launch_filter_tc<T, 1>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
-      case 2: return launch_filter_tc<T, 2>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
-      case 3: return launch_filter_tc<T, 3>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
-      case 4: return launch_filter_tc<T, 4>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
-      default: return launch_filter_tc<T, 0>(D, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      case 1: return launch_filter_tc<T, 1>(V, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      case 2: return launch_filter_tc<T, 2>(V, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      case 3: return launch_filter_tc<T, 3>(V, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      case 4: return launch_filter_tc<T, 4>(V, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
+      default: return launch_filter_tc<T, 0>(V, im, cf, cq, cen, m, base, d2, lab, lv1, nch, s);
     }
   }
-  k_par_image<<<blocks_for(m, 128), 128, 0, s>>>(cen, m, D->d, im, cf, cq);
   // d <= 32: two points per thread, the images in registers
-  const unsigned int g2 = blocks_for(D->n, kParThreads * 2);
+  const unsigned int g2 = blocks_for(V->n, kParThreads * 2);
 #define GK_FILTER(CAP) \
-  k_par_filter<T, CAP, 2, 16><<<g2, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cq, cen, m, base, d2, lab, lv1, nch)
-  if (D->d <= 8) GK_FILTER(8);
-  else if (D->d <= 16) GK_FILTER(16);
-  else if (D->d <= 32) GK_FILTER(32);
-  else k_par_filter<T, 0, 1, 32><<<g, kParThreads, 0, s>>>(x, D->n, D->d, im, cf, cq, cen, m, base, d2, lab, lv1, nch);
+  k_par_filter<T, CAP, 2, 16><<<g2, kParThreads, 0, s>>>(x, V->n, V->d, im, cf, cq, cen, m, base, d2, lab, lv1, nch)
+  if (V->d <= 8) GK_FILTER(8);
+  else if (V->d <= 16) GK_FILTER(16);
+  else if (V->d <= 32) GK_FILTER(32);
+  else k_par_filter<T, 0, 1, 32><<<g, kParThreads, 0, s>>>(x, V->n, V->d, im, cf, cq, cen, m, base, d2, lab, lv1, nch);
 #undef GK_FILTER
   return cudaGetLastError();
+}
+
+// Gathers the m candidates' rows (didx) of resident x into cen, then folds
+// them into D2 and the labels of every row, writing level 1 of the tree.
+template <typename T>
+cudaError_t launch_update(const gk_cuda_data *D, const long long *didx, double *cen, int m, int base, int filter,
+                          const FloatImage &im, float *cf, float *cq, double *d2, int *lab, double *lv1,
+                          long long nch, cudaStream_t s) {
+  k_gather_rows<T><<<blocks_for((long long)m * D->d, 256), 256, 0, s>>>(static_cast<const T *>(D->x), D->n, D->d,
+                                                                        didx, m, cen);
+  cudaError_t e = launch_images(D, cen, m, filter, im, cf, cq, s);
+  return e != cudaSuccess ? e : launch_fold<T>(D, cen, m, base, filter, im, cf, cq, d2, lab, lv1, nch, s);
 }
 
 // The room the candidates' images and filter_q take in a round of the given
@@ -143,25 +165,23 @@ __global__ void k_level1(const double *__restrict__ d2, long long n, double *__r
 }
 
 // add_candidates for streamed x: the candidates' rows from host memory, each
-// chunk's rows with exact distances (on D->stream, as the chunks arrive),
+// chunk's rows folded in (on D->stream, as the chunks arrive),
 // then level 1 of the tree from D2 (chunks need not hold whole nodes).
-int add_streamed(gk_cuda_data *D, ParState &P, long long m, long long base, char *err, size_t errlen) {
+int add_streamed(gk_cuda_data *D, ParState &P, long long m, long long base, int filter, char *err,
+                 size_t errlen) {
   const int d = D->d;
   GK_CHECK(cudaStreamSynchronize(P.stream.s), "k-means|| round");  // (D2 and the labels set there)
   std::vector<double> cen((size_t)m * d);
   streamed_rows(D, P.added.data(), m, cen.data());
   GK_CHECK(cudaMemcpyAsync(P.cen.p, cen.data(), cen.size() * sizeof(double), cudaMemcpyHostToDevice, D->stream),
            "copying candidates");
+  GK_CHECK(launch_images(D, P.cen.p, (int)m, filter, P.im, P.cf.p, P.cq.p, D->stream), "k-means||: candidates");
   int st = for_each_chunk(D, P.lab.p, [&](const gk_cuda_data &V) -> cudaError_t {
     const long long a = V.labels - P.lab.p;  // the chunk's first row
-    const unsigned int g = blocks_for(V.n, kParThreads);
-    if (D->single)
-      k_par_exact<float><<<g, kParThreads, 0, D->stream>>>((const float *)V.x, V.n, d, P.cen.p, (int)m, (int)base,
-                                                           P.d2.p + a, P.lab.p + a, P.lv1, 0);
-    else
-      k_par_exact<double><<<g, kParThreads, 0, D->stream>>>((const double *)V.x, V.n, d, P.cen.p, (int)m, (int)base,
-                                                            P.d2.p + a, P.lab.p + a, P.lv1, 0);
-    return cudaGetLastError();
+    return D->single ? launch_fold<float>(&V, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p + a,
+                                          P.lab.p + a, P.lv1, 0, D->stream)
+                     : launch_fold<double>(&V, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p + a,
+                                           P.lab.p + a, P.lv1, 0, D->stream);
   }, err, errlen);
   if (st != GK_CUDA_OK) return st;
   if (P.tb.T >= 1) {
@@ -193,7 +213,7 @@ int add_candidates(gk_cuda_data *D, ParState &P, double *phi, char *err, size_t 
   if (filter && P.cf.count < nf) GK_CHECK(P.cf.alloc(nf), "allocating candidates");
   if (filter && P.cq.count < nq) GK_CHECK(P.cq.alloc(nq), "allocating candidates");
   if (D->src) {
-    const int st = add_streamed(D, P, m, base, err, errlen);
+    const int st = add_streamed(D, P, m, base, filter, err, errlen);
     if (st != GK_CUDA_OK) return st;
   } else {
   GK_CHECK(cudaMemcpyAsync(P.didx.p, P.added.data(), m * sizeof(long long), cudaMemcpyHostToDevice, s),
@@ -251,9 +271,11 @@ int sample(gk_cuda_data *D, ParState &P, uint64_t seed, int r, double l, double 
 int begin(gk_cuda_data *D, ParState &P, long long first, double *phi, char *err, size_t errlen) {
   const long long n = D->n;
   const int d = D->d;
-  // (streamed x: exact distances, chunk by chunk; the same D2 and labels)
-  P.mode = D->src ? 0 : filter_mode(D->opts.init_filter);
-  if (P.mode) P.im = float_image(D, P.mode == 1 && d <= kParTcMaxDim);
+  P.mode = filter_mode(D->opts.init_filter);
+  // (streamed x has no column means on the device: its image centres on 0,
+  // which the bound allows as well, |x - 0| <= 2 max |x|)
+  if (D->src) GK_CHECK(cudaMemsetAsync(D->d_mean, 0, (size_t)d * sizeof(double), P.stream.s), "clearing the means");
+  P.im = float_image(D, P.mode == 1 && d <= kParTcMaxDim);
   GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
   GK_CHECK(P.d2.alloc(n), "allocating D2");
   GK_CHECK(P.lab.alloc(n), "allocating the nearest candidates");

@@ -121,6 +121,14 @@ test_that("cuda: k-means|| rounds on streamed x (on the device, chunk by chunk) 
     p <- stream_pair(x, 12, init = "kmeans||", iter.max = 30, rows = rows, precision = precision, copy = copy, seed = 3)
     expect_stream_identical(p, paste(precision, copy, rows))
   }
+  # the rounds' distances: exact (1), the SIMT filter (2); 0 above: the
+  # tensor-core filter (d = 9)
+  for (filter in 1:2) {
+    withr::local_options(gpukmeans.cuda_tuning = c(0L, filter, 0L, 0L))
+    p <- stream_pair(x, 12, init = "kmeans||", iter.max = 30, rows = 997, seed = 3, copy = "staged")
+    expect_stream_identical(p, paste("filter", filter))
+  }
+  withr::local_options(gpukmeans.cuda_tuning = NULL)
   # a fit that does not converge and many candidates (k = 60: l = 120 a round)
   p <- stream_pair(x, 60, init = "kmeans||", iter.max = 3, rows = 2500, seed = 4)
   expect_stream_identical(p, "k = 60")

@@ -1,5 +1,6 @@
 # k-means|| on streamed x against resident x and the CPU engine (issue 16), on the GPU machine:
-#   sh tools/gpu/run-r.sh tools/gpu/stream-init.R
+#   sh tools/gpu/run-r.sh tools/gpu/stream-init.R [cpu]
+# (cpu: also the CPU engine's k-means|| on the host, which streamed x ran before)
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 n <- 2e7; d <- 16L; k <- 256L
@@ -21,6 +22,7 @@ for (prec in c("double", "single")) {
               attr(r$f, "timing")[["init"]], attr(s$f, "timing")[["init"]], attr(s$f, "device"),
               identical(r$f$cluster, s$f$cluster) && identical(r$f$centers, s$f$centers)))
 }
+if (!identical(commandArgs(trailingOnly = TRUE)[1], "cpu")) quit(save = "no")
 c1 <- run(list(), backend = "cpu")
 cat(sprintf("double, the CPU engine's k-means|| on the host (the streamed path before): init %.3f s (%s) | same labels as the GPU: %s\n",
             attr(c1$f, "timing")[["init"]], attr(c1$f, "device"), identical(unname(c1$f$cluster), unname(rd$f$cluster))))
