@@ -264,8 +264,8 @@
 #' initialisation), else on the host with the CPU engine's code (slower); in
 #' single precision both read the values the GPUs store (`float(x -
 #' shift)`).  A fit that reports every iteration (`trace`, or a progress bar
-#' drawn from the start) exchanges the sums through the host instead, with
-#' the same result.  Several devices need the CUDA engine: with `backend = "cpu"` they
+#' drawn from the start) and a cosine fit exchange the sums through the host
+#' instead, step by step, with the same result.  Several devices need the CUDA engine: with `backend = "cpu"` they
 #' are an error; with `backend = "auto"` and no usable GPU at all the fit
 #' falls back to the CPU engine as for one device (an ordinal that does not
 #' exist next to ones that do is an error).  Not yet on several devices:
