@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
     tm("assign+sums (fused)", [&] { OK(launch_assign(D, p, cen, k, labels, st, 1000, true, acc, counts, D->d_scale, 0)); });
   else
     tm("accumulate", [&] { OK(launch_accumulate(D, p, labels, k, st, 1000, acc, counts, D->d_scale, 0)); });
-  tm("finalize", [&] { OK(launch_finalize(D, p, k, st, 1000, acc, counts, cen_d, cen_f, 0)); });
+  tm("finalize", [&] { OK(launch_finalize(D, p, k, st, 1000, acc, counts, cen_d, cen_f, D->d_scale, 0)); });
   tm("withinss", [&] { OK(launch_withinss(D, p, labels, cen_d, k, (unsigned *)counts, wacc, wcnt, 0)); });
   gk_cuda_free(D);
   return 0;
