@@ -53,13 +53,15 @@ for (prec in c("double", "single")) {
   set.seed(7); invisible(gpu_kmeans(x16, 6, weights = runif(nrow(x16)), precision = prec, backend = "cuda", iter.max = 20))
 }
 # x streamed from host memory in chunks (src/cuda/streamed.cu), each copy
-# mode: Lloyd step by step, the within-SS passes, predict
+# mode: Lloyd step by step, the within-SS passes, predict, the k-means||
+# rounds chunk by chunk
 for (copy in c("auto", "staged", "registered")) {
   withr::with_options(list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 997, gpukmeans.stream_copy = copy), {
     for (x in list(x2, x16)) {
       for (prec in c("double", "single")) {
         set.seed(8); f <- gpu_kmeans(x, 6, iter.max = 15, precision = prec, backend = "cuda")
         invisible(predict(f, x[seq_len(min(1500, nrow(x))), ]))
+        set.seed(8); invisible(gpu_kmeans(x, 6, init = "kmeans||", iter.max = 5, precision = prec, backend = "cuda"))
       }
     }
   })
