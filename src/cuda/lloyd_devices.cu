@@ -154,7 +154,7 @@ int enqueue_iteration(std::vector<Part> &P, bool bounded, bool first, char *err,
                                    a.f.s),
                "copying counts between devices");
       GK_CHECK(cudaMemcpyPeerAsync(in + stride - 1, a.D->device, &b.f.w.st->changed, b.D->device, sizeof(u64), a.f.s),
-               "copying counts between devices");
+               "copying changed counts between devices");
     }
     GK_CHECK(cudaEventRecord(a.copied, a.f.s), "recording an event");
   }
