@@ -87,6 +87,16 @@ std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, con
                                      const double* weight, std::int64_t m, std::int64_t first, int picks,
                                      const double* unif, int L, int threads, IterationObserver* observer);
 
+// The k-means|| reduction for an engine that stores x as float(x - shift)
+// (shift: d values; nullptr: as x itself): cpu_greedy over the rows `rows`
+// (m, each in [0, n), else kInvalid) as that engine stores them, in double
+// precision, on the host; the picks index rows.  (Several devices, streamed
+// x: the candidates live in host memory, not in one device's.)
+std::vector<std::int64_t> cpu_greedy_stored(const double* x, std::int64_t n, int d, const double* shift,
+                                            const std::int64_t* rows, const double* weight, std::int64_t m,
+                                            std::int64_t first, int picks, const double* unif, int L, int threads,
+                                            IterationObserver* observer);
+
 // The initialisation of a block of rows [offset, offset + n) of `total`
 // (Engine::block_init) on x (n x d, double).
 std::unique_ptr<BlockInit> make_cpu_block_init(const double* x, std::int64_t n, int d, std::int64_t offset,

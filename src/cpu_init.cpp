@@ -186,6 +186,21 @@ std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, con
   return pick;
 }
 
+std::vector<std::int64_t> cpu_greedy_stored(const double* x, std::int64_t n, int d, const double* shift,
+                                            const std::int64_t* rows, const double* weight, std::int64_t m,
+                                            std::int64_t first, int picks, const double* unif, int L, int threads,
+                                            IterationObserver* observer) {
+  for (std::int64_t i = 0; i < m; ++i)
+    if (rows[i] < 0 || rows[i] >= n) throw EngineError(EngineError::Kind::kInvalid, "greedy: a row outside x");
+  if (!shift) return cpu_greedy(x, n, d, rows, weight, m, first, picks, unif, L, threads, observer);
+  std::vector<double> stored(static_cast<std::size_t>(m) * d);  // the rows as stored, column-major
+  for (int j = 0; j < d; ++j)
+    for (std::int64_t i = 0; i < m; ++i)
+      stored[i + static_cast<std::size_t>(j) * m] =
+          static_cast<double>(static_cast<float>(x[rows[i] + static_cast<std::int64_t>(j) * n] - shift[j]));
+  return cpu_greedy(stored.data(), m, d, nullptr, weight, m, first, picks, unif, L, threads, observer);
+}
+
 // ---- k-means|| -------------------------------------------------------------
 
 CpuParRounds::CpuParRounds(const double* x, std::int64_t n, int d, int threads, const double* w)

@@ -6,6 +6,7 @@
 // engine: make_cuda_engine throws "not built" and cuda_info() says so.
 #include "engine.h"
 #include "process_guard.h"
+#include "row_block.h"
 #include "stage_log.h"
 
 #ifdef GPUKMEANS_CUDA
@@ -14,7 +15,6 @@
 #include "fit_driver.h"
 #endif
 
-#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -239,21 +239,11 @@ class CudaEngine final : public Engine {
                                    std::int64_t first, int picks, const double* unif, int L,
                                    IterationObserver* observer) override {
     if (streamed() && rows) {
-      // the k-means|| reduction, over its m candidates only, gathered as the
-      // device stores them (single precision: float(x - shift)), on the host
+      // the k-means|| reduction, over its m candidates only, as the device
+      // stores them, on the host
       const std::vector<double> sh = shift();
-      const double* x = host_x();
-      std::vector<double> cand(static_cast<std::size_t>(m) * d_);
-      std::vector<std::int64_t> idx(m);
-      for (std::int64_t i = 0; i < m; ++i) {
-        if (rows[i] < 0 || rows[i] >= n_) throw EngineError(EngineError::Kind::kInvalid, "greedy: a row outside x");
-        idx[i] = i;
-        for (int j = 0; j < d_; ++j) {
-          const double v = x[rows[i] + n_ * j];
-          cand[i + m * j] = precision_ == Precision::kSingle ? static_cast<double>(static_cast<float>(v - sh[j])) : v;
-        }
-      }
-      return cpu_greedy(cand.data(), m, d_, idx.data(), weight, m, first, picks, unif, L, host_threads_, observer);
+      return cpu_greedy_stored(host_x(), n_, d_, precision_ == Precision::kSingle ? sh.data() : nullptr, rows, weight,
+                               m, first, picks, unif, L, host_threads_, observer);
     }
     if (streamed()) {  // k-means++ on the host (below); the last use of its engine
       std::vector<std::int64_t> out = host_engine().greedy(rows, weight, m, first, picks, unif, L, observer);
@@ -390,8 +380,7 @@ class CudaEngine final : public Engine {
     if (host_ld_ == n_) return host_x_;
     if (host_copy_.empty()) {
       host_copy_.resize(static_cast<std::size_t>(n_) * d_);
-      for (int j = 0; j < d_; ++j)
-        std::copy(host_x_ + host_ld_ * j, host_x_ + host_ld_ * j + n_, host_copy_.begin() + n_ * j);
+      copy_row_block(host_x_, host_ld_, d_, 0, n_, host_copy_.data(), host_threads_);
     }
     return host_copy_.data();
   }

@@ -2,7 +2,6 @@
 #include "multi_engine.h"
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -10,39 +9,12 @@
 #include "fit_driver.h"
 #include "labels.h"
 #include "nonfinite.h"
+#include "row_block.h"
 #include "single_shift.h"
 #include "wall_clock.h"
 
 namespace gk {
 
-namespace {
-
-// Rows [a, a + nb) of x (n x d, column-major) into out (nb x d), by up to
-// `threads` threads taking whole 4 MiB pieces of columns: the first touch
-// of a fresh block of gigabytes costs more than the copy on one thread.
-void copy_block(const double* x, std::int64_t n, int d, std::int64_t a, std::int64_t nb, double* out, int threads) {
-  const std::int64_t piece = std::int64_t(1) << 19;  // doubles
-  const std::int64_t per_col = (nb + piece - 1) / piece, tasks = per_col * d;
-  auto run = [&](std::int64_t t0, std::int64_t t1) {
-    for (std::int64_t t = t0; t < t1; ++t) {
-      const std::int64_t j = t / per_col, r0 = (t % per_col) * piece, len = std::min(piece, nb - r0);
-      std::copy(x + n * j + a + r0, x + n * j + a + r0 + len, out + nb * j + r0);
-    }
-  };
-  const int nt = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, tasks)));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < nt; ++i) {
-    try {
-      pool.emplace_back(run, tasks * i / nt, tasks * (i + 1) / nt);
-    } catch (...) {  // no thread: this one copies that share too
-      run(tasks * i / nt, tasks * (i + 1) / nt);
-    }
-  }
-  run(0, tasks / nt);
-  for (std::thread& t : pool) t.join();
-}
-
-}  // namespace
 
 
 namespace {
@@ -89,7 +61,7 @@ class MultiEngine final : public Engine {
         h.ld = data.n;
       } else {
         blk.resize(static_cast<std::size_t>(nb) * d_);  // (not zero-filled)
-        copy_block(data.x, data.n, d_, a, nb, blk.data(), std::max(1, threads_ / m));
+        copy_row_block(data.x, data.n, d_, a, nb, blk.data(), std::max(1, threads_ / m));
         h.x = blk.data();
       }
       made[p] = make(h, which[p], shift.empty() ? nullptr : shift.data());
@@ -205,19 +177,8 @@ class MultiEngine final : public Engine {
     }
     // The k-means|| reduction: over the m candidates, gathered (as MPI ranks
     // gather them, src/block_driver.h par_reduce_gathered).
-    std::vector<double> cand(static_cast<std::size_t>(m) * d_);
-    for (std::int64_t i = 0; i < m; ++i) {
-      if (rows[i] < 0 || rows[i] >= n_) throw EngineError(EngineError::Kind::kInvalid, "greedy: a row outside x");
-      for (int j = 0; j < d_; ++j) cand[i + m * j] = init_value(rows[i], j);
-    }
-    HostData h;
-    h.x = cand.data();
-    h.n = m;
-    h.d = d_;
-    std::unique_ptr<Engine> e = make_cpu_engine(h, Precision::kDouble, threads_);
-    std::vector<std::int64_t> idx(m);
-    for (std::int64_t i = 0; i < m; ++i) idx[i] = i;
-    return e->greedy(idx.data(), weight, m, first, picks, unif, L, observer);
+    return cpu_greedy_stored(x_, n_, d_, single_cuda_ ? shift_.data() : nullptr, rows, weight, m, first, picks, unif,
+                             L, threads_, observer);
   }
   double par_begin(std::int64_t first) override {
     return with_init([&](Engine& e) { return e.par_begin(first); });

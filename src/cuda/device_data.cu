@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../nonfinite.h"
+#include "../row_block.h"
 #include "../single_shift.h"
 #include "detail/data_kernels.cuh"
 #include "detail/engine.hpp"
@@ -232,8 +233,7 @@ int upload_into(gk_cuda_data *D, const double *x, const double *shift, int64_t *
   auto contiguous = [&] {
     if (ld == D->n) return;
     D->host_x.resize(nd);
-    for (int j = 0; j < D->d; ++j)
-      std::copy(x + (size_t)j * ld, x + (size_t)j * ld + D->n, D->host_x.begin() + (size_t)j * D->n);
+    copy_row_block(x, ld, D->d, 0, D->n, D->host_x.data(), staging_threads(D));
     x = D->host_x.data();
     ld = D->n;
   };

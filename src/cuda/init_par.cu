@@ -216,16 +216,16 @@ int add_candidates(gk_cuda_data *D, ParState &P, double *phi, char *err, size_t 
     const int st = add_streamed(D, P, m, base, filter, err, errlen);
     if (st != GK_CUDA_OK) return st;
   } else {
-  GK_CHECK(cudaMemcpyAsync(P.didx.p, P.added.data(), m * sizeof(long long), cudaMemcpyHostToDevice, s),
-           "copying candidate rows");
-  if (D->single)
-    GK_CHECK((launch_update<float>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
-                                   P.lab.p, P.lv1, P.nch, s)),
-             "k-means||: distances");
-  else
-    GK_CHECK((launch_update<double>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
-                                    P.lab.p, P.lv1, P.nch, s)),
-             "k-means||: distances");
+    GK_CHECK(cudaMemcpyAsync(P.didx.p, P.added.data(), m * sizeof(long long), cudaMemcpyHostToDevice, s),
+             "copying candidate rows");
+    if (D->single)
+      GK_CHECK((launch_update<float>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
+                                     P.lab.p, P.lv1, P.nch, s)),
+               "k-means||: distances");
+    else
+      GK_CHECK((launch_update<double>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
+                                      P.lab.p, P.lv1, P.nch, s)),
+               "k-means||: distances");
   }
   GK_CHECK(P.tb.build(s, 1), "k-means||: potential");
   GK_CHECK(cudaMemcpyAsync(phi, P.top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");
@@ -272,9 +272,6 @@ int begin(gk_cuda_data *D, ParState &P, long long first, double *phi, char *err,
   const long long n = D->n;
   const int d = D->d;
   P.mode = filter_mode(D->opts.init_filter);
-  // (streamed x has no column means on the device: its image centres on 0,
-  // which the bound allows as well, |x - 0| <= 2 max |x|)
-  if (D->src) GK_CHECK(cudaMemsetAsync(D->d_mean, 0, (size_t)d * sizeof(double), P.stream.s), "clearing the means");
   P.im = float_image(D, P.mode == 1 && d <= kParTcMaxDim);
   GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
   GK_CHECK(P.d2.alloc(n), "allocating D2");

@@ -288,6 +288,10 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   D->scratch = (u64 *)(blk + scr);
   D->d_mean = (double *)(blk + total - align256((size_t)d * sizeof(double)));
   GK_CHECK(cudaStreamCreateWithFlags(&D->stream, cudaStreamNonBlocking), "creating a stream");
+  // Streamed x has no column means on the device (totss is the host's): the
+  // images of the k-means|| filters centre it on 0 instead, which their
+  // bound allows, |x - 0| <= 2 max |x| (detail/init_bound.cuh).
+  GK_CHECK(cudaMemsetAsync(D->d_mean, 0, (size_t)d * sizeof(double), D->stream), "clearing the means");
   GK_CHECK(cudaStreamCreateWithFlags(&S->copy, cudaStreamNonBlocking), "creating a stream");
   GK_CHECK(cudaEventCreate(&D->ev0), "creating events");
   GK_CHECK(cudaEventCreate(&D->ev1), "creating events");
