@@ -334,7 +334,13 @@
 #'   memory or file-backed) or a \pkg{DelayedArray} matrix (such as an
 #'   \pkg{HDF5Array} file) is read in blocks of rows into one dense double
 #'   matrix (what `stats::kmeans()` fits through `as.matrix()`, without a
-#'   second dense copy); the engines then read that matrix.
+#'   second dense copy); the engines then read that matrix.  When it would
+#'   take more than `getOption("gpukmeans.source_memory")` bytes (default 1
+#'   GiB; `Inf`: never), it lives in a scratch file in
+#'   `getOption("gpukmeans.scratch_dir")` (default [tempdir()]), mapped into
+#'   memory and unlinked at once, so that the kernel may page it out: reading
+#'   the source then holds about one block of anonymous memory.  A double
+#'   `big.matrix` in a file or in shared memory is mapped, not read.
 #' @param centers either the number of clusters k, or a matrix (or data frame)
 #'   of k distinct initial centers with as many columns as `x`.  As in stats, a
 #'   single number is always k.

@@ -4,10 +4,17 @@
 # through as.matrix(); here they are read in blocks of rows into one double
 # matrix, so that the peak is that matrix and one block rather than two
 # dense copies (and a file-backed source is read once, in order).  The
-# engines then read that matrix as any other.  A double big.matrix that
-# lives in a file or in shared memory is not read at all: its file is
-# mapped into memory as a double matrix (src/mapped_matrix.cpp), so that
-# the engines read its values in place, with no copy.
+# engines then read that matrix as any other.
+#
+# Where that matrix would take more than options(gpukmeans.source_memory)
+# bytes (default 1 GiB), its values live in a scratch file instead
+# (src/mapped_matrix.cpp, in options(gpukmeans.scratch_dir), default
+# tempdir()): a shared mapping of an unlinked file, which the kernel may
+# write out and drop, so that the resident memory of reading a large source
+# is about one block (the page cache holds what the engines read again).
+# A double big.matrix that lives in a file or in shared memory is not read
+# at all: its file is mapped into memory as a double matrix, so that the
+# engines read its values in place, with no copy.
 
 matrix_source_classes <- c("Matrix", "big.matrix", "DelayedArray")
 
@@ -17,7 +24,8 @@ is_matrix_source <- function(x) {
 }
 
 # x (a matrix source) as a double matrix with as.matrix(x)'s dimnames, read
-# `block_rows` rows at a time (default: about 32 MiB of doubles a block).
+# `block_rows` rows at a time (default: about 32 MiB of doubles a block; a
+# dgCMatrix, with block_rows NULL, in one pass over its nonzero values).
 # NULL when a block is not numeric (the caller says so).
 read_matrix_source <- function(x, block_rows = NULL) {
   if (is.null(block_rows) && methods::is(x, "big.matrix")) {
@@ -31,19 +39,49 @@ read_matrix_source <- function(x, block_rows = NULL) {
   if (n > .Machine$integer.max)
     stop(sprintf("'x' has %s rows: at most %s (R's limit for the rows of a matrix)",
                  format(n, big.mark = ","), format(.Machine$integer.max, big.mark = ",")), call. = FALSE)
-  out <- matrix(0, n, d)
-  if (n > 0 && d > 0) {
+  dn <- dimnames(x)
+  if (!is.null(dn) && is.null(dn[[1L]]) && is.null(dn[[2L]])) dn <- NULL
+  out <- if (n > 0 && d > 0) scratch_matrix(n, d, dn)
+  mapped <- !is.null(out)
+  if (!mapped) out <- matrix(0, n, d, dimnames = dn)
+  if (n > 0 && d > 0 && is.null(block_rows) && methods::is(x, "dgCMatrix")) {
+    gk_fill_csc(out, x@p, x@i, x@x)  # one pass over the nonzero values (src/csc_fill.cpp)
+  } else if (n > 0 && d > 0) {
     rows <- block_rows %||% max(1, floor(2^22 / d))
     for (lo in seq(1, n, by = rows)) {
       hi <- min(n, lo + rows - 1)
       b <- as.matrix(x[lo:hi, , drop = FALSE])
       if (!is.numeric(b) && !is.logical(b)) return(NULL)
-      out[lo:hi, ] <- b
+      if (mapped) gk_write_rows(out, lo, b) else out[lo:hi, ] <- b
     }
   }
-  dn <- dimnames(x)
-  if (!is.null(dn) && !(is.null(dn[[1L]]) && is.null(dn[[2L]]))) dimnames(out) <- dn
   out
+}
+
+# An n x d double matrix of zeros (with those dimnames) in a scratch file,
+# where n x d doubles exceed options(gpukmeans.source_memory) bytes; NULL
+# where they do not (or where there is no mmap): the caller then uses a
+# matrix in memory.
+scratch_matrix <- function(n, d, dimnames = NULL) {
+  limit <- source_memory_limit()
+  if (as.numeric(n) * d * 8 <= limit) return(NULL)
+  dir <- getOption("gpukmeans.scratch_dir", tempdir())
+  if (!is.character(dir) || length(dir) != 1L || is.na(dir) || !dir.exists(dir))
+    stop(sprintf("options(gpukmeans.scratch_dir) must name an existing directory, not %s",
+                 paste(deparse(dir), collapse = " ")), call. = FALSE)
+  tryCatch(gk_scratch_doubles(path.expand(dir), n, d, dimnames), error = function(e) stop(sprintf(
+    "'x' (%s x %s, %s of doubles) is larger than options(gpukmeans.source_memory) and goes to a scratch file, but %s; set options(gpukmeans.scratch_dir) to a directory with room, or options(gpukmeans.source_memory = Inf) to read it into memory",
+    format(n, big.mark = ","), format(d, big.mark = ","), sprintf("%.3g GiB", as.numeric(n) * d * 8 / 2^30),
+    conditionMessage(e)), call. = FALSE))
+}
+
+# options(gpukmeans.source_memory): bytes (default 1 GiB; Inf: always in memory).
+source_memory_limit <- function() {
+  v <- getOption("gpukmeans.source_memory", 2^30)
+  if (!is.numeric(v) || length(v) != 1L || is.na(v) || v < 0)
+    stop(sprintf("options(gpukmeans.source_memory) must be a number of bytes (>= 0, or Inf), not %s",
+                 paste(deparse(v), collapse = " ")), call. = FALSE)
+  v
 }
 
 # A double big.matrix that is file-backed or in shared memory, whole (not a

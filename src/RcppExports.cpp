@@ -10,6 +10,18 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
+// gk_fill_csc
+void gk_fill_csc(SEXP out, Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x);
+RcppExport SEXP _gpukmeans_gk_fill_csc(SEXP outSEXP, SEXP pSEXP, SEXP iSEXP, SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< SEXP >::type out(outSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    gk_fill_csc(out, p, i, x);
+    return R_NilValue;
+END_RCPP
+}
 // gk_first_nonfinite
 double gk_first_nonfinite(Rcpp::NumericMatrix x, int threads);
 RcppExport SEXP _gpukmeans_gk_first_nonfinite(SEXP xSEXP, SEXP threadsSEXP) {
@@ -529,6 +541,32 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_scratch_doubles
+SEXP gk_scratch_doubles(std::string dir, double n, double d, SEXP dimnames);
+RcppExport SEXP _gpukmeans_gk_scratch_doubles(SEXP dirSEXP, SEXP nSEXP, SEXP dSEXP, SEXP dimnamesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type dir(dirSEXP);
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    Rcpp::traits::input_parameter< double >::type d(dSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type dimnames(dimnamesSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_scratch_doubles(dir, n, d, dimnames));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_write_rows
+void gk_write_rows(SEXP m, double first, Rcpp::NumericMatrix block);
+RcppExport SEXP _gpukmeans_gk_write_rows(SEXP mSEXP, SEXP firstSEXP, SEXP blockSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type m(mSEXP);
+    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type block(blockSEXP);
+    gk_write_rows(m, first, block);
+    return R_NilValue;
+END_RCPP
+}
 // gk_is_mapped
 bool gk_is_mapped(SEXP x);
 RcppExport SEXP _gpukmeans_gk_is_mapped(SEXP xSEXP) {
@@ -633,6 +671,7 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
+    {"_gpukmeans_gk_fill_csc", (DL_FUNC) &_gpukmeans_gk_fill_csc, 4},
     {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
     {"_gpukmeans_gk_unique_rows", (DL_FUNC) &_gpukmeans_gk_unique_rows, 1},
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
@@ -677,6 +716,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
     {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
     {"_gpukmeans_gk_map_doubles", (DL_FUNC) &_gpukmeans_gk_map_doubles, 4},
+    {"_gpukmeans_gk_scratch_doubles", (DL_FUNC) &_gpukmeans_gk_scratch_doubles, 4},
+    {"_gpukmeans_gk_write_rows", (DL_FUNC) &_gpukmeans_gk_write_rows, 3},
     {"_gpukmeans_gk_is_mapped", (DL_FUNC) &_gpukmeans_gk_is_mapped, 1},
     {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 12},
     {"_gpukmeans_gk_normalize_rows_cpp", (DL_FUNC) &_gpukmeans_gk_normalize_rows_cpp, 2},

@@ -1,6 +1,7 @@
 // mapped_matrix.cpp: a double matrix whose values are a file's bytes, mapped
 // into memory rather than read (bigmemory's file-backed and shared big.matrix
-// store exactly an n x d column-major block of doubles, R/matrix_sources.R).
+// store exactly an n x d column-major block of doubles, R/matrix_sources.R),
+// or live in a scratch file (a large source read block by block).
 // It is an ALTREP double vector: R code and the engines see an ordinary
 // double matrix (REAL() is the mapping), and no dense copy of the data is
 // ever made.  The mapping is private (copy on write): a write by R never
@@ -9,8 +10,10 @@
 
 #include <R_ext/Altrep.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #if defined(__unix__) || defined(__APPLE__)
 #include <fcntl.h>
@@ -71,13 +74,41 @@ void gk_init_mapped_class(DllInfo* dll) {
   R_set_altreal_Get_region_method(mapped_class, mapped_get_region);
 }
 
+namespace {
+
+#ifdef GK_HAVE_MMAP
+// The mapping [base, base + bytes) as an n x d double matrix whose values
+// start `offset` bytes in; the vector owns the mapping (unmapped when
+// collected).
+SEXP mapped_matrix(void* base, std::size_t bytes, std::size_t offset, double n, double d) {
+  Mapping* m = new Mapping;
+  m->base = base;
+  m->bytes = bytes;
+  m->values = reinterpret_cast<double*>(static_cast<char*>(base) + offset);
+  m->length = static_cast<R_xlen_t>(n * d);
+  SEXP ptr = PROTECT(R_MakeExternalPtr(m, R_NilValue, R_NilValue));
+  R_RegisterCFinalizerEx(ptr, release_mapping, TRUE);
+  SEXP out = PROTECT(R_new_altrep(mapped_class, ptr, R_NilValue));
+  SEXP dim = PROTECT(Rf_allocVector(INTSXP, 2));
+  INTEGER(dim)[0] = static_cast<int>(n);
+  INTEGER(dim)[1] = static_cast<int>(d);
+  Rf_setAttrib(out, R_DimSymbol, dim);
+  UNPROTECT(3);
+  return out;
+}
+#endif
+
+inline bool valid_dims(double n, double d) { return n >= 1 && d >= 1 && n <= 2147483647.0 && d <= 2147483647.0; }
+
+}  // namespace
+
 // The n x d doubles of `path` from byte `offset` on, as a double matrix
 // that maps the file; NULL where it cannot be mapped (no such file, shorter
 // than that, no mmap on this platform): the caller then reads the values.
 // [[Rcpp::export]]
 SEXP gk_map_doubles(std::string path, double n, double d, double offset) {
 #ifdef GK_HAVE_MMAP
-  if (!(n >= 1 && d >= 1 && offset >= 0) || n > 2147483647.0 || d > 2147483647.0) return R_NilValue;
+  if (!valid_dims(n, d) || !(offset >= 0)) return R_NilValue;
   const double want = offset + n * d * sizeof(double);
   const int fd = open(path.c_str(), O_RDONLY);
   if (fd < 0) return R_NilValue;
@@ -91,20 +122,7 @@ SEXP gk_map_doubles(std::string path, double n, double d, double offset) {
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   close(fd);  // the mapping keeps the file
   if (base == MAP_FAILED) return R_NilValue;
-  Mapping* m = new Mapping;
-  m->base = base;
-  m->bytes = bytes;
-  m->values = reinterpret_cast<double*>(static_cast<char*>(base) + static_cast<std::size_t>(offset));
-  m->length = static_cast<R_xlen_t>(n * d);
-  SEXP ptr = PROTECT(R_MakeExternalPtr(m, R_NilValue, R_NilValue));
-  R_RegisterCFinalizerEx(ptr, release_mapping, TRUE);
-  SEXP out = PROTECT(R_new_altrep(mapped_class, ptr, R_NilValue));
-  SEXP dim = PROTECT(Rf_allocVector(INTSXP, 2));
-  INTEGER(dim)[0] = static_cast<int>(n);
-  INTEGER(dim)[1] = static_cast<int>(d);
-  Rf_setAttrib(out, R_DimSymbol, dim);
-  UNPROTECT(3);
-  return out;
+  return mapped_matrix(base, bytes, static_cast<std::size_t>(offset), n, d);
 #else
   (void)path;
   (void)n;
@@ -112,6 +130,60 @@ SEXP gk_map_doubles(std::string path, double n, double d, double offset) {
   (void)offset;
   return R_NilValue;
 #endif
+}
+
+// A new n x d double matrix (zeros) whose values live in a scratch file in
+// `dir` rather than in anonymous memory: the kernel may write its pages out
+// and drop them, so a large matrix read from a source (R/matrix_sources.R)
+// holds little resident memory.  The file's blocks are reserved first
+// (posix_fallocate), so that a full disk is this error rather than a
+// SIGBUS at a later write; the file is unlinked at once, so nothing is left
+// behind, whatever happens to the process.  dimnames: set here, on the
+// fresh vector (`dimnames<-` in R may copy it).  NULL where there is no mmap.
+// [[Rcpp::export]]
+SEXP gk_scratch_doubles(std::string dir, double n, double d, SEXP dimnames) {
+#ifdef GK_HAVE_MMAP
+  if (!valid_dims(n, d) || n * d * sizeof(double) > 9.0e18) Rcpp::stop("invalid dimensions of a scratch matrix");
+  const std::size_t bytes = static_cast<std::size_t>(n * d * sizeof(double));
+  std::string path = dir + "/gpukmeans-x-XXXXXX";
+  const int fd = mkstemp(&path[0]);
+  if (fd < 0)
+    Rcpp::stop("cannot create a scratch file in '" + dir + "': " + std::strerror(errno));
+  unlink(path.c_str());  // the open descriptor, then the mapping, keep it
+  const int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  if (err != 0) {
+    close(fd);
+    Rcpp::stop("cannot reserve " + std::to_string(bytes) + " bytes in '" + dir + "': " + std::strerror(err));
+  }
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  const int map_err = errno;
+  close(fd);
+  if (base == MAP_FAILED) Rcpp::stop("cannot map a scratch file in '" + dir + "': " + std::strerror(map_err));
+  SEXP out = PROTECT(mapped_matrix(base, bytes, 0, n, d));
+  if (!Rf_isNull(dimnames)) Rf_setAttrib(out, R_DimNamesSymbol, dimnames);
+  UNPROTECT(1);
+  return out;
+#else
+  (void)dir;
+  (void)n;
+  (void)d;
+  (void)dimnames;
+  return R_NilValue;
+#endif
+}
+
+// Writes the rows of `block` into the mapped matrix m from row `first`
+// (1-based) on, in place (R's `[<-` would copy a shared vector first).
+// [[Rcpp::export]]
+void gk_write_rows(SEXP m, double first, Rcpp::NumericMatrix block) {
+  if (!(ALTREP(m) && R_altrep_inherits(m, mapped_class))) Rcpp::stop("not a mapped matrix");
+  SEXP dim = Rf_getAttrib(m, R_DimSymbol);
+  const R_xlen_t n = INTEGER(dim)[0], d = INTEGER(dim)[1];
+  const R_xlen_t rows = block.nrow();
+  if (block.ncol() != d || !(first >= 1) || first - 1 + rows > n) Rcpp::stop("rows out of the mapped matrix");
+  double* out = mapping_of(m)->values + static_cast<R_xlen_t>(first - 1);
+  for (R_xlen_t j = 0; j < d; ++j)
+    std::memcpy(out + j * n, &block[j * rows], static_cast<std::size_t>(rows) * sizeof(double));
 }
 
 // Whether x is such a mapped matrix (tests: no dense copy was made).

@@ -23,6 +23,17 @@ test_that("a matrix source is read in blocks into the dense matrix as.matrix() g
   }
   expect_false(gpukmeans:::is_matrix_source(x))
   expect_false(gpukmeans:::is_matrix_source(as.data.frame(x)))
+  # a dgCMatrix is filled from its nonzero values in one pass: one whose
+  # structure was broken by slot assignment is an error, not a stray write
+  bad <- Matrix::Matrix(x, sparse = TRUE)
+  expect_s4_class(bad, "dgCMatrix")
+  bad@i[3] <- 10000L
+  expect_error(gpukmeans:::read_matrix_source(bad), "malformed column-compressed matrix")
+  bad@i[3] <- -1L
+  expect_error(gpukmeans:::read_matrix_source(bad), "malformed column-compressed matrix")
+  bad <- Matrix::Matrix(x, sparse = TRUE)
+  bad@p[2] <- bad@p[3] + 1L
+  expect_error(gpukmeans:::read_matrix_source(bad), "malformed column-compressed matrix")
   # without dimnames, and with column names only
   m <- Matrix::Matrix(unname(x), sparse = TRUE)
   expect_identical(gpukmeans:::read_matrix_source(m, 10), as.matrix(m))
@@ -128,4 +139,91 @@ test_that("DelayedArray and HDF5Array matrices give the fit of the base matrix",
     expect_identical(f$cluster, ref$cluster)
     expect_identical(f$centers, ref$centers)
   }
+})
+
+# Sources larger than options(gpukmeans.source_memory) go to a scratch file
+# (src/mapped_matrix.cpp, gk_scratch_doubles): the same values, dimnames and
+# fits as in memory, read through a mapping that the engines use in place.
+scratch_sources <- function(x) {
+  out <- list()
+  if (requireNamespace("Matrix", quietly = TRUE))
+    out <- c(out, list(sparse = Matrix::Matrix(x, sparse = TRUE), dense = Matrix::Matrix(x, sparse = FALSE)))
+  if (requireNamespace("bigmemory", quietly = TRUE)) {
+    local <- bigmemory::big.matrix(nrow(x), ncol(x), type = "double", shared = FALSE,
+                                   dimnames = dimnames(x))
+    local[, ] <- x
+    out$big_local <- local
+  }
+  if (requireNamespace("DelayedArray", quietly = TRUE)) out$delayed <- DelayedArray::DelayedArray(x) * 1
+  out
+}
+
+test_backends("a source larger than options(gpukmeans.source_memory) is read into a scratch file: same values and fit", function(backend) {
+  skip_on_os("windows")
+  x <- sources_data()
+  srcs <- scratch_sources(x)
+  if (length(srcs) == 0L) skip("none of Matrix, bigmemory, DelayedArray is installed")
+  set.seed(3); ref <- gpu_kmeans(x, 5, iter.max = 50, nstart = 2)
+  for (name in names(srcs)) {
+    m <- srcs[[name]]
+    withr::local_options(gpukmeans.source_memory = 0)
+    for (rows in list(NULL, 1, 100, 503)) {
+      y <- gpukmeans:::read_matrix_source(m, block_rows = rows)
+      expect_true(gpukmeans:::gk_is_mapped(y), label = name)
+      expect_identical(y, x, label = name)
+    }
+    expect_true(gpukmeans:::gk_is_mapped(gpukmeans:::data_matrix(m)$x), label = name)
+    set.seed(3); f <- gpu_kmeans(m, 5, iter.max = 50, nstart = 2)
+    expect_identical(f$cluster, ref$cluster, label = name)
+    expect_identical(f$centers, ref$centers, label = name)
+    expect_identical(f$totss, ref$totss, label = name)
+    expect_identical(predict(f, m), predict(ref, x), label = name)
+    # and against stats itself, random numbers and warnings included (stats
+    # cannot take a big.matrix: as.matrix() has no method for it)
+    if (!methods::is(m, "big.matrix")) expect_kmeans_parity(m, 5, iter.max = 50, seed = 8, tolerance = 1e-12)
+  }
+})
+
+test_that("options(gpukmeans.source_memory) is the most bytes a source takes in memory", {
+  skip_if_not_installed("Matrix")
+  skip_on_os("windows")
+  x <- sources_data()
+  m <- Matrix::Matrix(x, sparse = TRUE)
+  bytes <- length(x) * 8
+  withr::local_options(gpukmeans.source_memory = bytes)
+  expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(m)))
+  withr::local_options(gpukmeans.source_memory = bytes - 1)
+  expect_true(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(m)))
+  withr::local_options(gpukmeans.source_memory = Inf)
+  expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(m)))
+  withr::local_options(gpukmeans.source_memory = NULL)  # default: 1 GiB
+  expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(m)))
+  # a base matrix is never copied, whatever the option
+  withr::local_options(gpukmeans.source_memory = 0)
+  expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::data_matrix(x)$x))
+  for (bad in list("a", -1, NA_real_, c(1, 2)))
+    withr::with_options(list(gpukmeans.source_memory = bad),
+                        expect_error(gpu_kmeans(m, 3), "options\\(gpukmeans.source_memory\\) must be a number of bytes"))
+})
+
+test_that("a scratch directory that cannot take the file is a clear error, and no file is left behind", {
+  skip_if_not_installed("Matrix")
+  skip_on_os("windows")
+  m <- Matrix::Matrix(sources_data(), sparse = TRUE)
+  withr::local_options(gpukmeans.source_memory = 0)
+  file <- withr::local_tempfile()
+  writeLines("not a directory", file)
+  for (bad in list(file, "/no/such/dir", 3, NA_character_))
+    withr::with_options(list(gpukmeans.scratch_dir = bad),
+                        expect_error(gpu_kmeans(m, 3), "options\\(gpukmeans.scratch_dir\\) must name an existing directory"))
+  if (dir.exists("/proc/self"))  # Linux: no file can be created in /proc
+    withr::with_options(list(gpukmeans.scratch_dir = "/proc"),
+                        expect_error(gpu_kmeans(m, 3), "cannot create a scratch file in '/proc'.*gpukmeans.source_memory = Inf"))
+  # the file is unlinked as soon as it is mapped: the directory stays empty
+  dir <- withr::local_tempdir()
+  withr::local_options(gpukmeans.scratch_dir = dir)
+  y <- gpukmeans:::read_matrix_source(m)
+  expect_true(gpukmeans:::gk_is_mapped(y))
+  expect_length(list.files(dir, all.files = TRUE, no.. = TRUE), 0L)
+  expect_identical(y[5, ], as.matrix(m)[5, ])
 })
