@@ -260,8 +260,9 @@
 #' the host, as the CPU engine computes it, on one GPU too).
 #' `init = "kmeans++"` and `"kmeans||"` choose the rows one GPU chooses:
 #' they run on the first GPU over all the rows where `x` fits there beside
-#' that GPU's block (a second upload of `x`, freed after the
-#' initialisation), else on the host with the CPU engine's code (slower); in
+#' that GPU's block (a copy of `x` gathered from the GPUs' blocks, device to
+#' device, freed after the initialisation), else on the host with the CPU
+#' engine's code (slower); in
 #' single precision both read the values the GPUs store (`float(x -
 #' shift)`).  A fit that reports every iteration (`trace`, or a progress bar
 #' drawn from the start) and a cosine fit exchange the sums through the host

@@ -94,6 +94,7 @@ class CudaEngine final : public Engine {
     opts.stream_rows = tuning.stream_rows;
     opts.stream_copy = tuning.stream_copy;
     opts.ld = host_ld_;
+    opts_ = opts;
     int64_t bad = 0;
     const int up = gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_,
                                   data.finite ? nullptr : &bad, err_, kErrLen);
@@ -113,6 +114,15 @@ class CudaEngine final : public Engine {
       }
     }
     if (w_) check(gk_cuda_set_weights(D_, w_, err_, kErrLen), "upload of the weights", err_);
+  }
+  // An engine over `data` (all the rows, on the host) whose copy D on
+  // `device` was made already (gathered()); it owns D.
+  CudaEngine(const HostData& data, Precision precision, int device, gk_cuda_data* D, double seconds, int host_threads)
+      : Engine(data, precision), device_(device), host_x_(data.x), host_ld_(data.ld > 0 ? data.ld : data.n),
+        host_threads_(host_threads), D_(D) {
+    name_ = cuda_device_name(device_);
+    opts_.device = device_;
+    seconds_upload_ = seconds;
   }
   ~CudaEngine() override { gk_cuda_free(D_); }
 
@@ -188,6 +198,28 @@ class CudaEngine final : public Engine {
           "Lloyd iterations on several devices", err_);
     fit_report(info, rows, &r);
     return true;
+  }
+
+  std::unique_ptr<Engine> gathered(const std::vector<Engine*>& parts, const HostData& data,
+                                   int host_threads) override {
+    std::vector<gk_cuda_data*> handles;
+    std::int64_t rows = 0;
+    for (Engine* e : parts) {
+      CudaEngine* c = dynamic_cast<CudaEngine*>(e);
+      if (!c || c->streamed() || c->w_ || c->precision_ != precision_) return nullptr;
+      handles.push_back(c->D_);
+      rows += c->n_;
+    }
+    if (rows != data.n || data.d != d_ || data.w) return nullptr;
+    gk_cuda_options opts = opts_;  // (this engine's kernel choices and memory cap)
+    opts.host_threads = host_threads;
+    opts.ld = 0;
+    opts.stream = 1;  // (never streamed: the gather fails where the rows do not fit)
+    gk_cuda_data* D = nullptr;
+    double seconds = 0.0;
+    check(gk_cuda_gather(handles.data(), static_cast<int>(handles.size()), &opts, &D, &seconds, err_, kErrLen),
+          "gathering the parts' rows on one device", err_);
+    return std::unique_ptr<Engine>(new CudaEngine(data, precision_, device_, D, seconds, host_threads));
   }
 
   void assign(const double* centers, int k, int* cluster) override {
@@ -389,6 +421,7 @@ class CudaEngine final : public Engine {
   bool have_totss_ = false;
   std::string name_;
   gk_cuda_data* D_ = nullptr;
+  gk_cuda_options opts_ = {};  // as given to the upload (gathered() makes its engine with them)
   char err_[kErrLen] = {0};
 };
 

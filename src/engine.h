@@ -246,6 +246,18 @@ class Engine {
                               IterationObserver* observer, LloydFit* out) {
     return false;
   }
+  // An engine over all the rows of `parts` (this engine first; each holds a
+  // block of the rows, in row order; data: all of them, on the host) on
+  // this engine's device, made from what the parts hold where the backend
+  // can (the CUDA engine: device-to-device copies of the stored rows, no
+  // second upload from the host): the engine make_*_engine(data) would give,
+  // with the parts' shift.  nullptr where it cannot (other engines among
+  // the parts, x streamed, weights); EngineError kOutOfMemory where the
+  // rows do not fit.  (The composite's k-means++ and k-means||.)
+  virtual std::unique_ptr<Engine> gathered(const std::vector<Engine*>& parts, const HostData& data,
+                                           int host_threads) {
+    return nullptr;
+  }
   // Nearest center (1-based; ties to the lowest index, NaN centers never) of every row.
   virtual void assign(const double* centers, int k, int* cluster) = 0;
 

@@ -11,6 +11,7 @@
 #include "nonfinite.h"
 #include "row_block.h"
 #include "single_shift.h"
+#include "stage_log.h"
 #include "wall_clock.h"
 
 namespace gk {
@@ -214,13 +215,21 @@ class MultiEngine final : public Engine {
   Engine& init_engine() {
     if (!init_ && whole_ && !skip_whole_) {
       // one engine over all the rows on a device, where x fits there beside
-      // the parts (the same picks: parity.h, and the parts' shift)
+      // the parts (the same picks: parity.h, and the parts' shift): made
+      // from the parts' device copies where they allow (gathered()), else
+      // by a second upload of x
       HostData h;
       h.x = x_;
       h.n = n_;
       h.d = d_;
       try {
-        init_ = whole_(h, shift_.empty() ? nullptr : shift_.data());
+        init_ = parts_[0]->gathered(parts_, h, threads_);
+        if (init_) {
+          stage_mark("init_engine_gathered");
+        } else {
+          init_ = whole_(h, shift_.empty() ? nullptr : shift_.data());
+          if (init_) stage_mark("init_engine_uploaded");
+        }
         init_whole_ = init_ != nullptr;
       } catch (const EngineError& e) {
         if (e.kind() != EngineError::Kind::kOutOfMemory) throw;
@@ -239,6 +248,7 @@ class MultiEngine final : public Engine {
       h.n = n_;
       h.d = d_;
       init_ = make_cpu_engine(h, Precision::kDouble, threads_);
+      stage_mark("init_engine_host");
     }
     return *init_;
   }

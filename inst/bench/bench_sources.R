@@ -3,8 +3,8 @@
 # against one read into a scratch file (= 0), each in a fresh R process.
 #   Rscript inst/bench/bench_sources.R [n] [d] [density] [backend]
 # Data: an n x d dgCMatrix with that share of nonzero values (rnorm), k = 16
-# (given centers: its first 16 rows), 10 iterations.  Prints, per mode, the
-# anonymous (RssAnon) and file-backed (RssFile) resident memory of the
+# (given centers: its first 16 distinct rows), 10 iterations.  Prints, per mode, the
+# anonymous (RssAnon) and file-backed (RssFile + RssShmem) resident memory of the
 # process after the data was read (the scratch file's pages are file
 # pages: the kernel may write them out and drop them), its peak resident
 # memory (VmHWM, both kinds), and the seconds of the read and of the fit.
@@ -48,11 +48,13 @@ x <- gpukmeans:::data_matrix(m)$x
 t_read <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
 invisible(gc())
 anon <- status_mib("RssAnon") - base_anon
-file <- status_mib("RssFile")
-centers <- as.matrix(m[1:16, ])
+file <- status_mib("RssFile") + status_mib("RssShmem")
+centers <- unique(as.matrix(m[1:1000, ]))[1:16, ]  # (sparse rows repeat: 16 distinct ones)
 rm(x); invisible(gc())
 t0 <- Sys.time()
 f <- suppressWarnings(gpu_kmeans(m, centers, iter.max = 10, backend = backend))  # (10 iterations: not converged)
 t_fit <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
-cat(sprintf("%-8s read %6.2f s | after the read: anonymous +%7.0f MiB, file-backed %7.0f MiB | fit (read included) %6.2f s on %s | peak resident %7.0f MiB | tot.withinss %.10g\n",
-            mode, t_read, anon, file, t_fit, attr(f, "device"), status_mib("VmHWM"), f$tot.withinss))
+scratch_fs <- if (mode == "scratch") system2("df", c("--output=fstype", tempdir()), stdout = TRUE)[2L] else ""
+cat(sprintf("%-8s read %6.2f s | after the read: anonymous +%7.0f MiB, file-backed %7.0f MiB | fit (read included) %6.2f s on %s | peak resident %7.0f MiB | tot.withinss %.10g%s\n",
+            mode, t_read, anon, file, t_fit, attr(f, "device"), status_mib("VmHWM"), f$tot.withinss,
+            if (nzchar(scratch_fs)) sprintf(" | scratch file system %s", scratch_fs) else ""))

@@ -314,6 +314,78 @@ extern "C" int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_o
   return GK_CUDA_OK;
 }
 
+// The new handle's x from the parts' stored rows, part after part: one
+// strided copy per part (its d columns into the columns of x), device to
+// device (peer copies where the devices allow them), then what an upload
+// computes from the stored values.
+extern "C" int gk_cuda_gather(gk_cuda_data *const *parts, int count, const gk_cuda_options *opts,
+                              gk_cuda_data **out, double *seconds, char *err, size_t errlen) {
+  if (out) *out = nullptr;
+  if (!parts || count < 1 || !opts || !out || !parts[0]) {
+    set_msg(err, errlen, "gk_cuda_gather: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  int64_t n = 0;
+  const gk_cuda_data *P0 = parts[0];
+  for (int p = 0; p < count; ++p) {
+    const gk_cuda_data *A = parts[p];
+    if (!A || !A->x || A->src || A->d != P0->d || A->single != P0->single || A->shift != P0->shift) {
+      set_msg(err, errlen, "gk_cuda_gather: part %d is not resident data of the same kind", p);
+      return GK_CUDA_INVALID;
+    }
+    n += A->n;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  GK_CHECK(cudaSetDevice(opts->device), "selecting the CUDA device");
+  int sms = 1;
+  GK_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opts->device), "querying the device");
+  gk_cuda_data *D = new (std::nothrow) gk_cuda_data;
+  if (!D) {
+    set_msg(err, errlen, "out of host memory");
+    return GK_CUDA_ERROR;
+  }
+  D->device = opts->device;
+  D->n = n;
+  D->d = P0->d;
+  D->single = P0->single;
+  D->opts = *opts;
+  D->opts.single = P0->single;
+  D->opts.ld = 0;
+  D->sms = sms;
+  D->shift = P0->shift;
+  auto gather = [&]() -> int {
+    const int st = alloc_block(D, 0, err, errlen);
+    if (st != GK_CUDA_OK) return st;
+    GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)D->d + 2) * sizeof(u64), D->stream), "clearing scratch");
+    // the parts' last kernels (a fit, an upload) before their rows are read
+    for (int p = 0; p < count; ++p) {
+      GK_CHECK(cudaSetDevice(parts[p]->device), "selecting the CUDA device");
+      GK_CHECK(cudaStreamSynchronize(parts[p]->stream), "waiting for a part");
+    }
+    GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+    const size_t esz = D->single ? sizeof(float) : sizeof(double);
+    long long lo = 0;
+    for (int p = 0; p < count; ++p) {
+      const gk_cuda_data *A = parts[p];
+      GK_CHECK(cudaMemcpy2DAsync((char *)D->x + lo * esz, (size_t)n * esz, A->x, (size_t)A->n * esz,
+                                 (size_t)A->n * esz, (size_t)D->d, cudaMemcpyDefault, D->stream),
+               "copying a part's rows");
+      lo += A->n;
+    }
+    int r = column_scales(D, err, errlen);
+    if (r == GK_CUDA_OK) r = compute_totss(D, err, errlen);
+    return r;
+  };
+  const int st = gather();
+  if (st != GK_CUDA_OK) {
+    destroy(D);
+    return st;
+  }
+  if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  *out = D;
+  return GK_CUDA_OK;
+}
+
 extern "C" void gk_cuda_free(gk_cuda_data *data) { destroy(data); }
 
 extern "C" int gk_cuda_column_means(const gk_cuda_data *D, double *means) {

@@ -143,6 +143,16 @@ int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opt
                    const double *shift, gk_cuda_data **out, double *seconds,
                    int64_t *nonfinite, char *err, size_t errlen);
 
+/* A new handle on opts->device over the rows of `count` handles (resident,
+   of one precision, d and shift), part after part, made from their stored
+   values by device-to-device copies instead of a second upload from the
+   host: the stored values, and so every result, are those of
+   gk_cuda_upload over the same rows (the parts' shift given).  The parts
+   keep theirs.  Errors and *seconds as gk_cuda_upload's
+   (GK_CUDA_OUT_OF_MEMORY where the rows do not fit there). */
+int gk_cuda_gather(gk_cuda_data *const *parts, int count, const gk_cuda_options *opts,
+                   gk_cuda_data **out, double *seconds, char *err, size_t errlen);
+
 /* Whether the upload left x in host memory (streamed data: options.stream,
    or x did not fit on the device), and then the rows of one chunk and the
    number of chunks.  Streamed data keeps its labels, the per-column maxima

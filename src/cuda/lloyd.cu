@@ -305,25 +305,17 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   // (bounds from the second iteration on: plain batches of one iteration)
   const int bsz = D->opts.bounds == 2 ? 1 : batch_size(D, f.k, f.max_iter);
   const double n = (double)D->n;
-  const BoundsPolicy policy(D, f);
-  int leaves = 0;
   bool have = have_graphs(D, f.k, f.max_iter, bsz, graph_variant(f));
-  const bool may_bound = !D->weighted && bounds_wanted(D, f.k);
+  BoundsSwitch sw(BoundsPolicy(D, f), n, f.max_iter, !D->weighted && bounds_wanted(D, f.k));
   BoundsBufs bb;
-  bool bounded = false, first = false;
-  int bounded_iters = 0;
-  std::vector<char> kind(f.max_iter < kBoundsHist ? f.max_iter : kBoundsHist, 0);  // 1: bounded (after the first)
-  auto size = [&] { return bounded ? policy.batch : bsz; };
   auto launch = [&](int b, int done) -> int {
-    if (bounded) {
+    if (sw.bounded()) {
       for (int it = 0; it < b; ++it) {
+        const bool first = sw.launched(done + it, b);
         GK_CHECK(launch_bounds_assign(D, f.plan, f.k, f.w, bb, first, f.max_iter, f.scale, f.s), "bounded iterations");
         GK_CHECK(launch_bounds_update(D, f.plan, f.k, f.w, bb, f.w.acc, f.w.counts, f.max_iter, f.scale, f.s),
                  "bounded iterations");
-        if (!first && done + it < (int)kind.size()) kind[done + it] = 1;
-        first = false;
       }
-      bounded_iters = b;
       return GK_CUDA_OK;
     }
     if (have) {
@@ -343,37 +335,42 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   };
   auto after = [&](int) -> int {
     if (hs->flag) return GK_CUDA_OK;
-    if (!bounded && may_bound && leaves < policy.max_leaves && (double)hs->last_changed <= policy.enter * n &&
-        bounds_buffers(D, f.k, bb)) {
-      // the per-iteration counts of plain iterations are never written: zero
-      // them once, so that the profile's download reads no uninitialized memory
-      if (leaves == 0)
-        GK_CHECK(cudaMemsetAsync(bb.hist, 0, kBoundsHist * sizeof(u64), f.s), "clearing the counts");
-      bounded = first = true;
-      return GK_CUDA_OK;
+    switch (sw.next((double)hs->last_changed, (double)hs->active_sum)) {
+      case BoundsSwitch::Move::kEnter:
+        if (!sw.has_buffers()) {
+          if (!bounds_buffers(D, f.k, bb)) {
+            sw.refuse();
+            return GK_CUDA_OK;
+          }
+          // the per-iteration counts of plain iterations are never written: zero
+          // them once, so that the profile's download reads no uninitialized memory
+          GK_CHECK(cudaMemsetAsync(bb.hist, 0, kBoundsHist * sizeof(u64), f.s), "clearing the counts");
+        }
+        sw.enter();
+        return GK_CUDA_OK;
+      case BoundsSwitch::Move::kLeave:
+        // back to plain iterations: their sums start from zero each iteration
+        sw.leave();
+        GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * (size_t)f.k * D->d * sizeof(u64), f.s), "clearing sums");
+        GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)f.k * sizeof(unsigned int), f.s), "clearing counts");
+        return GK_CUDA_OK;
+      case BoundsSwitch::Move::kStay:
+        if (sw.bounded()) GK_CHECK(cudaMemsetAsync(&f.w.st->active_sum, 0, sizeof(u64), f.s), "clearing a counter");
+        return GK_CUDA_OK;
     }
-    if (bounded && (double)hs->active_sum > policy.leave * n * bounded_iters) {
-      // back to plain iterations: their sums start from zero each iteration
-      bounded = false;
-      ++leaves;
-      GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * (size_t)f.k * D->d * sizeof(u64), f.s), "clearing sums");
-      GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)f.k * sizeof(unsigned int), f.s), "clearing counts");
-    }
-    if (bounded) GK_CHECK(cudaMemsetAsync(&f.w.st->active_sum, 0, sizeof(u64), f.s), "clearing a counter");
     return GK_CUDA_OK;
   };
-  const int st = run_batches(f, size, cb, hs, launch, after, err, errlen);
+  const int st = run_batches(f, [&] { return sw.batch(bsz); }, cb, hs, launch, after, err, errlen);
   if (st != GK_CUDA_OK) return st;
   // the share of points computed in each iteration run
-  const int iters = std::min<int>(hs->iter_done, (int)kind.size());
-  D->profile.assign(hs->iter_done, 1.0);
-  if (std::find(kind.begin(), kind.begin() + iters, 1) != kind.begin() + iters) {
-    std::vector<u64> h(iters);
+  const int done = hs->iter_done, iters = std::min<int>(done, kBoundsHist);
+  std::vector<u64> h;
+  if (sw.any_bounded(iters)) {
+    h.resize(iters);
     GK_CHECK(cudaMemcpyAsync(h.data(), bb.hist, iters * sizeof(u64), cudaMemcpyDeviceToHost, f.s), "reading counts");
     GK_CHECK(cudaStreamSynchronize(f.s), "reading counts");
-    for (int it = 0; it < iters; ++it)
-      if (kind[it]) D->profile[it] = (double)h[it] / n;
   }
+  D->profile = sw.profile(done, h);
   return GK_CUDA_OK;
 }
 

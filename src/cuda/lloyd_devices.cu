@@ -208,73 +208,65 @@ int run_iterations(std::vector<Part> &P, long long rows, const gk_cuda_callbacks
   for (const Part &a : P)
     if (a.D->n > big->D->n) big = &a;
   const int bsz = P[0].D->opts.bounds == 2 ? 1 : batch_size(big->D, k, max_iter);
-  const BoundsPolicy policy(P[0].D, f0);
   bool may_bound = true;
   for (const Part &a : P) may_bound = may_bound && bounds_wanted(a.D, k, rows);
-  bool have_bufs = false, bounded = false, first = false;
-  int leaves = 0, bounded_iters = 0, launched = 0;
-  std::vector<char> kind(std::min(max_iter, kBoundsHist), 0);  // 1: a bounded iteration after the first
+  BoundsSwitch sw(BoundsPolicy(P[0].D, f0), (double)rows, max_iter, may_bound);
+  int launched = 0;
   while (launched < max_iter) {
-    const int b = std::min(bounded ? policy.batch : bsz, max_iter - launched);
+    const int b = std::min(sw.batch(bsz), max_iter - launched);
     for (int it = 0; it < b; ++it) {
-      int st = enqueue_iteration(P, bounded, first, err, errlen);
+      const bool first = sw.launched(launched + it, b);
+      int st = enqueue_iteration(P, sw.bounded(), first, err, errlen);
       if (st != GK_CUDA_OK) return st;
-      if (bounded && !first && launched + it < (int)kind.size()) kind[launched + it] = 1;
-      first = false;
     }
-    bounded_iters = b;
     launched += b;
     int st = read_states(P, err, errlen);
     if (st != GK_CUDA_OK) return st;
     if (cb && cb->interrupt && cb->interrupt(cb->ctx)) return interrupted(err, errlen);
     const State &hs = P[0].hs;  // (the same flags and counts on every part: all add up the same sums)
     if (hs.flag) break;
-    if (!bounded && may_bound && leaves < policy.max_leaves && (double)hs.last_changed <= policy.enter * rows) {
-      if (!have_bufs) {
-        have_bufs = true;
+    double active = 0;
+    for (const Part &a : P) active += (double)a.hs.active_sum;
+    const BoundsSwitch::Move move = sw.next((double)hs.last_changed, active);
+    if (move == BoundsSwitch::Move::kEnter) {
+      bool room = true;
+      if (!sw.has_buffers()) {
         for (Part &a : P) {
           GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
-          if (!bounds_buffers(a.D, k, a.bb)) have_bufs = false;
+          if (!bounds_buffers(a.D, k, a.bb)) room = false;
           // (the per-iteration counts of plain iterations are never written)
           else GK_CHECK(cudaMemsetAsync(a.bb.hist, 0, kBoundsHist * sizeof(u64), a.f.s), "clearing the counts");
         }
-        if (!have_bufs) may_bound = false;  // no room on some device: plain iterations throughout
       }
-      if (have_bufs) bounded = first = true;
+      if (room) sw.enter();
+      else sw.refuse();  // no room on some device: plain iterations throughout
       continue;
     }
-    if (bounded) {
-      double active = 0;
-      for (const Part &a : P) active += (double)a.hs.active_sum;
-      const bool leave = active > policy.leave * rows * bounded_iters;
-      if (leave) {
-        bounded = false;
-        ++leaves;
-      }
-      for (Part &a : P) {
-        GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
-        if (leave) {  // back to plain iterations: their sums start from zero each iteration
-          GK_CHECK(cudaMemsetAsync(a.f.w.acc, 0, 2 * (size_t)k * a.D->d * sizeof(u64), a.f.s), "clearing sums");
-          GK_CHECK(cudaMemsetAsync(a.f.w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), a.f.s), "clearing counts");
-        } else {
-          GK_CHECK(cudaMemsetAsync(&a.f.w.st->active_sum, 0, sizeof(u64), a.f.s), "clearing a counter");
-        }
+    if (!sw.bounded()) continue;
+    if (move == BoundsSwitch::Move::kLeave) sw.leave();
+    for (Part &a : P) {
+      GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
+      if (move == BoundsSwitch::Move::kLeave) {  // back to plain iterations: their sums start from zero each iteration
+        GK_CHECK(cudaMemsetAsync(a.f.w.acc, 0, 2 * (size_t)k * a.D->d * sizeof(u64), a.f.s), "clearing sums");
+        GK_CHECK(cudaMemsetAsync(a.f.w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), a.f.s), "clearing counts");
+      } else {
+        GK_CHECK(cudaMemsetAsync(&a.f.w.st->active_sum, 0, sizeof(u64), a.f.s), "clearing a counter");
       }
     }
   }
   // the share of points computed in each iteration run (all parts together)
-  const int done = P[0].hs.iter_done, iters = std::min<int>(done, (int)kind.size());
-  profile->assign(done, 1.0);
-  if (std::find(kind.begin(), kind.begin() + iters, 1) != kind.begin() + iters) {
-    std::vector<u64> h(iters), sum(iters, 0);
+  const int done = P[0].hs.iter_done, iters = std::min<int>(done, kBoundsHist);
+  std::vector<u64> sum;
+  if (sw.any_bounded(iters)) {
+    std::vector<u64> h(iters);
+    sum.assign(iters, 0);
     for (Part &a : P) {
       GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
       GK_CHECK(fetch(a, h.data(), a.bb.hist, iters * sizeof(u64)), "reading counts");
       for (int it = 0; it < iters; ++it) sum[it] += h[it];
     }
-    for (int it = 0; it < iters; ++it)
-      if (kind[it]) (*profile)[it] = (double)sum[it] / (double)rows;
   }
+  *profile = sw.profile(done, sum);
   return GK_CUDA_OK;
 }
 

@@ -326,25 +326,50 @@ test_that("several CUDA engines iterate together (plain, bounded, filtered): one
   expect_true(any(a$value$size == 0L))
 })
 
-test_that("k-means++ and k-means|| over several engines run on the first device where all of x fits there, else on the host: device 0's fit [cuda]", {
+test_that("k-means++ and k-means|| over several engines run on the first device (x gathered from the parts) where all of x fits there, else on the host: device 0's fit [cuda]", {
   skip_if_no_gpu()
   set.seed(12)
   x <- make_blobs(20000, 8, 10, sd = 2, spread = 8)
-  # caps under which each half of x fits on the device but not the whole
-  # (double: 1.3 MB of x, 0.7 MB a half; single: the floats and the staged
-  # doubles, 2.0 MB and 1.0 MB)
+  # caps under which each half of x fits on the device but an upload of the
+  # whole does not (double: 1.3 MB of x, 0.7 MB a half; single: the floats
+  # and the staged doubles, 2.0 MB and 1.0 MB).  A gather of the parts'
+  # rows needs x as stored and no staging: over that cap in double (1.3
+  # MB), under it in single (0.7 MB of floats and labels).
   cap <- c(double = 1.0e6, single = 1.5e6)
+  # which engine initialised (src/stage_log.h): one gathered from the
+  # parts' device copies, a second upload of x, or the host's
+  init_engine <- function(expr) {
+    log <- withr::local_tempfile()
+    withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
+    value <- force(expr)
+    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_engine_", readLines(log), value = TRUE)))
+  }
   for (init in c("kmeans++", "kmeans||")) for (precision in c("double", "single")) {
     info <- paste(init, precision)
     one <- gpu_fit(0L, 3L, x, 10, init = init, precision = precision)
-    two <- gpu_fit(c(0L, 0L), 3L, x, 10, init = init, precision = precision)
-    expect_identical(fit_value(two), fit_value(one), info = info)
-    capped <- withr::with_options(list(gpukmeans.device_memory = cap[[precision]]),
-                                  gpu_fit(c(0L, 0L), 3L, x, 10, init = init, precision = precision))
+    fit_on <- function(dev, stream = NULL, cap = NULL)
+      init_engine(withr::with_options(list(gpukmeans.stream = stream, gpukmeans.device_memory = cap),
+                                      gpu_fit(dev, 3L, x, 10, init = init, precision = precision)))
+    for (dev in list(c(0L, 0L), c(0L, 0L, 0L))) {
+      two <- fit_on(dev)
+      expect_identical(fit_value(two$value), fit_value(one), info = info)
+      expect_identical(two$stages, "init_engine_gathered", info = info)
+    }
+    # parts that stream x hold no device copy of it: a second upload, or the
+    # host where that does not fit
+    streamed <- fit_on(c(0L, 0L), stream = TRUE)
+    expect_identical(fit_value(streamed$value), fit_value(one), info = info)
+    expect_identical(streamed$stages, "init_engine_uploaded", info = info)
+    streamed <- fit_on(c(0L, 0L), stream = TRUE, cap = cap[[precision]])
+    expect_identical(fit_value(streamed$value), fit_value(one), info = info)
+    expect_identical(streamed$stages, "init_engine_host", info = info)
+    capped <- fit_on(c(0L, 0L), cap = cap[[precision]])
+    expect_identical(capped$stages, if (precision == "double") "init_engine_host" else "init_engine_gathered",
+                     info = info)
+    capped <- capped$value
     expect_identical(fit_value(capped), fit_value(one), info = info)
     expect_match(attr(capped$value, "device"), "^2 engines on 1 GPU: [^,]*, 0 [^,]*$", info = info)  # (not streamed)
-    # (all of x under that cap, never streamed: out of memory, so the capped
-    # fit above initialised on the host)
+    # (all of x under that cap, never streamed: out of memory)
     expect_error(withr::with_options(list(gpukmeans.device_memory = cap[[precision]], gpukmeans.stream = FALSE),
                                      gpu_kmeans(x, 10, backend = "cuda", device = 0, precision = precision)),
                  class = "gpukmeans_out_of_memory")

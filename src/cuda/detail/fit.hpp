@@ -1,9 +1,12 @@
 // detail/fit.hpp: one fit's kernels on one device (Fit), how a fit starts
-// (begin_fit) and when its iterations keep distance bounds (BoundsPolicy):
-// shared by the Lloyd loop on one device (lloyd.cu) and the loop over the
-// devices that each hold a part of the rows (lloyd_parts.cu).
+// (begin_fit) and when its iterations keep distance bounds (BoundsPolicy,
+// BoundsSwitch): shared by the Lloyd loop on one device (lloyd.cu) and the
+// loop over the devices that each hold a part of the rows (lloyd_devices.cu).
 #ifndef GPUKMEANS_CUDA_DETAIL_FIT_HPP
 #define GPUKMEANS_CUDA_DETAIL_FIT_HPP
+
+#include <algorithm>
+#include <vector>
 
 #include "engine.hpp"
 
@@ -80,6 +83,72 @@ struct BoundsPolicy {
     enter = D->opts.bounds == 2 ? 2.0 : cheap ? 0.02 : 0.05;
     leave = cheap ? 0.25 : 0.5;
   }
+};
+
+// The plain/bounded state of a fit's iterations as BoundsPolicy rules it,
+// batch by batch: the one copy of the rules for the loop on one device
+// (lloyd.cu, run_graphs) and the loop over several (lloyd_devices.cu,
+// run_iterations).  The caller launches batch(plain) iterations, calling
+// launched() for each (true: the first bounded one, which sets the bounds
+// up), then reads the state and asks next(); it makes the bounds' buffers
+// at kEnter (then enter(), or refuse() where there is no room: plain
+// iterations for the rest of the fit), clears the sums at kLeave (after
+// leave()).  rows: the points of the fit (all the parts').
+class BoundsSwitch {
+ public:
+  enum class Move { kStay, kEnter, kLeave };
+  BoundsSwitch(const BoundsPolicy &policy, double rows, int max_iter, bool may_bound)
+      : policy_(policy), rows_(rows), may_bound_(may_bound), kind_(std::min(max_iter, kBoundsHist), 0) {}
+
+  bool bounded() const { return bounded_; }
+  bool has_buffers() const { return buffers_; }
+  int batch(int plain) const { return bounded_ ? policy_.batch : plain; }
+  bool launched(int iter, int batch) {
+    if (!bounded_) return false;
+    const bool first = first_;
+    if (!first && iter < (int)kind_.size()) kind_[iter] = 1;
+    first_ = false;
+    bounded_iters_ = batch;
+    return first;
+  }
+  // After a batch: last_changed, the points whose label the last iteration
+  // changed; active, the points computed exactly in the batch (bounded).
+  Move next(double last_changed, double active) const {
+    if (!bounded_ && may_bound_ && leaves_ < policy_.max_leaves && last_changed <= policy_.enter * rows_)
+      return Move::kEnter;
+    if (bounded_ && active > policy_.leave * rows_ * bounded_iters_) return Move::kLeave;
+    return Move::kStay;
+  }
+  void enter() { buffers_ = bounded_ = first_ = true; }
+  void refuse() { may_bound_ = false; }
+  void leave() {
+    bounded_ = false;
+    ++leaves_;
+  }
+  // Iterations [0, iters) of which some were bounded (their exact counts
+  // are worth reading).
+  bool any_bounded(int iters) const {
+    iters = std::min(iters, (int)kind_.size());
+    return std::find(kind_.begin(), kind_.begin() + iters, 1) != kind_.begin() + iters;
+  }
+  // The share of the points computed in each of `done` iterations: 1 for
+  // plain ones, hist[it] / rows for bounded ones (hist: exact counts per
+  // iteration, all parts added up; any_bounded(done) values).
+  std::vector<double> profile(int done, const std::vector<u64> &hist) const {
+    std::vector<double> out(done, 1.0);
+    const int iters = std::min(done, (int)kind_.size());
+    for (int it = 0; it < iters && it < (int)hist.size(); ++it)
+      if (kind_[it]) out[it] = (double)hist[it] / rows_;
+    return out;
+  }
+
+ private:
+  BoundsPolicy policy_;
+  double rows_;
+  bool may_bound_;
+  bool bounded_ = false, first_ = false, buffers_ = false;
+  int leaves_ = 0, bounded_iters_ = 0;
+  std::vector<char> kind_;  // 1: a bounded iteration after the first
 };
 
 // Iterations per batch of plain ones (between two reads of the state by the
