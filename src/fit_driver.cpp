@@ -185,33 +185,6 @@ std::vector<double> withinss_from_sums(const std::vector<Fixed128>& wsum, const 
   return w;
 }
 
-void for_each_part(int count, const std::function<void(int)>& fn) {
-  if (count <= 0) return;
-  if (count == 1) {
-    fn(0);
-    return;
-  }
-  std::vector<std::exception_ptr> err(count);
-  auto run = [&](int p) {
-    try {
-      fn(p);
-    } catch (...) {
-      err[p] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> threads;
-  threads.reserve(count - 1);
-  try {
-    for (int p = 0; p + 1 < count; ++p) threads.emplace_back(run, p);
-  } catch (...) {  // no thread could be started: run the rest here
-    for (int p = static_cast<int>(threads.size()); p + 1 < count; ++p) run(p);
-  }
-  run(count - 1);
-  for (std::thread& t : threads) t.join();
-  for (int p = 0; p < count; ++p)
-    if (err[p]) std::rethrow_exception(err[p]);
-}
-
 namespace {
 
 // Sums of all parts' steps, and the new centers they give (stored coordinates).

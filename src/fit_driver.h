@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "for_each_part.h"  // (lloyd_parts runs the parts' steps and within-SS calls at once)
 
 namespace gk {
 
@@ -89,12 +90,6 @@ std::vector<double> centers_from_sums(const std::vector<Fixed128>& sum, const st
                                       const std::vector<int>& scale, int k);
 std::vector<double> withinss_from_sums(const std::vector<Fixed128>& wsum, const std::vector<std::uint32_t>& maxterm);
 
-// Runs fn(p) for p = 0 .. count - 1, each in a host thread of its own when
-// count > 1 (the calling thread runs the last), and rethrows the exception
-// of the first part (in part order) that threw, once all have finished.
-// lloyd_parts() runs the parts' step() and within-SS calls so (several
-// GPUs work at once); fn must not call R.
-void for_each_part(int count, const std::function<void(int)>& fn);
 
 // Lloyd's algorithm over engines that each hold a part of the rows (in row
 // order), step by step with exact partial sums: the result does not depend

@@ -15,10 +15,10 @@
 // between plain and bounded iterations for all devices at once.
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <vector>
 
 #include "detail/fit.hpp"
+#include "../for_each_part.h"
 
 using namespace gk;
 
@@ -330,16 +330,7 @@ int download_labels(std::vector<Part> &P, int *cluster, char *err, size_t errlen
     }
     status[p] = staged_download(a.D, a.D->labels, cluster + lo[p], a.D->n, 0, a.f.s, e, el);
   };
-  std::vector<std::thread> threads;
-  for (int p = 1; p < count; ++p) {
-    try {
-      threads.emplace_back(one, p);
-    } catch (...) {  // no thread: this one downloads that part too
-      one(p);
-    }
-  }
-  one(0);
-  for (std::thread &t : threads) t.join();
+  for_each_part(count, one);  // (one() reports by status, never throws)
   for (int p = 0; p < count; ++p)
     if (status[p] != GK_CUDA_OK) {
       if (errlen > 0) snprintf(err, errlen, "%s", msg[p].data());
