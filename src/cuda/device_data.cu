@@ -222,6 +222,27 @@ int compute_totss(gk_cuda_data *D, char *err, size_t errlen) {
   return GK_CUDA_OK;
 }
 
+// A new, empty handle on opts->device (no memory on the device yet): *out.
+int new_handle(const gk_cuda_options *opts, int64_t n, int d, bool single, gk_cuda_data **out, char *err,
+               size_t errlen) {
+  GK_CHECK(cudaSetDevice(opts->device), "selecting the CUDA device");
+  int sms = 1;
+  GK_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opts->device), "querying the device");
+  gk_cuda_data *D = new (std::nothrow) gk_cuda_data;
+  if (!D) {
+    set_msg(err, errlen, "out of host memory");
+    return GK_CUDA_ERROR;
+  }
+  D->device = opts->device;
+  D->n = n;
+  D->d = d;
+  D->single = single ? 1 : 0;
+  D->opts = *opts;
+  D->sms = sms;
+  *out = D;
+  return GK_CUDA_OK;
+}
+
 // Everything after the handle exists; on failure the caller destroys it.
 // nonfinite: as gk_cuda_upload's.
 int upload_into(gk_cuda_data *D, const double *x, const double *shift, int64_t *nonfinite, char *err,
@@ -289,22 +310,10 @@ extern "C" int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_o
     return GK_CUDA_INVALID;
   }
   auto t0 = std::chrono::steady_clock::now();
-  GK_CHECK(cudaSetDevice(opts->device), "selecting the CUDA device");
-  int sms = 1;
-  GK_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opts->device),
-           "querying the device");
-  gk_cuda_data *D = new (std::nothrow) gk_cuda_data;
-  if (!D) {
-    set_msg(err, errlen, "out of host memory");
-    return GK_CUDA_ERROR;
-  }
-  D->device = opts->device;
-  D->n = n;
-  D->d = d;
-  D->single = opts->single ? 1 : 0;
-  D->opts = *opts;
-  D->sms = sms;
-  int st = upload_into(D, x, shift, nonfinite, err, errlen);
+  gk_cuda_data *D = nullptr;
+  int st = new_handle(opts, n, d, opts->single != 0, &D, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  st = upload_into(D, x, shift, nonfinite, err, errlen);
   if (st != GK_CUDA_OK) {
     destroy(D);
     return st;
@@ -336,22 +345,12 @@ extern "C" int gk_cuda_gather(gk_cuda_data *const *parts, int count, const gk_cu
     n += A->n;
   }
   auto t0 = std::chrono::steady_clock::now();
-  GK_CHECK(cudaSetDevice(opts->device), "selecting the CUDA device");
-  int sms = 1;
-  GK_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opts->device), "querying the device");
-  gk_cuda_data *D = new (std::nothrow) gk_cuda_data;
-  if (!D) {
-    set_msg(err, errlen, "out of host memory");
-    return GK_CUDA_ERROR;
-  }
-  D->device = opts->device;
-  D->n = n;
-  D->d = P0->d;
-  D->single = P0->single;
-  D->opts = *opts;
-  D->opts.single = P0->single;
-  D->opts.ld = 0;
-  D->sms = sms;
+  gk_cuda_data *D = nullptr;
+  gk_cuda_options o = *opts;
+  o.single = P0->single;
+  o.ld = 0;
+  const int made = new_handle(&o, n, P0->d, P0->single != 0, &D, err, errlen);
+  if (made != GK_CUDA_OK) return made;
   D->shift = P0->shift;
   auto gather = [&]() -> int {
     const int st = alloc_block(D, 0, err, errlen);
