@@ -28,6 +28,12 @@
 #'     device memory stays in host memory and is streamed to the device
 #'     chunk by chunk at every pass (the same fit); `FALSE`: such data is
 #'     an error of class `gpukmeans_out_of_memory`; `TRUE`: always streamed.}
+#'   \item{`gpukmeans.source_memory`}{the most bytes of memory a
+#'     \pkg{Matrix}, \pkg{DelayedArray} or \pkg{bigmemory} `x` is read into
+#'     (default 2^30); a larger one goes to a scratch file, mapped into memory
+#'     (`Inf`: never).}
+#'   \item{`gpukmeans.scratch_dir`}{the directory of those scratch files
+#'     (default [tempdir()]); each is unlinked as soon as it is made.}
 #' }
 #'
 #' @section Installation with CUDA:
