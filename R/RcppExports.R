@@ -189,6 +189,10 @@ gk_write_rows <- function(m, first, block) {
     invisible(.Call(`_gpukmeans_gk_write_rows`, m, first, block))
 }
 
+gk_in_memory_fs <- function(path) {
+    .Call(`_gpukmeans_gk_in_memory_fs`, path)
+}
+
 gk_is_mapped <- function(x) {
     .Call(`_gpukmeans_gk_is_mapped`, x)
 }

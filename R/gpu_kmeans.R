@@ -338,7 +338,8 @@
 #'   second dense copy); the engines then read that matrix.  When it would
 #'   take more than `getOption("gpukmeans.source_memory")` bytes (default 1
 #'   GiB; `Inf`: never), it lives in a scratch file in
-#'   `getOption("gpukmeans.scratch_dir")` (default [tempdir()]), mapped into
+#'   `getOption("gpukmeans.scratch_dir")` (default [tempdir()], or
+#'   `/var/tmp` where that is a RAM-backed tmpfs), mapped into
 #'   memory and unlinked at once, so that the kernel may page it out: reading
 #'   the source then holds about one block of anonymous memory.  A double
 #'   `big.matrix` in a file or in shared memory is mapped, not read.

@@ -33,7 +33,8 @@
 #'     (default 2^30); a larger one goes to a scratch file, mapped into memory
 #'     (`Inf`: never).}
 #'   \item{`gpukmeans.scratch_dir`}{the directory of those scratch files
-#'     (default [tempdir()]); each is unlinked as soon as it is made.}
+#'     (default [tempdir()], or `/var/tmp` where that is a RAM-backed tmpfs);
+#'     each is unlinked as soon as it is made.}
 #' }
 #'
 #' @section Installation with CUDA:

@@ -9,9 +9,10 @@
 # Where that matrix would take more than options(gpukmeans.source_memory)
 # bytes (default 1 GiB), its values live in a scratch file instead
 # (src/mapped_matrix.cpp, in options(gpukmeans.scratch_dir), default
-# tempdir()): a shared mapping of an unlinked file, which the kernel may
-# write out and drop, so that the resident memory of reading a large source
-# is about one block (the page cache holds what the engines read again).
+# tempdir(), or /var/tmp where tempdir() is a tmpfs): a shared mapping of
+# an unlinked file, which the kernel may write out and drop, so that the
+# resident memory of reading a large source is about one block (the page
+# cache holds what the engines read again).
 # A double big.matrix that lives in a file or in shared memory is not read
 # at all: its file is mapped into memory as a double matrix, so that the
 # engines read its values in place, with no copy.
@@ -65,7 +66,7 @@ read_matrix_source <- function(x, block_rows = NULL) {
 scratch_matrix <- function(n, d, dimnames = NULL) {
   limit <- source_memory_limit()
   if (as.numeric(n) * d * 8 <= limit) return(NULL)
-  dir <- getOption("gpukmeans.scratch_dir", tempdir())
+  dir <- getOption("gpukmeans.scratch_dir") %||% scratch_default_dir()
   if (!is.character(dir) || length(dir) != 1L || is.na(dir) || !dir.exists(dir))
     stop(sprintf("options(gpukmeans.scratch_dir) must name an existing directory, not %s",
                  paste(deparse(dir), collapse = " ")), call. = FALSE)
@@ -73,6 +74,15 @@ scratch_matrix <- function(n, d, dimnames = NULL) {
     "'x' (%s x %s, %s of doubles) is larger than options(gpukmeans.source_memory) and goes to a scratch file, but %s; set options(gpukmeans.scratch_dir) to a directory with room, or options(gpukmeans.source_memory = Inf) to read it into memory",
     format(n, big.mark = ","), format(d, big.mark = ","), sprintf("%.3g GiB", as.numeric(n) * d * 8 / 2^30),
     conditionMessage(e)), call. = FALSE))
+}
+
+# The scratch directory when options(gpukmeans.scratch_dir) is unset:
+# tempdir(), unless that lives in memory (a tmpfs /tmp, as on Debian 13 or
+# Fedora) and `fallback` (/var/tmp, meant for large temporary files) is a
+# writable directory on disk.
+scratch_default_dir <- function(temp = tempdir(), fallback = "/var/tmp") {
+  if (gk_in_memory_fs(temp) && dir.exists(fallback) && file.access(fallback, 2L) == 0L &&
+      !gk_in_memory_fs(fallback)) fallback else temp
 }
 
 # options(gpukmeans.source_memory): bytes (default 1 GiB; Inf: always in memory).

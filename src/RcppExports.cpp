@@ -567,6 +567,16 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// gk_in_memory_fs
+bool gk_in_memory_fs(std::string path);
+RcppExport SEXP _gpukmeans_gk_in_memory_fs(SEXP pathSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_in_memory_fs(path));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gk_is_mapped
 bool gk_is_mapped(SEXP x);
 RcppExport SEXP _gpukmeans_gk_is_mapped(SEXP xSEXP) {
@@ -718,6 +728,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_map_doubles", (DL_FUNC) &_gpukmeans_gk_map_doubles, 4},
     {"_gpukmeans_gk_scratch_doubles", (DL_FUNC) &_gpukmeans_gk_scratch_doubles, 4},
     {"_gpukmeans_gk_write_rows", (DL_FUNC) &_gpukmeans_gk_write_rows, 3},
+    {"_gpukmeans_gk_in_memory_fs", (DL_FUNC) &_gpukmeans_gk_in_memory_fs, 1},
     {"_gpukmeans_gk_is_mapped", (DL_FUNC) &_gpukmeans_gk_is_mapped, 1},
     {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 12},
     {"_gpukmeans_gk_normalize_rows_cpp", (DL_FUNC) &_gpukmeans_gk_normalize_rows_cpp, 2},

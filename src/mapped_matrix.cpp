@@ -22,6 +22,9 @@
 #include <unistd.h>
 #define GK_HAVE_MMAP 1
 #endif
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 
 namespace {
 
@@ -184,6 +187,22 @@ void gk_write_rows(SEXP m, double first, Rcpp::NumericMatrix block) {
   double* out = mapping_of(m)->values + static_cast<R_xlen_t>(first - 1);
   for (R_xlen_t j = 0; j < d; ++j)
     std::memcpy(out + j * n, &block[j * rows], static_cast<std::size_t>(rows) * sizeof(double));
+}
+
+// Whether the directory `path` lives in memory (Linux tmpfs or ramfs): a
+// scratch file there is memory, not disk, and saves nothing
+// (R/matrix_sources.R then prefers /var/tmp).  false where unknown.
+// [[Rcpp::export(rng = false)]]
+bool gk_in_memory_fs(std::string path) {
+#ifdef __linux__
+  struct statfs st;
+  if (statfs(path.c_str(), &st) != 0) return false;
+  const unsigned long type = static_cast<unsigned long>(st.f_type);
+  return type == 0x01021994UL || type == 0x858458f6UL;  // TMPFS_MAGIC, RAMFS_MAGIC
+#else
+  (void)path;
+  return false;
+#endif
 }
 
 // Whether x is such a mapped matrix (tests: no dense copy was made).

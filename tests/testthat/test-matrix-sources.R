@@ -227,3 +227,27 @@ test_that("a scratch directory that cannot take the file is a clear error, and n
   expect_length(list.files(dir, all.files = TRUE, no.. = TRUE), 0L)
   expect_identical(y[5, ], as.matrix(m)[5, ])
 })
+
+test_that("the default scratch directory is on disk: tempdir(), or /var/tmp where tempdir() is a tmpfs", {
+  skip_on_os(c("windows", "mac", "solaris"))
+  fstype <- function(dir) suppressWarnings(system2("stat", c("-f", "-c", "%T", dir), stdout = TRUE, stderr = FALSE))
+  if (!identical(fstype("/dev/shm"), "tmpfs")) skip("no tmpfs at /dev/shm")
+  expect_true(gpukmeans:::gk_in_memory_fs("/dev/shm"))
+  disk <- withr::local_tempdir()
+  on_disk <- !identical(fstype(disk), "tmpfs") && !identical(fstype(disk), "ramfs")
+  expect_identical(gpukmeans:::gk_in_memory_fs(disk), !on_disk)
+  expect_false(gpukmeans:::gk_in_memory_fs("/no/such/dir"))
+  if (on_disk) {
+    # tempdir() on disk: kept; in memory: the fallback on disk
+    expect_identical(gpukmeans:::scratch_default_dir(disk, "/dev/shm"), disk)
+    expect_identical(gpukmeans:::scratch_default_dir("/dev/shm", disk), disk)
+    # a fallback that is missing, or itself in memory, is not taken
+    expect_identical(gpukmeans:::scratch_default_dir("/dev/shm", file.path(disk, "none")), "/dev/shm")
+    expect_identical(gpukmeans:::scratch_default_dir("/dev/shm", "/dev/shm"), "/dev/shm")
+  }
+  # the default goes where scratch_default_dir() says: its file is never left there
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.scratch_dir = NULL)
+  skip_if_not_installed("Matrix")
+  y <- gpukmeans:::read_matrix_source(Matrix::Matrix(sources_data(), sparse = TRUE))
+  expect_true(gpukmeans:::gk_is_mapped(y))
+})
