@@ -143,7 +143,7 @@ class CpuEngine final : public Engine {
       const double* col = x_ + static_cast<std::int64_t>(j) * n_;
       float* out = xf_.data() + static_cast<std::int64_t>(j) * n_;
       const double s = shift_[j];
-      for (std::int64_t i = 0; i < n_; ++i) out[i] = static_cast<float>(col[i] - s);
+      for (std::int64_t i = 0; i < n_; ++i) out[i] = single_stored(col[i], s);
     }
   }
 

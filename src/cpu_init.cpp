@@ -17,6 +17,7 @@
 #include <limits>
 
 #include "parity.h"
+#include "single_shift.h"
 #include "sum_tree.h"
 #include "threads.h"
 #include "weights.h"
@@ -197,7 +198,7 @@ std::vector<std::int64_t> cpu_greedy_stored(const double* x, std::int64_t n, int
   for (int j = 0; j < d; ++j)
     for (std::int64_t i = 0; i < m; ++i)
       stored[i + static_cast<std::size_t>(j) * m] =
-          static_cast<double>(static_cast<float>(x[rows[i] + static_cast<std::int64_t>(j) * n] - shift[j]));
+          static_cast<double>(single_stored(x[rows[i] + static_cast<std::int64_t>(j) * n], shift[j]));
   return cpu_greedy(stored.data(), m, d, nullptr, weight, m, first, picks, unif, L, threads, observer);
 }
 

@@ -210,7 +210,7 @@ class MultiEngine final : public Engine {
   // Element (i, j) of the data the parts' initialisation reads.
   double init_value(std::int64_t i, int j) const {
     const double v = x_[i + n_ * static_cast<std::int64_t>(j)];
-    return single_cuda_ ? static_cast<double>(static_cast<float>(v - shift_[j])) : v;
+    return single_cuda_ ? static_cast<double>(single_stored(v, shift_[j])) : v;
   }
   Engine& init_engine() {
     if (!init_ && whole_ && !skip_whole_) {

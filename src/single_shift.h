@@ -7,6 +7,12 @@
 
 namespace gk {
 
+// The value single precision stores for v in a column shifted by `shift`:
+// the double difference rounded to the nearest float (the device's
+// conversion too).  Every engine and every host copy of stored values
+// computes it here.
+inline float single_stored(double v, double shift) { return static_cast<float>(v - shift); }
+
 // out[j] = mean of x[(r * n) / m, j] over r < m = min(n, 4096).
 inline void single_shift(const double* x, long long n, int d, double* out) {
   const long long m = n < 4096 ? n : 4096;

@@ -21,6 +21,7 @@
 
 #include "../column_sum.h"
 #include "../nonfinite.h"
+#include "../single_shift.h"
 #include "detail/engine.hpp"
 #include "detail/host_team.hpp"
 
@@ -122,7 +123,7 @@ template <bool Check>
 bool convert_floats(float *dst, const double *src, size_t len, double shift, ColumnSum *sum) {
   bool bad = false;
   for (size_t t = 0; t < len; ++t) {
-    dst[t] = (float)(src[t] - shift);
+    dst[t] = single_stored(src[t], shift);
     if (Check) bad |= is_nonfinite(src[t]);
     if (sum) sum->add(src[t]);
   }

@@ -26,6 +26,7 @@
 #include <new>
 #include <vector>
 
+#include "../single_shift.h"
 #include "detail/data_kernels.cuh"
 #include "detail/engine.hpp"
 #include "detail/host_team.hpp"
@@ -133,7 +134,7 @@ void streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, dou
   for (long long r = 0; r < m; ++r)
     for (int j = 0; j < D->d; ++j) {
       const double v = x[idx[r] + n * (long long)j];
-      out[r * D->d + j] = D->single ? (double)(float)(v - D->shift[j]) : v;
+      out[r * D->d + j] = D->single ? (double)single_stored(v, D->shift[j]) : v;
     }
 }
 
