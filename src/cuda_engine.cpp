@@ -115,13 +115,12 @@ class CudaEngine final : public Engine {
     }
     if (w_) check(gk_cuda_set_weights(D_, w_, err_, kErrLen), "upload of the weights", err_);
   }
-  // An engine over `data` (all the rows, on the host) whose copy D on
-  // `device` was made already (gathered()); it owns D.
-  CudaEngine(const HostData& data, Precision precision, int device, gk_cuda_data* D, double seconds, int host_threads)
-      : Engine(data, precision), device_(device), host_x_(data.x), host_ld_(data.ld > 0 ? data.ld : data.n),
-        host_threads_(host_threads), D_(D) {
+  // An engine over `data` (all the rows, on the host) whose copy D was
+  // made already with `opts` (gathered()); it owns D.
+  CudaEngine(const HostData& data, Precision precision, const gk_cuda_options& opts, gk_cuda_data* D, double seconds)
+      : Engine(data, precision), device_(opts.device), host_x_(data.x), host_ld_(data.ld > 0 ? data.ld : data.n),
+        host_threads_(opts.host_threads), D_(D), opts_(opts) {
     name_ = cuda_device_name(device_);
-    opts_.device = device_;
     seconds_upload_ = seconds;
   }
   ~CudaEngine() override { gk_cuda_free(D_); }
@@ -219,7 +218,7 @@ class CudaEngine final : public Engine {
     double seconds = 0.0;
     check(gk_cuda_gather(handles.data(), static_cast<int>(handles.size()), &opts, &D, &seconds, err_, kErrLen),
           "gathering the parts' rows on one device", err_);
-    return std::unique_ptr<Engine>(new CudaEngine(data, precision_, device_, D, seconds, host_threads));
+    return std::unique_ptr<Engine>(new CudaEngine(data, precision_, opts, D, seconds));
   }
 
   void assign(const double* centers, int k, int* cluster) override {

@@ -16,8 +16,6 @@
 
 namespace gk {
 
-
-
 namespace {
 
 [[noreturn]] void unsupported(const std::string& what) { throw EngineError(EngineError::Kind::kUnsupported, what); }

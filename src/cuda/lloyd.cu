@@ -136,7 +136,6 @@ int batch_size(const gk_cuda_data *D, int k, int max_iter) {
 
 int begin_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const int *scale, Fit &f, char *err,
               size_t errlen) {
-  const size_t kd = (size_t)k * D->d;
   f.D = D;
   f.k = k;
   f.max_iter = max_iter;
@@ -150,8 +149,7 @@ int begin_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const
   }
   GK_CHECK(upload_centers(D, centers, k, f.w, f.s), "copying centers");
   GK_CHECK(cudaMemsetAsync(D->labels, 0xff, (size_t)D->n * sizeof(int), f.s), "initialising labels");
-  GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * kd * sizeof(u64), f.s), "clearing sums");
-  GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), f.s), "clearing counts");
+  GK_CHECK(f.clear_sums(), "clearing sums");
   if (D->weighted) GK_CHECK(cudaMemsetAsync(f.w.wsum, 0, 2 * (size_t)k * sizeof(u64), f.s), "clearing counts");
   GK_CHECK(cudaMemsetAsync(f.w.st, 0, sizeof(State), f.s), "clearing the state");
   GK_CHECK(cudaEventRecord(D->ev0, f.s), "recording an event");
@@ -351,8 +349,7 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
       case BoundsSwitch::Move::kLeave:
         // back to plain iterations: their sums start from zero each iteration
         sw.leave();
-        GK_CHECK(cudaMemsetAsync(f.w.acc, 0, 2 * (size_t)f.k * D->d * sizeof(u64), f.s), "clearing sums");
-        GK_CHECK(cudaMemsetAsync(f.w.counts, 0, 2 * (size_t)f.k * sizeof(unsigned int), f.s), "clearing counts");
+        GK_CHECK(f.clear_sums(), "clearing sums");
         return GK_CUDA_OK;
       case BoundsSwitch::Move::kStay:
         if (sw.bounded()) GK_CHECK(cudaMemsetAsync(&f.w.st->active_sum, 0, sizeof(u64), f.s), "clearing a counter");

@@ -247,8 +247,7 @@ int run_iterations(std::vector<Part> &P, long long rows, const gk_cuda_callbacks
     for (Part &a : P) {
       GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
       if (move == BoundsSwitch::Move::kLeave) {  // back to plain iterations: their sums start from zero each iteration
-        GK_CHECK(cudaMemsetAsync(a.f.w.acc, 0, 2 * (size_t)k * a.D->d * sizeof(u64), a.f.s), "clearing sums");
-        GK_CHECK(cudaMemsetAsync(a.f.w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), a.f.s), "clearing counts");
+        GK_CHECK(a.f.clear_sums(), "clearing sums");
       } else {
         GK_CHECK(cudaMemsetAsync(&a.f.w.st->active_sum, 0, sizeof(u64), a.f.s), "clearing a counter");
       }

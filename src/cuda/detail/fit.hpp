@@ -48,6 +48,12 @@ struct Fit {
     return launch_finalize(D, plan, k, w.st, max_iter, acc, counts, w.cen_d, w.cen_f, scale, s);
   }
   cudaError_t finalize() const { return finalize_from(w.acc, w.counts); }
+  // The running sums and counts zeroed (a fit's start; plain iterations
+  // again after bounded ones, which add moves to what the sums hold).
+  cudaError_t clear_sums() const {
+    cudaError_t e = cudaMemsetAsync(w.acc, 0, 2 * (size_t)k * D->d * sizeof(u64), s);
+    return e != cudaSuccess ? e : cudaMemsetAsync(w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), s);
+  }
   cudaError_t iteration() const {
     cudaError_t e = assign_and_sum();
     return e != cudaSuccess ? e : finalize();
