@@ -42,18 +42,18 @@ read_matrix_source <- function(x, block_rows = NULL) {
                  format(n, big.mark = ","), format(.Machine$integer.max, big.mark = ",")), call. = FALSE)
   dn <- dimnames(x)
   if (!is.null(dn) && is.null(dn[[1L]]) && is.null(dn[[2L]])) dn <- NULL
+  # (filled in place, src/dense_fill.cpp: a scratch mapping or a fresh matrix)
   out <- if (n > 0 && d > 0) scratch_matrix(n, d, dn)
-  mapped <- !is.null(out)
-  if (!mapped) out <- matrix(0, n, d, dimnames = dn)
+  if (is.null(out)) out <- matrix(0, n, d, dimnames = dn)
   if (n > 0 && d > 0 && is.null(block_rows) && methods::is(x, "dgCMatrix")) {
-    gk_fill_csc(out, x@p, x@i, x@x)  # one pass over the nonzero values (src/csc_fill.cpp)
+    gk_fill_csc(out, x@p, x@i, x@x)  # one pass over the nonzero values
   } else if (n > 0 && d > 0) {
     rows <- block_rows %||% max(1, floor(2^22 / d))
     for (lo in seq(1, n, by = rows)) {
       hi <- min(n, lo + rows - 1)
       b <- as.matrix(x[lo:hi, , drop = FALSE])
       if (!is.numeric(b) && !is.logical(b)) return(NULL)
-      if (mapped) gk_write_rows(out, lo, b) else out[lo:hi, ] <- b
+      gk_write_rows(out, lo, b)
     }
   }
   out
@@ -64,15 +64,15 @@ read_matrix_source <- function(x, block_rows = NULL) {
 # where they do not (or where there is no mmap): the caller then uses a
 # matrix in memory.
 scratch_matrix <- function(n, d, dimnames = NULL) {
-  limit <- source_memory_limit()
-  if (as.numeric(n) * d * 8 <= limit) return(NULL)
+  bytes <- as.numeric(n) * d * 8
+  if (bytes <= source_memory_limit()) return(NULL)
   dir <- getOption("gpukmeans.scratch_dir") %||% scratch_default_dir()
   if (!is.character(dir) || length(dir) != 1L || is.na(dir) || !dir.exists(dir))
     stop(sprintf("options(gpukmeans.scratch_dir) must name an existing directory, not %s",
                  paste(deparse(dir), collapse = " ")), call. = FALSE)
   tryCatch(gk_scratch_doubles(path.expand(dir), n, d, dimnames), error = function(e) stop(sprintf(
     "'x' (%s x %s, %s of doubles) is larger than options(gpukmeans.source_memory) and goes to a scratch file, but %s; set options(gpukmeans.scratch_dir) to a directory with room, or options(gpukmeans.source_memory = Inf) to read it into memory",
-    format(n, big.mark = ","), format(d, big.mark = ","), sprintf("%.3g GiB", as.numeric(n) * d * 8 / 2^30),
+    format(n, big.mark = ","), format(d, big.mark = ","), sprintf("%.3g GiB", bytes / 2^30),
     conditionMessage(e)), call. = FALSE))
 }
 

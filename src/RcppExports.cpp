@@ -10,18 +10,6 @@ Rcpp::Rostream<true>&  Rcpp::Rcout = Rcpp::Rcpp_cout_get();
 Rcpp::Rostream<false>& Rcpp::Rcerr = Rcpp::Rcpp_cerr_get();
 #endif
 
-// gk_fill_csc
-void gk_fill_csc(SEXP out, Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x);
-RcppExport SEXP _gpukmeans_gk_fill_csc(SEXP outSEXP, SEXP pSEXP, SEXP iSEXP, SEXP xSEXP) {
-BEGIN_RCPP
-    Rcpp::traits::input_parameter< SEXP >::type out(outSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
-    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    gk_fill_csc(out, p, i, x);
-    return R_NilValue;
-END_RCPP
-}
 // gk_first_nonfinite
 double gk_first_nonfinite(Rcpp::NumericMatrix x, int threads);
 RcppExport SEXP _gpukmeans_gk_first_nonfinite(SEXP xSEXP, SEXP threadsSEXP) {
@@ -77,6 +65,29 @@ RcppExport SEXP _gpukmeans_gk_cuda_fault_test_cpp(SEXP deviceSEXP) {
 BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type device(deviceSEXP);
     gk_cuda_fault_test_cpp(device);
+    return R_NilValue;
+END_RCPP
+}
+// gk_write_rows
+void gk_write_rows(SEXP out, double first, Rcpp::NumericMatrix block);
+RcppExport SEXP _gpukmeans_gk_write_rows(SEXP outSEXP, SEXP firstSEXP, SEXP blockSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< SEXP >::type out(outSEXP);
+    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type block(blockSEXP);
+    gk_write_rows(out, first, block);
+    return R_NilValue;
+END_RCPP
+}
+// gk_fill_csc
+void gk_fill_csc(SEXP out, Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x);
+RcppExport SEXP _gpukmeans_gk_fill_csc(SEXP outSEXP, SEXP pSEXP, SEXP iSEXP, SEXP xSEXP) {
+BEGIN_RCPP
+    Rcpp::traits::input_parameter< SEXP >::type out(outSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
+    gk_fill_csc(out, p, i, x);
     return R_NilValue;
 END_RCPP
 }
@@ -555,18 +566,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// gk_write_rows
-void gk_write_rows(SEXP m, double first, Rcpp::NumericMatrix block);
-RcppExport SEXP _gpukmeans_gk_write_rows(SEXP mSEXP, SEXP firstSEXP, SEXP blockSEXP) {
-BEGIN_RCPP
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type m(mSEXP);
-    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type block(blockSEXP);
-    gk_write_rows(m, first, block);
-    return R_NilValue;
-END_RCPP
-}
 // gk_in_memory_fs
 bool gk_in_memory_fs(std::string path);
 RcppExport SEXP _gpukmeans_gk_in_memory_fs(SEXP pathSEXP) {
@@ -681,13 +680,14 @@ END_RCPP
 }
 
 static const R_CallMethodDef CallEntries[] = {
-    {"_gpukmeans_gk_fill_csc", (DL_FUNC) &_gpukmeans_gk_fill_csc, 4},
     {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
     {"_gpukmeans_gk_unique_rows", (DL_FUNC) &_gpukmeans_gk_unique_rows, 1},
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
     {"_gpukmeans_gk_cuda_fault_test_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_fault_test_cpp, 1},
+    {"_gpukmeans_gk_write_rows", (DL_FUNC) &_gpukmeans_gk_write_rows, 3},
+    {"_gpukmeans_gk_fill_csc", (DL_FUNC) &_gpukmeans_gk_fill_csc, 4},
     {"_gpukmeans_gk_block_new", (DL_FUNC) &_gpukmeans_gk_block_new, 9},
     {"_gpukmeans_gk_block_free", (DL_FUNC) &_gpukmeans_gk_block_free, 1},
     {"_gpukmeans_gk_block_info", (DL_FUNC) &_gpukmeans_gk_block_info, 1},
@@ -727,7 +727,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
     {"_gpukmeans_gk_map_doubles", (DL_FUNC) &_gpukmeans_gk_map_doubles, 4},
     {"_gpukmeans_gk_scratch_doubles", (DL_FUNC) &_gpukmeans_gk_scratch_doubles, 4},
-    {"_gpukmeans_gk_write_rows", (DL_FUNC) &_gpukmeans_gk_write_rows, 3},
     {"_gpukmeans_gk_in_memory_fs", (DL_FUNC) &_gpukmeans_gk_in_memory_fs, 1},
     {"_gpukmeans_gk_is_mapped", (DL_FUNC) &_gpukmeans_gk_is_mapped, 1},
     {"_gpukmeans_gk_silhouette_cpp", (DL_FUNC) &_gpukmeans_gk_silhouette_cpp, 12},

@@ -4,8 +4,10 @@
 // or live in a scratch file (a large source read block by block).
 // It is an ALTREP double vector: R code and the engines see an ordinary
 // double matrix (REAL() is the mapping), and no dense copy of the data is
-// ever made.  The mapping is private (copy on write): a write by R never
-// reaches the file.  The mapping is released when the vector is collected.
+// ever made.  A big.matrix's mapping is private (copy on write): a write by
+// R never reaches its file; a scratch file's is shared (its pages go to the
+// unlinked file, not to anonymous memory; src/dense_fill.cpp fills it).
+// The mapping is released when the vector is collected.
 #include <Rcpp.h>
 
 #include <R_ext/Altrep.h>
@@ -173,20 +175,6 @@ SEXP gk_scratch_doubles(std::string dir, double n, double d, SEXP dimnames) {
   (void)dimnames;
   return R_NilValue;
 #endif
-}
-
-// Writes the rows of `block` into the mapped matrix m from row `first`
-// (1-based) on, in place (R's `[<-` would copy a shared vector first).
-// [[Rcpp::export]]
-void gk_write_rows(SEXP m, double first, Rcpp::NumericMatrix block) {
-  if (!(ALTREP(m) && R_altrep_inherits(m, mapped_class))) Rcpp::stop("not a mapped matrix");
-  SEXP dim = Rf_getAttrib(m, R_DimSymbol);
-  const R_xlen_t n = INTEGER(dim)[0], d = INTEGER(dim)[1];
-  const R_xlen_t rows = block.nrow();
-  if (block.ncol() != d || !(first >= 1) || first - 1 + rows > n) Rcpp::stop("rows out of the mapped matrix");
-  double* out = mapping_of(m)->values + static_cast<R_xlen_t>(first - 1);
-  for (R_xlen_t j = 0; j < d; ++j)
-    std::memcpy(out + j * n, &block[j * rows], static_cast<std::size_t>(rows) * sizeof(double));
 }
 
 // Whether the directory `path` lives in memory (Linux tmpfs or ramfs): a
