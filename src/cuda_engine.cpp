@@ -199,6 +199,23 @@ class CudaEngine final : public Engine {
     return true;
   }
 
+  bool greedy_together(const std::vector<Engine*>& parts, std::int64_t first, int picks, const double* unif, int L,
+                       IterationObserver* observer, std::vector<std::int64_t>* out) override {
+    std::vector<gk_cuda_data*> handles;
+    for (Engine* e : parts) {
+      CudaEngine* c = dynamic_cast<CudaEngine*>(e);
+      if (!c || c->streamed() || c->w_ || c->precision_ != precision_) return false;
+      handles.push_back(c->D_);
+    }
+    out->assign(picks, 0);
+    const gk_cuda_callbacks cb = callbacks(observer, false);
+    const int st = gk_cuda_greedy_devices(handles.data(), static_cast<int>(handles.size()), first, picks, unif, L, &cb,
+                                          reinterpret_cast<int64_t*>(out->data()), err_, kErrLen);
+    if (st == GK_CUDA_UNSUPPORTED) return false;
+    check(st, "k-means++ initialisation on several devices", err_);
+    return true;
+  }
+
   std::unique_ptr<Engine> gathered(const std::vector<Engine*>& parts, const HostData& data,
                                    int host_threads) override {
     std::vector<gk_cuda_data*> handles;

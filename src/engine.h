@@ -246,6 +246,19 @@ class Engine {
                               IterationObserver* observer, LloydFit* out) {
     return false;
   }
+  // Greedy k-means++ over all the rows of `parts` (this engine first; each
+  // holds a block of the rows, in row order; no weights), as greedy(nullptr,
+  // nullptr, n, ...) over all of them, where this engine's backend runs the
+  // parts' passes on their own devices (the CUDA engine: each step's pass
+  // on every device, the sampling on this engine's, gk_cuda_greedy_devices):
+  // the same picks, bit for bit, in *out.  false, having done nothing, where
+  // it cannot (other engines among the parts, x streamed, weights, devices
+  // without peer access): the caller then runs greedy() on one engine over
+  // all the rows.
+  virtual bool greedy_together(const std::vector<Engine*>& parts, std::int64_t first, int picks, const double* unif,
+                               int L, IterationObserver* observer, std::vector<std::int64_t>* out) {
+    return false;
+  }
   // An engine over all the rows of `parts` (this engine first; each holds a
   // block of the rows, in row order; data: all of them, on the host) on
   // this engine's device, made from what the parts hold where the backend

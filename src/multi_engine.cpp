@@ -20,6 +20,14 @@ namespace {
 
 [[noreturn]] void unsupported(const std::string& what) { throw EngineError(EngineError::Kind::kUnsupported, what); }
 
+// The first row of block p of P over n rows: n p / P, down to a multiple
+// of align (block P: n).
+std::int64_t split_row(std::int64_t n, int p, int P, std::int64_t align) {
+  if (p >= P) return n;
+  const std::int64_t a = n * p / P;
+  return align > 1 ? a / align * align : a;
+}
+
 class MultiEngine final : public Engine {
  public:
   MultiEngine(const HostData& data, Precision precision, const PartFactory& make, const MultiOptions& opt)
@@ -38,7 +46,7 @@ class MultiEngine final : public Engine {
     std::vector<std::int64_t> lo;  // the non-empty blocks
     std::vector<int> which;        // their numbers among the P
     for (int p = 0; p < P; ++p) {
-      const std::int64_t a = data.n * p / P, b = data.n * (p + 1) / P;
+      const std::int64_t a = split_row(data.n, p, P, opt.align), b = split_row(data.n, p + 1, P, opt.align);
       if (b > a) {
         lo.push_back(a);
         which.push_back(p);
@@ -167,7 +175,13 @@ class MultiEngine final : public Engine {
   // ---- initialisation: one engine over all the rows (init_engine()) ------
   std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m, std::int64_t first,
                                    int picks, const double* unif, int L, IterationObserver* observer) override {
-    if (!rows) {  // k-means++ over all the rows
+    if (!rows) {  // k-means++ over all the rows: the parts' passes on their devices, where they can
+      std::vector<std::int64_t> out;
+      if (!weight && count() > 1 && parts_[0]->greedy_together(parts_, first, picks, unif, L, observer, &out)) {
+        stage_mark("init_pp_together");
+        return out;
+      }
+      // else on one engine over all the rows
       struct Release {
         MultiEngine* self;
         ~Release() { self->release_init(); }

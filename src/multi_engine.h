@@ -12,15 +12,20 @@
 //   * totss: the CPU engine's sum (cpu_totss, long double per column, R's
 //     order) on the caller's x, which the CUDA engine also uses for its own
 //     totss (src/cuda_engine.cpp): the same bits as one engine;
-//   * the initialisations (k-means++, k-means||, and the reduction of
-//     k-means||): the CPU engine's code over all the rows, on the host (as
-//     the CUDA engine's block_init() for MPI ranks), on the data the parts'
-//     initialisation reads: x itself (double precision; the CPU engine in
-//     either precision), or, for CUDA parts in single precision, the values
-//     they store, float(x - shift) (src/parity.h point 1), made for the
-//     initialisation and freed after it.  In double precision the CUDA
-//     engine picks the CPU engine's rows (parity.h), so these are one
-//     engine's picks;
+//   * k-means++: where the parts run it together (Engine::greedy_together:
+//     CUDA parts whose devices reach each other's memory, each step's pass
+//     on every device over its rows), they do;
+//   * else k-means++, and k-means|| with the reduction of its candidates:
+//     one engine over all the rows, made from the parts' device copies
+//     (Engine::gathered), or by MultiOptions::whole (a second upload), or,
+//     where neither fits, the CPU engine's code on the host on the data the
+//     parts' initialisation reads: x itself (double precision; the CPU
+//     engine in either precision), or, for CUDA parts in single precision,
+//     the values they store, float(x - shift) (src/parity.h point 1), made
+//     for the initialisation and freed after it.  In double precision the
+//     CUDA engine picks the CPU engine's rows (parity.h), and in single the
+//     values are those one CUDA engine stores, so these are one engine's
+//     picks;
 //   * assign (predict): each part labels its rows, concurrently;
 //   * quality (silhouette, the sweep): not supported (kUnsupported).
 // Observation weights are refused (kUnsupported).  Plain C++, no R, no CUDA.
@@ -59,6 +64,8 @@ struct MultiOptions {
   bool in_place = false;   // true: a part's HostData is its block of x in place (HostData::ld = n: the
                            // CUDA engine, whose upload reads it so); false: a copy of the block
   WholeFactory whole;      // the initialisations' engine (empty: the CPU engine's code on the host)
+  std::int64_t align = 1;  // block boundaries at multiples of this many rows (the CUDA engines' k-means++
+                           // together, Engine::greedy_together, needs whole level-1 nodes of the trees: 32)
 };
 
 // The composite over `data` (all the rows; must outlive it, as HostData

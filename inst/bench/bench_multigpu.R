@@ -4,7 +4,8 @@
 # its Lloyd iterations.  Not a test: run on a machine with two GPUs
 #   sh tools/gpu/run-r.sh inst/bench/bench_multigpu.R [n] [iterations] [init]
 # and commit the output with the date and the cards.  With "init" it also
-# times init = "kmeans||" (k = 256) on one GPU and on all of them.
+# times init = "kmeans||" and "kmeans++" (k = 256) on one GPU and on all of
+# them.
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 args <- commandArgs(trailingOnly = TRUE)
@@ -51,19 +52,19 @@ for (prec in c("double", "single")) {
 }
 if (with_init) {
   all <- gpukmeans:::check_devices("all")
-  for (prec in c("double", "single")) {
+  for (init in c("kmeans||", "kmeans++")) for (prec in c("double", "single")) {
     fits <- lapply(list(0L, all), function(dev) {
       set.seed(2)
       t <- Sys.time()
-      f <- suppressWarnings(gpu_kmeans(x, k, init = "kmeans||", iter.max = iters, precision = prec, backend = "cuda",
+      f <- suppressWarnings(gpu_kmeans(x, k, init = init, iter.max = iters, precision = prec, backend = "cuda",
                                        device = dev))
       list(fit = f, wall = as.numeric(Sys.time() - t, units = "secs"))
     })
     same <- identical(unclass(fits[[2]]$fit)[parts], unclass(fits[[1]]$fit)[parts])
     for (i in 1:2) {
       tm <- attr(fits[[i]]$fit, "timing")
-      cat(sprintf("%s init = \"kmeans||\" device = %-8s: call %.3f s | init %.3f s | upload %.3f | Lloyd %.3f s%s\n", prec,
-                  if (i == 1L) "0" else paste(all, collapse = ","), fits[[i]]$wall, tm[["init"]],
+      cat(sprintf("%s init = \"%s\" device = %-8s: call %.3f s | init %.3f s | upload %.3f | Lloyd %.3f s%s\n", prec,
+                  init, if (i == 1L) "0" else paste(all, collapse = ","), fits[[i]]$wall, tm[["init"]],
                   tm[["transfer_to_device"]], tm[["compute"]],
                   if (i == 2L) sprintf(" | identical to device = 0: %s", same) else ""))
     }

@@ -33,7 +33,9 @@ typedef enum {
   GK_CUDA_ERROR = 4,         /* any other CUDA error (message has the CUDA text) */
   GK_CUDA_INTERRUPTED = 5,   /* a callback asked to stop */
   GK_CUDA_INVALID = 6,       /* bad arguments (a bug in the caller) */
-  GK_CUDA_NONFINITE = 7      /* x holds NA, NaN or +-Inf (gk_cuda_upload, when asked to check) */
+  GK_CUDA_NONFINITE = 7,     /* x holds NA, NaN or +-Inf (gk_cuda_upload, when asked to check) */
+  GK_CUDA_UNSUPPORTED = 8    /* this way of running it is not available here (nothing was done):
+                                the caller takes another */
 } gk_cuda_status;
 
 /* ---- device queries ---------------------------------------------------- */
@@ -242,6 +244,20 @@ int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *it
 int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int k, int max_iter, double *centers,
                           const gk_cuda_callbacks *cb, int *cluster, int *size, double *withinss,
                           gk_cuda_fit_info *info, char *err, size_t errlen);
+
+/* gk_cuda_greedy's k-means++ (rows NULL, no weights) over `count` handles
+   that hold, in order, contiguous blocks of the rows of one data set (as
+   gk_cuda_lloyd_devices takes them): the same picks, bit for bit, as
+   gk_cuda_greedy on a handle holding all the rows.  Every step's pass runs
+   on each part's device over its rows; the sum trees and the sampling on the
+   first part's device, which reads the other parts' rows directly.
+   GK_CUDA_UNSUPPORTED, having done nothing, where the parts do not allow
+   it: a part streamed or weighted, a part but the last whose rows are not a
+   multiple of 32 (the trees' level-1 nodes), more than 16 parts, or
+   devices without peer access to the first part's. */
+int gk_cuda_greedy_devices(gk_cuda_data *const *parts, int count, int64_t first, int picks,
+                           const double *unif, int L, const gk_cuda_callbacks *cb, int64_t *out,
+                           char *err, size_t errlen);
 
 /* Nearest-center labels (1-based) for the uploaded data, same rule as the
    assignment step above (used by predict()). */

@@ -10,6 +10,7 @@
 // interrupts.
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "detail/engine.hpp"
@@ -23,17 +24,12 @@ namespace {
 
 constexpr int kTailThreads = 256;  // at least; the sampling needs 32 L
 
-__global__ void k_pp_start(long long *idx, unsigned char *chosen, long long first) {
-  idx[0] = first;
-  chosen[first] = 1;
-}
-
 // The pass with the smallest accumulator count that holds L + 1 slots.
 template <typename T>
 void launch_pass(const T *x, long long n, int d, const double *w, double *d2, const double *pend,
-                 const double *cc, int L, double *lv1, long long nch, cudaStream_t s) {
+                 const double *cc, int L, double *lv1, long long stride, long long nch, cudaStream_t s) {
   const unsigned int g = blocks_for(n, kPassThreads * kPassPoints);
-#define GK_PASS(NB) k_pp_pass<T, NB><<<g, kPassThreads, 0, s>>>(x, n, d, w, d2, pend, cc, L, lv1, nch)
+#define GK_PASS(NB) k_pp_pass<T, NB><<<g, kPassThreads, 0, s>>>(x, n, d, w, d2, pend, cc, L, lv1, stride, nch)
   if (L + 1 <= 2) GK_PASS(2);
   else if (L + 1 <= 4) GK_PASS(4);
   else if (L + 1 <= 8) GK_PASS(8);
@@ -44,45 +40,125 @@ void launch_pass(const T *x, long long n, int d, const double *w, double *d2, co
 #undef GK_PASS
 }
 
-// Greedy k-means++ over the n rows of x (column-major, on the device), with
-// weights w (device, NULL = 1): picks centers; the first is row `first`,
-// step s >= 1 draws its L candidates with unif[(s - 1) * L + j] (host).
-// Writes the picked rows to out (host).
+// One block of the rows of a greedy k-means++: rows [lo, lo + n) of the
+// data, x on `device` (column-major, n rows), with the block's D2 and
+// chosen flags there; its passes run on `s`.  Block 0 also holds the
+// trees, the candidates and the sampling (gk_cuda_greedy_devices).
 template <typename T>
-int pp_run(const T *x, long long n, int d, const double *w, long long first, int picks, const double *unif,
-           int L, const gk_cuda_callbacks *cb, cudaStream_t s, int64_t *out, char *err, size_t errlen) {
+struct GreedyBlock {
+  const T *x = nullptr;
+  long long n = 0, lo = 0;
+  const double *w = nullptr;  // the block's weights (device), or NULL
+  int device = 0;
+  cudaStream_t s = nullptr;
+  bool own_stream = false;
+  DevBuf<double> d2;
+  DevBuf<unsigned char> chosen;
+  cudaEvent_t done = nullptr;  // recorded after the block's last enqueued work
+  GreedyBlock() {}
+  GreedyBlock(const GreedyBlock &) = delete;
+  GreedyBlock &operator=(const GreedyBlock &) = delete;
+  ~GreedyBlock() {
+    cudaSetDevice(device);
+    d2.release();
+    chosen.release();
+    if (done) cudaEventDestroy(done);
+    if (own_stream && s) cudaStreamDestroy(s);
+  }
+};
+
+// Greedy k-means++ over the rows of the blocks B (in row order; every
+// block but the last a whole number of level-1 nodes, 32 rows), one pass
+// over every block per step; with weights w (on block 0's device, all
+// rows; NULL = 1, one block only): picks centers; the first is row `first`,
+// step s >= 1 draws its L candidates with unif[(s - 1) * L + j] (host).
+// Writes the picked rows to out (host).  The blocks' passes run on their
+// streams, ordered against block 0's stream by events: the host enqueues
+// every step and synchronises every 32 steps to poll for interrupts.
+template <typename T>
+int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long first, int picks, const double *unif,
+           int L, const gk_cuda_callbacks *cb, int64_t *out, char *err, size_t errlen) {
   out[0] = first;
   if (picks <= 1) return GK_CUDA_OK;
+  const int P = (int)B.size();
+  GreedyBlock<T> &root = B[0];
+  const long long n = B[P - 1].lo + B[P - 1].n;
+  cudaStream_t s = root.s;
+  RowBlocks<T> R;
+  R.blocks = P;
+  for (int p = 0; p < P; ++p) {
+    GreedyBlock<T> &b = B[p];
+    GK_CHECK(cudaSetDevice(b.device), "selecting the CUDA device");
+    GK_CHECK(b.d2.alloc(b.n), "allocating D2");
+    GK_CHECK(b.chosen.alloc(b.n), "allocating the chosen flags");
+    GK_CHECK(cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming), "creating an event");
+    GK_CHECK(cudaMemsetAsync(b.chosen.p, 0, b.n, b.s), "clearing the flags");
+    k_fill<<<blocks_for(b.n, 256), 256, 0, b.s>>>(b.d2.p, b.n, std::numeric_limits<double>::infinity());
+    GK_CHECK(cudaGetLastError(), "initialising D2");
+    R.x[p] = b.x;
+    R.d2[p] = b.d2.p;
+    R.chosen[p] = b.chosen.p;
+    R.lo[p] = b.lo;
+  }
+  R.lo[P] = n;
+  GK_CHECK(cudaSetDevice(root.device), "selecting the CUDA device");
   const size_t nu = (size_t)(picks - 1) * L;
-  DevBuf<double> d2, u, cc, pend;
+  DevBuf<double> u, cc, pend;
   DevBuf<long long> idx, cand, free_from;
-  DevBuf<unsigned char> chosen;
   DevBuf<int> best;
   TreeBufs tb;
-  GK_CHECK(d2.alloc(n), "allocating D2");
   GK_CHECK(u.alloc(nu), "allocating the uniforms");
   GK_CHECK(cc.alloc((size_t)L * d), "allocating the candidates");
   GK_CHECK(pend.alloc(d), "allocating a center");
   GK_CHECK(idx.alloc(picks), "allocating the chosen rows");
   GK_CHECK(cand.alloc(L), "allocating the candidates");
   GK_CHECK(free_from.alloc(1), "allocating a counter");
-  GK_CHECK(chosen.alloc(n), "allocating the chosen flags");
   GK_CHECK(best.alloc(1), "allocating an index");
   GK_CHECK(tb.alloc(n, L), "allocating the potentials' sum trees");
   const long long nch = tb.len[1];
   const Levels lv = tb.levels();
 
+  // s waits for the other blocks' streams (join), or they for s (fork)
+  auto join = [&]() -> cudaError_t {
+    for (int p = 1; p < P; ++p) {
+      cudaError_t e = cudaSetDevice(B[p].device);
+      if (e == cudaSuccess) e = cudaEventRecord(B[p].done, B[p].s);
+      if (e == cudaSuccess) e = cudaStreamWaitEvent(s, B[p].done, 0);
+      if (e != cudaSuccess) return e;
+    }
+    return cudaSetDevice(root.device);
+  };
+  auto fork = [&]() -> cudaError_t {
+    if (P == 1) return cudaSuccess;
+    cudaError_t e = cudaEventRecord(root.done, s);
+    for (int p = 1; p < P && e == cudaSuccess; ++p) e = cudaStreamWaitEvent(B[p].s, root.done, 0);
+    return e;
+  };
+  // one pass over every block with pending center pend_p (may be NULL) and
+  // Lp candidates in cc, each writing its nodes of level 1
+  auto passes = [&](const double *pend_p, int Lp) -> cudaError_t {
+    cudaError_t e = fork();
+    for (int p = 0; p < P && e == cudaSuccess; ++p) {
+      GreedyBlock<T> &b = B[p];
+      e = cudaSetDevice(b.device);
+      if (e != cudaSuccess) break;
+      launch_pass<T>(b.x, b.n, d, b.w, b.d2.p, pend_p, cc.p, Lp, tb.level1() + b.lo / 32, nch, (b.n + 31) / 32,
+                     b.s);
+      e = cudaGetLastError();
+    }
+    return e == cudaSuccess ? join() : e;
+  };
+
+  GK_CHECK(join(), "k-means++: ordering the devices");  // (the blocks' D2 and flags are set)
   GK_CHECK(cudaMemcpyAsync(u.p, unif, nu * sizeof(double), cudaMemcpyHostToDevice, s), "copying the uniforms");
-  GK_CHECK(cudaMemsetAsync(chosen.p, 0, n, s), "clearing the flags");
   GK_CHECK(cudaMemsetAsync(free_from.p, 0, sizeof(long long), s), "clearing a counter");
   GK_CHECK(cudaMemsetAsync(best.p, 0, sizeof(int), s), "clearing an index");
-  k_pp_start<<<1, 1, 0, s>>>(idx.p, chosen.p, first);
-  k_fill<<<blocks_for(n, 256), 256, 0, s>>>(d2.p, n, std::numeric_limits<double>::infinity());
   // The first center as the single "candidate" of a pass with nothing
   // pending: tree 0 becomes the tree of w * D2 after it, and it becomes the
   // pending center of step 1.
-  k_gather_rows<T><<<blocks_for(d, 256), 256, 0, s>>>(x, n, d, idx.p, 1, cc.p);
-  launch_pass<T>(x, n, d, w, d2.p, nullptr, cc.p, 1, tb.level1(), nch, s);
+  k_pp_start<T><<<1, 256, 0, s>>>(R, d, idx.p, first, cc.p);
+  GK_CHECK(cudaGetLastError(), "k-means++: the first center");
+  GK_CHECK(passes(nullptr, 1), "k-means++: distances to the first center");
   GK_CHECK(tb.build(s, 1), "k-means++: distances to the first center");
   GK_CHECK(cudaMemcpyAsync(pend.p, cc.p, d * sizeof(double), cudaMemcpyDeviceToDevice, s), "copying a center");
 
@@ -91,14 +167,13 @@ int pp_run(const T *x, long long n, int d, const double *w, long long first, int
   int t_tail = 2;
   while (t_tail <= tb.T && tb.len[t_tail] * L > kTailThreads * 4) ++t_tail;
   const int tail_threads = std::max(kTailThreads, 32 * L);
-  k_pp_sample<T><<<1, 32 * L, 0, s>>>(lv, best.p, x, n, d, w, d2.p, pend.p, u.p, L, chosen.p, free_from.p, cand.p,
-                                       cc.p);
+  k_pp_sample<T><<<1, 32 * L, 0, s>>>(lv, best.p, R, d, w, pend.p, u.p, L, free_from.p, cand.p, cc.p);
   for (int step = 1; step < picks; ++step) {
-    launch_pass<T>(x, n, d, w, d2.p, pend.p, cc.p, L, tb.level1(), nch, s);
+    GK_CHECK(passes(pend.p, L), "k-means++ step");
     GK_CHECK(tb.build(s, L, t_tail), "k-means++: potentials");
     const double *next_u = step + 1 < picks ? u.p + (size_t)step * L : nullptr;
-    k_pp_tail<T><<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, chosen.p, pend.p, best.p,
-                                            x, n, w, d2.p, next_u, free_from.p);
+    k_pp_tail<T><<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, pend.p, best.p, R, w,
+                                            next_u, free_from.p);
     GK_CHECK(cudaGetLastError(), "k-means++ step");
     if (cb && cb->interrupt && step % 32 == 0) {
       GK_CHECK(cudaStreamSynchronize(s), "k-means++ steps");
@@ -114,6 +189,20 @@ int pp_run(const T *x, long long n, int d, const double *w, long long first, int
   GK_CHECK(cudaStreamSynchronize(s), "k-means++");
   for (int j = 0; j < picks; ++j) out[j] = (int64_t)h[j];
   return GK_CUDA_OK;
+}
+
+// pp_run over one block: x (n rows on the current device, D's), on s.
+template <typename T>
+int pp_one(const T *x, long long n, int d, int device, const double *w, long long first, int picks,
+           const double *unif, int L, const gk_cuda_callbacks *cb, cudaStream_t s, int64_t *out, char *err,
+           size_t errlen) {
+  std::vector<GreedyBlock<T>> B(1);
+  B[0].x = x;
+  B[0].n = n;
+  B[0].w = w;
+  B[0].device = device;
+  B[0].s = s;
+  return pp_run<T>(B, d, w, first, picks, unif, L, cb, out, err, errlen);
 }
 
 int check_candidates(int L, char *err, size_t errlen) {
@@ -159,7 +248,7 @@ static int weighted_pp(const gk_cuda_data *D, const int64_t *rows, const double 
   if (weight) GK_CHECK(cudaMemcpyAsync(w.p, weight, m * sizeof(double), cudaMemcpyHostToDevice, s), "copying weights");
   k_gather_cols<T><<<blocks_for(m * d, 256), 256, 0, s>>>(static_cast<const T *>(D->x), D->n, d, drows.p, m, xc.p);
   GK_CHECK(cudaGetLastError(), "gathering the candidates");
-  return pp_run<T>(xc.p, m, d, weight ? w.p : nullptr, first, picks, unif, L, cb, s, out, err, errlen);
+  return pp_one<T>(xc.p, m, d, D->device, weight ? w.p : nullptr, first, picks, unif, L, cb, s, out, err, errlen);
 }
 
 extern "C" int gk_cuda_greedy(gk_cuda_data *D, const int64_t *rows, const double *weight, int64_t m,
@@ -184,9 +273,66 @@ extern "C" int gk_cuda_greedy(gk_cuda_data *D, const int64_t *rows, const double
       GK_CHECK(cudaMemcpyAsync(w.p, weight, D->n * sizeof(double), cudaMemcpyHostToDevice, s), "copying weights");
     }
     if (D->single)
-      return pp_run<float>(static_cast<const float *>(D->x), D->n, D->d, w.p, first, picks, unif, L, cb, s,
-                           out, err, errlen);
-    return pp_run<double>(static_cast<const double *>(D->x), D->n, D->d, w.p, first, picks, unif, L, cb, s,
-                          out, err, errlen);
+      return pp_one<float>(static_cast<const float *>(D->x), D->n, D->d, D->device, w.p, first, picks, unif, L,
+                           cb, s, out, err, errlen);
+    return pp_one<double>(static_cast<const double *>(D->x), D->n, D->d, D->device, w.p, first, picks, unif, L,
+                          cb, s, out, err, errlen);
   });
+}
+
+extern "C" int gk_cuda_greedy_devices(gk_cuda_data *const *parts, int count, int64_t first, int picks,
+                                      const double *unif, int L, const gk_cuda_callbacks *cb, int64_t *out,
+                                      char *err, size_t errlen) {
+  if (!parts || count < 1 || !out || picks < 1 || first < 0 || (picks > 1 && !unif)) {
+    set_msg(err, errlen, "invalid arguments to the greedy k-means++ on several devices");
+    return GK_CUDA_INVALID;
+  }
+  int st = check_candidates(L, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  if (count > kMaxRowBlocks) {
+    set_msg(err, errlen, "k-means++ on several devices: more than %d parts", kMaxRowBlocks);
+    return GK_CUDA_UNSUPPORTED;
+  }
+  long long n = 0;
+  for (int p = 0; p < count; ++p) {
+    const gk_cuda_data *D = parts[p];
+    if (!D || !D->x || D->src || D->weighted || D->d != parts[0]->d || D->single != parts[0]->single) {
+      set_msg(err, errlen, "k-means++ on several devices: part %d is not a resident, unweighted block of the data", p);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    if (p + 1 < count && D->n % GK_SUM_ARITY != 0) {
+      set_msg(err, errlen, "k-means++ on several devices: part %d does not hold whole nodes of the sum trees", p);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    if (!reaches(parts[0]->device, D->device)) {
+      set_msg(err, errlen, "k-means++ on several devices: devices %d and %d cannot access each other's memory",
+              parts[0]->device, D->device);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    n += D->n;
+  }
+  if (picks > n || first >= n) {
+    set_msg(err, errlen, "invalid arguments to the greedy k-means++ on several devices");
+    return GK_CUDA_INVALID;
+  }
+  enable_peers(parts, count);
+  auto run = [&](auto *tag) -> int {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    std::vector<GreedyBlock<T>> B(count);
+    long long lo = 0;
+    for (int p = 0; p < count; ++p) {
+      GreedyBlock<T> &b = B[p];
+      b.x = static_cast<const T *>(parts[p]->x);
+      b.n = parts[p]->n;
+      b.lo = lo;
+      b.device = parts[p]->device;
+      lo += b.n;
+      GK_CHECK(cudaSetDevice(b.device), "selecting the CUDA device");
+      GK_CHECK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking), "creating a stream");
+      b.own_stream = true;
+    }
+    return pp_run<T>(B, parts[0]->d, nullptr, first, picks, unif, L, cb, out, err, errlen);
+  };
+  if (parts[0]->single) return run(static_cast<float *>(nullptr));
+  return run(static_cast<double *>(nullptr));
 }

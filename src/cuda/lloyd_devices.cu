@@ -111,20 +111,6 @@ int check_parts(gk_cuda_data *const *parts, int count, int k, int max_iter, cons
   return GK_CUDA_OK;
 }
 
-// Peer access between the parts' devices where the hardware has it (the
-// copies then go device to device; without it the runtime routes them
-// through the host, slower but the same bytes).
-void enable_peers(gk_cuda_data *const *parts, int count) {
-  for (int p = 0; p < count; ++p)
-    for (int q = 0; q < count; ++q) {
-      const int a = parts[p]->device, b = parts[q]->device;
-      int can = 0;
-      if (a == b || cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can) continue;
-      if (cudaSetDevice(a) == cudaSuccess) cudaDeviceEnablePeerAccess(b, 0);
-      cudaGetLastError();  // (already enabled, or refused: the copies still work)
-    }
-}
-
 // One iteration on every part: the assignment (bounded or plain), the
 // exchange of the sums, their merge and the update.
 int enqueue_iteration(std::vector<Part> &P, bool bounded, bool first, char *err, size_t errlen) {
@@ -339,6 +325,27 @@ int download_labels(std::vector<Part> &P, int *cluster, char *err, size_t errlen
 }
 
 }  // namespace
+
+// Peer access between the parts' devices where the hardware has it (the
+// copies then go device to device; without it the runtime routes them
+// through the host, slower but the same bytes).
+void gk::enable_peers(gk_cuda_data *const *parts, int count) {
+  for (int p = 0; p < count; ++p)
+    for (int q = 0; q < count; ++q) {
+      const int a = parts[p]->device, b = parts[q]->device;
+      int can = 0;
+      if (a == b || cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can) continue;
+      if (cudaSetDevice(a) == cudaSuccess) cudaDeviceEnablePeerAccess(b, 0);
+      cudaGetLastError();  // (already enabled, or refused: the copies still work)
+    }
+}
+
+bool gk::reaches(int a, int b) {
+  if (a == b) return true;
+  int ab = 0, ba = 0;
+  return cudaDeviceCanAccessPeer(&ab, a, b) == cudaSuccess && ab && cudaDeviceCanAccessPeer(&ba, b, a) == cudaSuccess &&
+         ba;
+}
 
 extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int k, int max_iter, double *centers,
                                      const gk_cuda_callbacks *cb, int *cluster, int *size, double *withinss,

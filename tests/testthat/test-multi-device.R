@@ -265,6 +265,38 @@ test_that("k-means++ and k-means|| on repeated devices choose device 0's rows, i
   }
 })
 
+test_that("k-means++ together over blocks of whole tree nodes: small data, empty blocks, the first pick and the degenerate rule in any block [cuda]", {
+  skip_if_no_gpu()
+  # which way the composite's k-means++ ran (src/stage_log.h)
+  stages_of <- function(expr) {
+    log <- withr::local_tempfile()
+    withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
+    value <- force(expr)
+    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_(engine|pp)_", readLines(log), value = TRUE)))
+  }
+  set.seed(31)
+  for (n in c(70L, 97L, 1000L, 4099L)) for (precision in c("double", "single")) {
+    x <- make_blobs(n, 5, 7, sd = 2, spread = 6)
+    for (seed in 1:3) {
+      info <- sprintf("n = %d, %s, seed %d", n, precision, seed)
+      one <- gpu_fit(0L, seed, x, 7, init = "kmeans++", precision = precision)
+      for (dev in list(c(0L, 0L), c(0L, 0L, 0L), c(0L, 0L, 0L, 0L))) {
+        got <- stages_of(gpu_fit(dev, seed, x, 7, init = "kmeans++", precision = precision))
+        expect_identical(fit_value(got$value), fit_value(one), info = info)
+        # blocks of whole nodes: n = 70 on 4 engines leaves two of them empty
+        expect_identical(got$stages, "init_pp_together", info = info)
+      }
+    }
+  }
+  # fewer distinct rows than centers: the degenerate rule scans the chosen
+  # flags of every block, and R stops as stats does
+  dup <- matrix(rep(c(1, 2, 3), length.out = 300 * 2), ncol = 2)
+  for (dev in list(0L, c(0L, 0L, 0L))) {
+    expect_error(gpu_kmeans(dup, 5, init = "kmeans++", backend = "cuda", device = dev),
+                 "more cluster centers than distinct data points")
+  }
+})
+
 test_that("device = \"all\" runs on every usable GPU and gives the one-GPU fit [cuda]", {
   skip_if_no_gpu()
   x <- multi_data()
@@ -326,7 +358,7 @@ test_that("several CUDA engines iterate together (plain, bounded, filtered): one
   expect_true(any(a$value$size == 0L))
 })
 
-test_that("k-means++ and k-means|| over several engines run on the first device (x gathered from the parts) where all of x fits there, else on the host: device 0's fit [cuda]", {
+test_that("k-means++ over several engines runs on all of them; k-means|| on the first device (x gathered from the parts) where all of x fits there, else on the host: device 0's fit [cuda]", {
   skip_if_no_gpu()
   set.seed(12)
   x <- make_blobs(20000, 8, 10, sd = 2, spread = 8)
@@ -336,13 +368,14 @@ test_that("k-means++ and k-means|| over several engines run on the first device 
   # rows needs x as stored and no staging: over that cap in double (1.3
   # MB), under it in single (0.7 MB of floats and labels).
   cap <- c(double = 1.0e6, single = 1.5e6)
-  # which engine initialised (src/stage_log.h): one gathered from the
-  # parts' device copies, a second upload of x, or the host's
+  # which engine initialised (src/stage_log.h): the parts together
+  # (k-means++ on resident parts), one gathered from the parts' device
+  # copies, a second upload of x, or the host's
   init_engine <- function(expr) {
     log <- withr::local_tempfile()
     withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
     value <- force(expr)
-    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_engine_", readLines(log), value = TRUE)))
+    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_(engine|pp)_", readLines(log), value = TRUE)))
   }
   for (init in c("kmeans++", "kmeans||")) for (precision in c("double", "single")) {
     info <- paste(init, precision)
@@ -353,7 +386,7 @@ test_that("k-means++ and k-means|| over several engines run on the first device 
     for (dev in list(c(0L, 0L), c(0L, 0L, 0L))) {
       two <- fit_on(dev)
       expect_identical(fit_value(two$value), fit_value(one), info = info)
-      expect_identical(two$stages, "init_engine_gathered", info = info)
+      expect_identical(two$stages, if (init == "kmeans++") "init_pp_together" else "init_engine_gathered", info = info)
     }
     # parts that stream x hold no device copy of it: a second upload, or the
     # host where that does not fit
@@ -364,7 +397,8 @@ test_that("k-means++ and k-means|| over several engines run on the first device 
     expect_identical(fit_value(streamed$value), fit_value(one), info = info)
     expect_identical(streamed$stages, "init_engine_host", info = info)
     capped <- fit_on(c(0L, 0L), cap = cap[[precision]])
-    expect_identical(capped$stages, if (precision == "double") "init_engine_host" else "init_engine_gathered",
+    expect_identical(capped$stages, if (init == "kmeans++") "init_pp_together"
+                                    else if (precision == "double") "init_engine_host" else "init_engine_gathered",
                      info = info)
     capped <- capped$value
     expect_identical(fit_value(capped), fit_value(one), info = info)

@@ -326,6 +326,14 @@ int refuse_streamed(const gk_cuda_data *D, const char *what, char *err, size_t e
 // (x itself; in single precision double(float(x - shift))), m x d row-major.
 void streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, double *out);
 
+// lloyd_devices.cu -----------------------------------------------------------
+// Peer access between the parts' devices, where the hardware has it.
+void enable_peers(gk_cuda_data *const *parts, int count);
+// Whether kernels on device a can read and write memory of device b and
+// the other way round (the same device, or peers): then, once
+// enable_peers() ran, a kernel may take the other's pointers.
+bool reaches(int a, int b);
+
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {
   bool ok = false;  // false: use the per-kernel path

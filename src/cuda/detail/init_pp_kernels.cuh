@@ -22,6 +22,46 @@ constexpr int kPassPoints = 2;     // points per thread: i and i + kPassThreads
 constexpr int kCoordTile = 32;     // coordinates per shared-memory tile
 constexpr int kCoordGroup = 4;     // coordinates loaded together (a tile is whole groups)
 constexpr int kMaxCandidates = 32;
+constexpr int kMaxRowBlocks = 16;  // blocks of rows a greedy k-means++ reads (gk_cuda_greedy_devices)
+
+// The rows of a greedy k-means++ as its sampling reads them, one at a time:
+// one block (one device's x), or the contiguous blocks of several parts in
+// row order, each with its D2 and chosen flags on its own device, read from
+// the device that samples (the same device, or a peer with access).
+template <typename T>
+struct RowBlocks {
+  const T *x[kMaxRowBlocks];             // block p: rows [lo[p], lo[p + 1]), column-major
+  double *d2[kMaxRowBlocks];
+  unsigned char *chosen[kMaxRowBlocks];
+  long long lo[kMaxRowBlocks + 1];       // first row of each block, then n
+  int blocks;
+  __device__ __forceinline__ long long n() const { return lo[blocks]; }
+  __device__ __forceinline__ int block_of(long long i) const {
+    int p = 0;
+    while (p + 1 < blocks && i >= lo[p + 1]) ++p;
+    return p;
+  }
+  __device__ __forceinline__ double value(long long i, int a) const {
+    const int p = block_of(i);
+    return (double)x[p][(i - lo[p]) + (lo[p + 1] - lo[p]) * (long long)a];
+  }
+  __device__ __forceinline__ double dist(long long i, int d, const double *c) const {
+    const int p = block_of(i);
+    return exact_dist(x[p], lo[p + 1] - lo[p], d, i - lo[p], c);
+  }
+  __device__ __forceinline__ double D2(long long i) const {
+    const int p = block_of(i);
+    return d2[p][i - lo[p]];
+  }
+  __device__ __forceinline__ bool is_chosen(long long i) const {
+    const int p = block_of(i);
+    return chosen[p][i - lo[p]] != 0;
+  }
+  __device__ __forceinline__ void choose(long long i) const {
+    const int p = block_of(i);
+    chosen[p][i - lo[p]] = 1;
+  }
+};
 
 // Coordinates [c, c + kCoordGroup) of point i into r; those at or past d (and
 // all of a point past n) read as 0.
@@ -35,8 +75,10 @@ __device__ __forceinline__ void load_group(const T *__restrict__ x, long long n,
 
 // The pass of one step.  Slot 0 of the accumulators is the pending center
 // (pend, may be NULL), slots 1..L the candidates cc (L x d, row-major).
-// NB >= L + 1.  Writes d2 (where pend lowers it) and lv1[j * nch + chunk], the level-1
-// sums of w_i * min(D2_i, dist(i, cand_j)).  A block covers
+// NB >= L + 1.  Writes d2 (where pend lowers it) and lv1[j * stride + chunk]
+// (chunk < nch), the level-1 sums of w_i * min(D2_i, dist(i, cand_j)): lv1
+// may point into a tree over more rows (a block of them whose first row is
+// a multiple of 32, on this device or a peer).  A block covers
 // kPassThreads * kPassPoints consecutive points.
 //
 // Speed: every slot and every coordinate of a group is computed without a
@@ -49,7 +91,7 @@ template <typename T, int NB>
 __global__ void __launch_bounds__(kPassThreads)
 k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict__ w,
           double *__restrict__ d2, const double *__restrict__ pend, const double *__restrict__ cc, int L,
-          double *__restrict__ lv1, long long nch) {
+          double *__restrict__ lv1, long long stride, long long nch) {
   constexpr int P = kPassPoints;
   // s_c[c][slot] (a tile of the centers) during the pass, then
   // s_red[warp][lane][slot] for the level-1 sums.
@@ -133,7 +175,7 @@ k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict_
       double sum = 0.0;
 #pragma unroll 8
       for (int q = 0; q < 32; ++q) sum = __dadd_rn(sum, s_red[warp][q][lane]);
-      lv1[(long long)lane * nch + chunk] = sum;
+      lv1[(long long)lane * stride + chunk] = sum;
     }
   }
 }
@@ -144,17 +186,17 @@ k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict_
 // candidate is the lowest point not chosen yet (the degenerate rule).
 // Writes cand[j] and the candidate's row into cc.
 template <typename T>
-__device__ void sample_candidates(const Levels &lv, int b, const T *__restrict__ x, long long n, int d,
-                                  const double *__restrict__ w, const double *__restrict__ d2,
-                                  const double *pend, const double *__restrict__ unif, int L,
-                                  const unsigned char *chosen, long long *free_from, long long *cand,
+__device__ void sample_candidates(const Levels &lv, int b, const RowBlocks<T> &R, int d,
+                                  const double *__restrict__ w, const double *pend,
+                                  const double *__restrict__ unif, int L, long long *free_from, long long *cand,
                                   double *cc) {
   __shared__ double s_a[kMaxCandidates][32];
   __shared__ long long s_free;
+  const long long n = R.n();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   auto leaf = [&](long long i) -> double {
-    double v = d2[i];
-    if (pend) v = dmin(v, exact_dist(x, n, d, i, pend));
+    double v = R.D2(i);
+    if (pend) v = dmin(v, R.dist(i, d, pend));
     return w ? __dmul_rn(w[i], v) : v;
   };
   if (threadIdx.x == 0) {
@@ -162,7 +204,7 @@ __device__ void sample_candidates(const Levels &lv, int b, const T *__restrict__
     const double total = lv.T == 0 ? leaf(0) : lv.p[lv.T][b];
     if (!(total > 0)) {
       long long f = *free_from;
-      while (f < n && chosen[f]) ++f;
+      while (f < n && R.is_chosen(f)) ++f;
       *free_from = f;
       s_free = f < n ? f : n - 1;
     }
@@ -173,17 +215,27 @@ __device__ void sample_candidates(const Levels &lv, int b, const T *__restrict__
   if (c < 0) c = warp_tree_sample(lv, b, n, unif[warp], leaf, s_a[warp]);
   if (c < 0) c = 0;  // cannot happen: the total is > 0 here
   if (lane == 0) cand[warp] = c;
-  for (int a = lane; a < d; a += 32) cc[(size_t)warp * d + a] = (double)x[c + n * (long long)a];
+  for (int a = lane; a < d; a += 32) cc[(size_t)warp * d + a] = R.value(c, a);
+}
+
+// The first pick: row `first` is chosen and becomes the single candidate
+// in cc (one block).
+template <typename T>
+__global__ void k_pp_start(RowBlocks<T> R, int d, long long *idx, long long first, double *cc) {
+  if (threadIdx.x == 0) {
+    idx[0] = first;
+    R.choose(first);
+  }
+  for (int a = threadIdx.x; a < d; a += blockDim.x) cc[a] = R.value(first, a);
 }
 
 // The sampling of step 1 (tree *best, built from the first center).
 template <typename T>
-__global__ void k_pp_sample(Levels lv, const int *__restrict__ best, const T *__restrict__ x, long long n,
-                            int d, const double *__restrict__ w, const double *__restrict__ d2,
-                            const double *__restrict__ pend, const double *__restrict__ unif, int L,
-                            const unsigned char *__restrict__ chosen, long long *free_from,
+__global__ void k_pp_sample(Levels lv, const int *__restrict__ best, RowBlocks<T> R, int d,
+                            const double *__restrict__ w, const double *__restrict__ pend,
+                            const double *__restrict__ unif, int L, long long *free_from,
                             long long *__restrict__ cand, double *__restrict__ cc) {
-  sample_candidates(lv, *best, x, n, d, w, d2, pend, unif, L, chosen, free_from, cand, cc);
+  sample_candidates(lv, *best, R, d, w, pend, unif, L, free_from, cand, cc);
 }
 
 // The end of step s, in one block (one launch instead of four, for the
@@ -196,8 +248,7 @@ __global__ void k_pp_sample(Levels lv, const int *__restrict__ best, const T *__
 //  3. unless unif is NULL (the last step), samples step s + 1's candidates.
 template <typename T>
 __global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc, int d, long long *out_idx, int s,
-                          unsigned char *chosen, double *pend, int *best, const T *__restrict__ x, long long n,
-                          const double *__restrict__ w, const double *__restrict__ d2,
+                          double *pend, int *best, RowBlocks<T> R, const double *__restrict__ w,
                           const double *__restrict__ unif, long long *free_from) {
   __shared__ int s_best;
   for (int t = t0; t <= lv.T; ++t) {
@@ -222,13 +273,13 @@ __global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc,
     s_best = bj;
     *best = bj;
     out_idx[s] = cand[bj];
-    chosen[cand[bj]] = 1;
+    R.choose(cand[bj]);
   }
   __syncthreads();
   const int bj = s_best;
   for (int a = threadIdx.x; a < d; a += blockDim.x) pend[a] = cc[(size_t)bj * d + a];
   __syncthreads();  // pend and chosen are complete; cc may be overwritten
-  if (unif) sample_candidates(lv, bj, x, n, d, w, d2, pend, unif, L, chosen, free_from, cand, cc);
+  if (unif) sample_candidates(lv, bj, R, d, w, pend, unif, L, free_from, cand, cc);
 }
 
 // Rows idx[0..m) of x into out (m x d, row-major, double).
