@@ -68,6 +68,10 @@ resolve_backend <- function(backend, device, work = Inf) {
 #   default: a pinned float image in single precision where host memory
 #   allows, else x page-locked in place, else staged; "staged": through
 #   pinned buffers filled by host threads; "registered": x page-locked);
+# - together: several devices run k-means++ and the k-means|| rounds
+#   together, each over its rows (internal, tests of the other path:
+#   options(gpukmeans.init_together = FALSE) makes one engine over all the
+#   rows do them, as where the devices cannot reach each other's memory);
 # - tuning: its kernel choices for benchmarks and tests (internal:
 #   options(gpukmeans.cuda_tuning = c(assign_kernel, init_filter,
 #   sample_room, bounds[, staging])) as src/engine.h's CudaTuning; unset
@@ -95,7 +99,7 @@ cuda_options <- function(tuning = getOption("gpukmeans.cuda_tuning")) {
          describe_value(copy), call. = FALSE)
   list(tuning = as.integer(tuning %||% integer(0)), device_memory = as.numeric(mem %||% Inf),
        stream = if (is.na(stream)) 0L else if (stream) 2L else 1L, stream_rows = as.numeric(rows),
-       stream_copy = match(copy, modes) - 1L)
+       stream_copy = match(copy, modes) - 1L, together = !isFALSE(getOption("gpukmeans.init_together")))
 }
 
 check_backend <- function(backend) {

@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifdef GPUKMEANS_CUDA
@@ -215,6 +216,8 @@ class CudaEngine final : public Engine {
     check(st, "k-means++ initialisation on several devices", err_);
     return true;
   }
+
+  std::unique_ptr<ParTogether> par_together(const std::vector<Engine*>& parts) override;
 
   std::unique_ptr<Engine> gathered(const std::vector<Engine*>& parts, const HostData& data,
                                    int host_threads) override {
@@ -440,6 +443,49 @@ class CudaEngine final : public Engine {
   gk_cuda_options opts_ = {};  // as given to the upload (gathered() makes its engine with them)
   char err_[kErrLen] = {0};
 };
+
+// The k-means|| rounds of CUDA parts together (gk_cuda_par_team_*).
+class CudaParTeam final : public ParTogether {
+ public:
+  explicit CudaParTeam(std::vector<gk_cuda_data*> parts) : parts_(std::move(parts)) {}
+  ~CudaParTeam() override { gk_cuda_par_team_free(team_); }
+  bool begin(std::int64_t first, double* phi) override {
+    const int st = gk_cuda_par_team_begin(parts_.data(), static_cast<int>(parts_.size()), first, &team_, phi, err_,
+                                          kErrLen);
+    if (st == GK_CUDA_UNSUPPORTED) return false;
+    check(st, "k-means|| initialisation on several devices", err_);
+    return true;
+  }
+  std::vector<std::int64_t> round(std::uint64_t seed, int round, double l, double phi, double* phi_out) override {
+    int64_t added = 0;
+    check(gk_cuda_par_team_round(team_, seed, round, l, phi, &added, phi_out, err_, kErrLen),
+          "k-means|| round on several devices", err_);
+    std::vector<std::int64_t> rows(added);
+    check(gk_cuda_par_team_added(team_, reinterpret_cast<int64_t*>(rows.data()), err_, kErrLen),
+          "k-means|| round on several devices", err_);
+    return rows;
+  }
+  std::vector<double> weights(std::int64_t m) override {
+    std::vector<double> w(m);
+    check(gk_cuda_par_team_weights(team_, m, w.data(), err_, kErrLen), "k-means|| weights on several devices", err_);
+    return w;
+  }
+
+ private:
+  std::vector<gk_cuda_data*> parts_;
+  gk_cuda_par_team* team_ = nullptr;
+  char err_[kErrLen] = {0};
+};
+
+std::unique_ptr<ParTogether> CudaEngine::par_together(const std::vector<Engine*>& parts) {
+  std::vector<gk_cuda_data*> handles;
+  for (Engine* e : parts) {
+    CudaEngine* c = dynamic_cast<CudaEngine*>(e);
+    if (!c || c->streamed() || c->w_ || c->precision_ != precision_) return nullptr;
+    handles.push_back(c->D_);
+  }
+  return std::unique_ptr<ParTogether>(new CudaParTeam(std::move(handles)));
+}
 
 }  // namespace
 

@@ -194,6 +194,19 @@ class BlockInit {
   virtual std::vector<double> label_counts(std::int64_t m) = 0;
 };
 
+// The k-means|| rounds of several engines that each hold a block of the
+// rows (Engine::par_together), as Engine::par_begin / par_round /
+// par_weights of one engine over all of them; destroying it ends them.
+class ParTogether {
+ public:
+  virtual ~ParTogether() = default;
+  // false, having done nothing, where the parts cannot run the rounds
+  // together (the caller then runs them on one engine); else *phi.
+  virtual bool begin(std::int64_t first, double* phi) = 0;
+  virtual std::vector<std::int64_t> round(std::uint64_t seed, int round, double l, double phi, double* phi_out) = 0;
+  virtual std::vector<double> weights(std::int64_t m) = 0;
+};
+
 // A map of the centers applied after each update of Lloyd's algorithm
 // (k x d, column-major, in the data's coordinates, NaN rows for empty
 // clusters), e.g. spherical k-means' projection onto the unit sphere
@@ -259,6 +272,13 @@ class Engine {
                                int L, IterationObserver* observer, std::vector<std::int64_t>* out) {
     return false;
   }
+  // The k-means|| rounds over all the rows of `parts` (this engine first;
+  // each holds a block of the rows, in row order; no weights) run by the
+  // parts on their own devices (the CUDA engine: gk_cuda_par_team_*): the
+  // phi, rows and weights of one engine over all the rows, bit for bit.
+  // nullptr where this backend has no such rounds; ParTogether::begin says
+  // whether these parts allow them.
+  virtual std::unique_ptr<ParTogether> par_together(const std::vector<Engine*>& parts) { return nullptr; }
   // An engine over all the rows of `parts` (this engine first; each holds a
   // block of the rows, in row order; data: all of them, on the host) on
   // this engine's device, made from what the parts hold where the backend

@@ -92,7 +92,8 @@ inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, con
                         : std::to_string(P) + " engines on " + std::to_string(g) + (g == 1 ? " GPU: " : " GPUs: ") + list;
     opt.keep_blocks = false;  // each CUDA engine copies its block to its device
     opt.in_place = true;      // ... from x itself (no host copy of the block first)
-    opt.align = 32;           // whole level-1 nodes of the sum trees per part (k-means++ together)
+    opt.align = 32;           // whole level-1 nodes of the sum trees per part (initialisations together)
+    if (cuda.containsElementNamed("together")) opt.together = Rcpp::as<bool>(cuda["together"]);
     // (R objects are read here, on the calling thread; the factory runs in
     // threads of its own and must not touch R)
     const gk::CudaTuning t = cuda_tuning(cuda, std::max(1, threads / P));

@@ -31,7 +31,12 @@ std::int64_t split_row(std::int64_t n, int p, int P, std::int64_t align) {
 class MultiEngine final : public Engine {
  public:
   MultiEngine(const HostData& data, Precision precision, const PartFactory& make, const MultiOptions& opt)
-      : Engine(data, precision), x_(data.x), threads_(opt.host_threads), label_(opt.device), whole_(opt.whole) {
+      : Engine(data, precision),
+        x_(data.x),
+        threads_(opt.host_threads),
+        label_(opt.device),
+        whole_(opt.whole),
+        together_(opt.together) {
     if (data.w) unsupported("observation weights are not supported on several devices yet: fit on one device");
     if (opt.parts < 1) throw EngineError(EngineError::Kind::kInvalid, "several devices: at least one part");
     const int P = opt.parts;
@@ -177,7 +182,7 @@ class MultiEngine final : public Engine {
                                    int picks, const double* unif, int L, IterationObserver* observer) override {
     if (!rows) {  // k-means++ over all the rows: the parts' passes on their devices, where they can
       std::vector<std::int64_t> out;
-      if (!weight && count() > 1 && parts_[0]->greedy_together(parts_, first, picks, unif, L, observer, &out)) {
+      if (!weight && together_ && count() > 1 && parts_[0]->greedy_together(parts_, first, picks, unif, L, observer, &out)) {
         stage_mark("init_pp_together");
         return out;
       }
@@ -193,15 +198,35 @@ class MultiEngine final : public Engine {
     return cpu_greedy_stored(x_, n_, d_, single_cuda_ ? shift_.data() : nullptr, rows, weight, m, first, picks, unif,
                              L, threads_, observer);
   }
+  // k-means||: the parts' rounds together where they can (par_together),
+  // else on one engine over all the rows
   double par_begin(std::int64_t first) override {
+    if (together_ && count() > 1) {
+      team_ = parts_[0]->par_together(parts_);
+      double phi = 0.0;
+      try {
+        if (team_ && team_->begin(first, &phi)) {
+          stage_mark("init_par_together");
+          return phi;
+        }
+      } catch (const EngineError& e) {
+        if (e.kind() != EngineError::Kind::kOutOfMemory) throw;
+      }
+      team_.reset();
+    }
     return with_init([&](Engine& e) { return e.par_begin(first); });
   }
   std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
                                       IterationObserver* observer) override {
+    if (team_) return team_->round(seed, round, l, phi, phi_out);
     return init_engine().par_round(seed, round, l, phi, phi_out, observer);
   }
-  std::vector<double> par_weights(std::int64_t m) override { return init_engine().par_weights(m); }
+  std::vector<double> par_weights(std::int64_t m) override {
+    if (team_) return team_->weights(m);
+    return init_engine().par_weights(m);
+  }
   void par_end() override {
+    team_.reset();
     if (init_) init_->par_end();
     release_init();
   }
@@ -301,7 +326,9 @@ class MultiEngine final : public Engine {
   double totss_ = 0.0;
   bool have_totss_ = false;
   WholeFactory whole_;
+  bool together_;
   bool init_whole_ = false, skip_whole_ = false;  // init_ is whole_'s; make the host's instead
+  std::unique_ptr<ParTogether> team_;  // the parts' k-means|| rounds together, while they run
   std::unique_ptr<Engine> init_;  // the engine of an initialisation (whole_'s, or the CPU engine)
   std::vector<double> init_x_;    // its data, for CUDA parts in single precision
 };

@@ -12,10 +12,12 @@
 //   * totss: the CPU engine's sum (cpu_totss, long double per column, R's
 //     order) on the caller's x, which the CUDA engine also uses for its own
 //     totss (src/cuda_engine.cpp): the same bits as one engine;
-//   * k-means++: where the parts run it together (Engine::greedy_together:
-//     CUDA parts whose devices reach each other's memory, each step's pass
-//     on every device over its rows), they do;
-//   * else k-means++, and k-means|| with the reduction of its candidates:
+//   * k-means++ and the rounds of k-means||: where the parts run them
+//     together (Engine::greedy_together, Engine::par_together: CUDA parts
+//     whose devices reach each other's memory, each pass on every device
+//     over its rows), they do;
+//   * else k-means++ and the rounds of k-means||, and always the reduction
+//     of the k-means|| candidates (over those, gathered on the host):
 //     one engine over all the rows, made from the parts' device copies
 //     (Engine::gathered), or by MultiOptions::whole (a second upload), or,
 //     where neither fits, the CPU engine's code on the host on the data the
@@ -64,8 +66,10 @@ struct MultiOptions {
   bool in_place = false;   // true: a part's HostData is its block of x in place (HostData::ld = n: the
                            // CUDA engine, whose upload reads it so); false: a copy of the block
   WholeFactory whole;      // the initialisations' engine (empty: the CPU engine's code on the host)
-  std::int64_t align = 1;  // block boundaries at multiples of this many rows (the CUDA engines' k-means++
-                           // together, Engine::greedy_together, needs whole level-1 nodes of the trees: 32)
+  std::int64_t align = 1;  // block boundaries at multiples of this many rows (the CUDA engines'
+                           // initialisations together need whole level-1 nodes of the trees: 32)
+  bool together = true;    // false: never the parts' initialisations together (greedy_together,
+                           // par_together), one engine over all the rows instead (tests of that path)
 };
 
 // The composite over `data` (all the rows; must outlive it, as HostData

@@ -5,7 +5,7 @@
 #   sh tools/gpu/run-r.sh inst/bench/bench_multigpu.R [n] [iterations] [init]
 # and commit the output with the date and the cards.  With "init" it also
 # times init = "kmeans||" and "kmeans++" (k = 256) on one GPU and on all of
-# them.
+# them.  Every time is the faster of two calls.
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 args <- commandArgs(trailingOnly = TRUE)
@@ -27,11 +27,18 @@ for (j in seq_len(d)) x[, j] <- rep(stats::runif(m), 10) + rep((0:9) * 1e-7, eac
 c0 <- x[sample.int(n, k), ]
 cat(sprintf("(data made in %.1f s)\n", as.numeric(Sys.time() - t0, units = "secs")))
 parts <- c("cluster", "centers", "totss", "withinss", "size", "iter")
-run <- function(device, prec) {
+# The faster of two calls (the first on a set of devices pays once for what
+# the process keeps: peer access between the GPUs, their contexts).
+best_of_two <- function(call) {
+  a <- call()
+  b <- call()
+  if (b$wall < a$wall) b else a
+}
+run <- function(device, prec) best_of_two(function() {
   t <- Sys.time()
   f <- suppressWarnings(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda", device = device))
   list(fit = f, wall = as.numeric(Sys.time() - t, units = "secs"))
-}
+})
 for (prec in c("double", "single")) {
   one <- run(0L, prec)
   cases <- list(`c(0, 0)` = c(0L, 0L))
@@ -53,13 +60,13 @@ for (prec in c("double", "single")) {
 if (with_init) {
   all <- gpukmeans:::check_devices("all")
   for (init in c("kmeans||", "kmeans++")) for (prec in c("double", "single")) {
-    fits <- lapply(list(0L, all), function(dev) {
+    fits <- lapply(list(0L, all), function(dev) best_of_two(function() {
       set.seed(2)
       t <- Sys.time()
       f <- suppressWarnings(gpu_kmeans(x, k, init = init, iter.max = iters, precision = prec, backend = "cuda",
                                        device = dev))
       list(fit = f, wall = as.numeric(Sys.time() - t, units = "secs"))
-    })
+    }))
     same <- identical(unclass(fits[[2]]$fit)[parts], unclass(fits[[1]]$fit)[parts])
     for (i in 1:2) {
       tm <- attr(fits[[i]]$fit, "timing")

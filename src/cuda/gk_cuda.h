@@ -331,6 +331,25 @@ int gk_cuda_par_added(gk_cuda_data *data, int64_t *rows, char *err, size_t errle
 int gk_cuda_par_weights(gk_cuda_data *data, int64_t m, double *weight, char *err, size_t errlen);
 void gk_cuda_par_end(gk_cuda_data *data);
 
+/* The k-means|| rounds above over `count` handles that hold, in order,
+   contiguous blocks of the rows of one data set (as gk_cuda_lloyd_devices
+   takes them), as one: the same phi, rows and weights, bit for bit, as a
+   handle holding all the rows.  Each part keeps D2 and the labels of its
+   rows and runs the sampling and the distances on its device; the
+   candidates' rows go to every part through the host; the first part's
+   device sums the tree of D2.  _begin returns GK_CUDA_UNSUPPORTED, having
+   done nothing, where the parts do not allow it (as
+   gk_cuda_greedy_devices); rows in _round and _added are of the whole
+   data.  _free ends the rounds (NULL: nothing). */
+typedef struct gk_cuda_par_team gk_cuda_par_team;
+int gk_cuda_par_team_begin(gk_cuda_data *const *parts, int count, int64_t first, gk_cuda_par_team **out,
+                           double *phi, char *err, size_t errlen);
+int gk_cuda_par_team_round(gk_cuda_par_team *team, uint64_t seed, int round, double l, double phi,
+                           int64_t *added, double *phi_out, char *err, size_t errlen);
+int gk_cuda_par_team_added(gk_cuda_par_team *team, int64_t *rows, char *err, size_t errlen);
+int gk_cuda_par_team_weights(gk_cuda_par_team *team, int64_t m, double *weight, char *err, size_t errlen);
+void gk_cuda_par_team_free(gk_cuda_par_team *team);
+
 /* ---- quality of a partition (src/cuda/quality.cu) --------------------------
  * The per-row pieces of the silhouette and Davies-Bouldin indices of a
  * partition of the uploaded rows (src/engine.h, QualityRequest), computed as

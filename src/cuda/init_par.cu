@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -26,11 +27,18 @@ namespace gk {
 namespace init {
 namespace {
 
-// The float image of the uploaded data (see FloatImage); tc: rounded to TF32
-// for the tensor cores (init_par_tc_kernels.cuh).
-FloatImage float_image(const gk_cuda_data *D, bool tc) {
+// The largest |stored x| of the handles.
+double largest(gk_cuda_data *const *parts, int count) {
   double M = 0;
-  for (double v : D->maxabs) M = std::max(M, v);
+  for (int p = 0; p < count; ++p)
+    for (double v : parts[p]->maxabs) M = std::max(M, v);
+  return M;
+}
+
+// The float image of the uploaded data (see FloatImage) whose candidates are
+// rows of data whose largest |stored x| is M (D's own, or a team's); tc:
+// rounded to TF32 for the tensor cores (init_par_tc_kernels.cuh).
+FloatImage float_image(const gk_cuda_data *D, double M, bool tc) {
   return gk::init::float_image(M, D->single != 0, D->d_mean, D->d, tc);
 }
 
@@ -142,6 +150,7 @@ struct ParState {
   double *lv1 = nullptr;         // level 1 of the tree of D2 (or a one-element dummy)
   long long nch = 1;
   const double *top = nullptr;   // the sum of D2
+  long long offset = 0;          // the handle's first row in the data (a part of a team: ParTeam below)
 };
 
 void destroy_par_state(ParState *p) { delete p; }
@@ -246,7 +255,7 @@ int sample(gk_cuda_data *D, ParState &P, uint64_t seed, int r, double l, double 
   }
   for (;;) {
     GK_CHECK(cudaMemsetAsync(P.count.p, 0, sizeof(unsigned long long), s), "clearing a counter");
-    k_par_select<<<blocks_for(n, 256), 256, 0, s>>>(P.d2.p, n, l, phi, (unsigned long long)seed,
+    k_par_select<<<blocks_for(n, 256), 256, 0, s>>>(P.d2.p, n, P.offset, l, phi, (unsigned long long)seed,
                                                     (unsigned long long)r, P.count.p, P.dsel.p, P.sel_cap);
     GK_CHECK(cudaGetLastError(), "k-means|| sampling");
     unsigned long long c = 0;
@@ -272,7 +281,7 @@ int begin(gk_cuda_data *D, ParState &P, long long first, double *phi, char *err,
   const long long n = D->n;
   const int d = D->d;
   P.mode = filter_mode(D->opts.init_filter);
-  P.im = float_image(D, P.mode == 1 && d <= kParTcMaxDim);
+  P.im = float_image(D, largest(&D, 1), P.mode == 1 && d <= kParTcMaxDim);
   GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
   GK_CHECK(P.d2.alloc(n), "allocating D2");
   GK_CHECK(P.lab.alloc(n), "allocating the nearest candidates");
@@ -368,5 +377,264 @@ extern "C" int gk_cuda_par_weights(gk_cuda_data *D, int64_t m, double *weight, c
            "copying the weights");
   GK_CHECK(cudaStreamSynchronize(s), "k-means|| weights");
   for (int64_t j = 0; j < m; ++j) weight[j] = (double)hc[j];
+  return GK_CUDA_OK;
+}
+
+// ---- k-means|| over several handles together (gk_cuda_par_team_*) --------
+// Each part keeps the D2 and labels of its rows on its device and runs the
+// rounds' sampling and folds there; the candidates' rows go through the
+// host (a few thousand rows a round) to every part; level 1 of the tree of
+// D2 is written by each part's fold straight into the first part's tree
+// (parts of whole level-1 nodes, on devices that reach each other), where
+// the tree is built: phi, the samples and the weights are those of one
+// handle over all the rows.
+struct gk_cuda_par_team {
+  std::vector<gk_cuda_data *> parts;
+  std::vector<long long> lo;  // first row of each part, then n
+  std::vector<std::unique_ptr<gk::init::ParState>> st;
+  std::vector<cudaEvent_t> done;  // per part: its fold of the round ran
+  gk::init::TreeBufs tb;          // on the first part's device
+  int mode = 1;
+  long long m = 0;                // candidates so far
+  std::vector<long long> added;   // the last round's rows, in index order
+  ~gk_cuda_par_team() {
+    for (size_t p = 0; p < parts.size(); ++p) {
+      cudaSetDevice(parts[p]->device);
+      if (p < done.size() && done[p]) cudaEventDestroy(done[p]);
+      if (p < st.size()) st[p].reset();
+      if (p == 0) {
+        for (auto &b : tb.lv) b.release();
+      }
+    }
+  }
+};
+
+namespace gk {
+namespace init {
+namespace {
+
+// The rows of `rows` (global, in [lo, lo + D->n), increasing) as the part
+// stores them, in double, into out (row-major), through P's buffers.
+int team_rows(gk_cuda_data *D, ParState &P, long long lo, const long long *rows, long long m, double *out,
+              char *err, size_t errlen) {
+  if (m == 0) return GK_CUDA_OK;
+  cudaStream_t s = P.stream.s;
+  std::vector<long long> local(rows, rows + m);
+  for (long long &r : local) r -= lo;
+  if ((long long)P.didx.count < m) GK_CHECK(P.didx.alloc(m), "allocating candidate rows");
+  if ((long long)P.cen.count < m * D->d) GK_CHECK(P.cen.alloc((size_t)m * D->d), "allocating candidates");
+  GK_CHECK(cudaMemcpyAsync(P.didx.p, local.data(), m * sizeof(long long), cudaMemcpyHostToDevice, s),
+           "copying candidate rows");
+  const unsigned int g = blocks_for(m * D->d, 256);
+  if (D->single) k_gather_rows<float><<<g, 256, 0, s>>>(static_cast<const float *>(D->x), D->n, D->d, P.didx.p, m, P.cen.p);
+  else k_gather_rows<double><<<g, 256, 0, s>>>(static_cast<const double *>(D->x), D->n, D->d, P.didx.p, m, P.cen.p);
+  GK_CHECK(cudaGetLastError(), "gathering the candidates");
+  GK_CHECK(cudaMemcpyAsync(out, P.cen.p, (size_t)m * D->d * sizeof(double), cudaMemcpyDeviceToHost, s),
+           "copying the candidates");
+  GK_CHECK(cudaStreamSynchronize(s), "gathering the candidates");
+  return GK_CUDA_OK;
+}
+
+// Folds the rows T.added (already counted in T.m) into every part's D2 and
+// labels and the tree; *phi = the new sum of D2.
+int team_add(gk_cuda_par_team &T, double *phi, char *err, size_t errlen) {
+  const long long mm = (long long)T.added.size();
+  if (mm == 0) return GK_CUDA_OK;
+  const int count = (int)T.parts.size(), d = T.parts[0]->d;
+  const long long base = T.m - mm;
+  if (T.m > 0x7fffffffLL) {
+    set_msg(err, errlen, "k-means||: too many candidates");
+    return GK_CUDA_INVALID;
+  }
+  // the candidates' rows from the parts that hold them, in index order
+  std::vector<double> cen((size_t)mm * d);
+  size_t a = 0;
+  for (int p = 0; p < count; ++p) {
+    size_t b = a;
+    while (b < T.added.size() && T.added[b] < T.lo[p + 1]) ++b;
+    GK_CHECK(cudaSetDevice(T.parts[p]->device), "selecting the CUDA device");
+    const int st = team_rows(T.parts[p], *T.st[p], T.lo[p], T.added.data() + a, (long long)(b - a),
+                             cen.data() + a * d, err, errlen);
+    if (st != GK_CUDA_OK) return st;
+    a = b;
+  }
+  const int filter = base > 0 ? T.mode : 0;
+  const size_t nf = image_floats(filter, (int)mm, d), nq = q_floats(filter, (int)mm, d);
+  for (int p = 0; p < count; ++p) {
+    gk_cuda_data *D = T.parts[p];
+    ParState &P = *T.st[p];
+    cudaStream_t s = P.stream.s;
+    GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+    if ((long long)P.cen.count < mm * d) GK_CHECK(P.cen.alloc((size_t)mm * d), "allocating candidates");
+    if (filter && P.cf.count < nf) GK_CHECK(P.cf.alloc(nf), "allocating candidates");
+    if (filter && P.cq.count < nq) GK_CHECK(P.cq.alloc(nq), "allocating candidates");
+    GK_CHECK(cudaMemcpyAsync(P.cen.p, cen.data(), cen.size() * sizeof(double), cudaMemcpyHostToDevice, s),
+             "copying candidates");
+    GK_CHECK(launch_images(D, P.cen.p, (int)mm, filter, P.im, P.cf.p, P.cq.p, s), "k-means||: candidates");
+    if (D->single)
+      GK_CHECK((launch_fold<float>(D, P.cen.p, (int)mm, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p, P.lab.p,
+                                   P.lv1, P.nch, s)),
+               "k-means||: distances");
+    else
+      GK_CHECK((launch_fold<double>(D, P.cen.p, (int)mm, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p, P.lab.p,
+                                    P.lv1, P.nch, s)),
+               "k-means||: distances");
+    GK_CHECK(cudaEventRecord(T.done[p], s), "k-means||: ordering the devices");
+  }
+  ParState &R = *T.st[0];
+  GK_CHECK(cudaSetDevice(T.parts[0]->device), "selecting the CUDA device");
+  for (int p = 1; p < count; ++p)
+    GK_CHECK(cudaStreamWaitEvent(R.stream.s, T.done[p], 0), "k-means||: ordering the devices");
+  GK_CHECK(T.tb.build(R.stream.s, 1), "k-means||: potential");
+  GK_CHECK(cudaMemcpyAsync(phi, T.tb.top(), sizeof(double), cudaMemcpyDeviceToHost, R.stream.s), "copying phi");
+  GK_CHECK(cudaStreamSynchronize(R.stream.s), "k-means|| round");
+  return GK_CUDA_OK;
+}
+
+int team_begin(gk_cuda_par_team &T, long long first, double *phi, char *err, size_t errlen) {
+  const int count = (int)T.parts.size();
+  const double M = largest(T.parts.data(), count);
+  T.mode = filter_mode(T.parts[0]->opts.init_filter);
+  GK_CHECK(cudaSetDevice(T.parts[0]->device), "selecting the CUDA device");
+  GK_CHECK(T.tb.alloc(T.lo[count], 1), "allocating the sum tree");  // (T >= 1: at least 2 rows)
+  for (int p = 0; p < count; ++p) {
+    gk_cuda_data *D = T.parts[p];
+    GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+    T.st.emplace_back(new (std::nothrow) ParState);
+    T.done.push_back(nullptr);
+    if (!T.st[p]) {
+      set_msg(err, errlen, "out of host memory");
+      return GK_CUDA_ERROR;
+    }
+    ParState &P = *T.st[p];
+    P.mode = T.mode;
+    // (the image of every part covers the rows of all: the candidates)
+    P.im = float_image(D, M, P.mode == 1 && D->d <= kParTcMaxDim);
+    P.offset = T.lo[p];
+    P.lv1 = T.tb.level1() + T.lo[p] / GK_SUM_ARITY;
+    P.nch = (D->n + GK_SUM_ARITY - 1) / GK_SUM_ARITY;
+    GK_CHECK(cudaEventCreateWithFlags(&T.done[p], cudaEventDisableTiming), "creating an event");
+    GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
+    GK_CHECK(P.d2.alloc(D->n), "allocating D2");
+    GK_CHECK(P.lab.alloc(D->n), "allocating the nearest candidates");
+    GK_CHECK(P.count.alloc(1), "allocating a counter");
+    k_fill<<<blocks_for(D->n, 256), 256, 0, P.stream.s>>>(P.d2.p, D->n, std::numeric_limits<double>::infinity());
+    GK_CHECK(cudaGetLastError(), "initialising D2");
+    GK_CHECK(cudaMemsetAsync(P.lab.p, 0, D->n * sizeof(int), P.stream.s), "clearing the labels");
+  }
+  T.added.assign(1, first);
+  T.m = 1;
+  return team_add(T, phi, err, errlen);
+}
+
+}  // namespace
+}  // namespace init
+}  // namespace gk
+
+extern "C" void gk_cuda_par_team_free(gk_cuda_par_team *T) { delete T; }
+
+extern "C" int gk_cuda_par_team_begin(gk_cuda_data *const *parts, int count, int64_t first, gk_cuda_par_team **out,
+                                      double *phi, char *err, size_t errlen) {
+  if (!parts || count < 1 || !out || !phi || first < 0) {
+    set_msg(err, errlen, "gk_cuda_par_team_begin: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  *out = nullptr;
+  for (int p = 0; p < count; ++p)
+    if (!parts[p]) {
+      set_msg(err, errlen, "gk_cuda_par_team_begin: invalid arguments");
+      return GK_CUDA_INVALID;
+    }
+  enable_peers(parts, count);
+  long long n = 0;
+  for (int p = 0; p < count; ++p) {
+    const gk_cuda_data *D = parts[p];
+    if (!D->x || D->src || D->weighted || D->d != parts[0]->d || D->single != parts[0]->single) {
+      set_msg(err, errlen, "k-means|| on several devices: part %d is not a resident, unweighted block of the data", p);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    if (p + 1 < count && D->n % GK_SUM_ARITY != 0) {
+      set_msg(err, errlen, "k-means|| on several devices: part %d does not hold whole nodes of the sum tree", p);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    if (!reaches(parts[0]->device, D->device)) {
+      set_msg(err, errlen, "k-means|| on several devices: devices %d and %d cannot access each other's memory",
+              parts[0]->device, D->device);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    n += D->n;
+  }
+  if (n < 2 || first >= n) {
+    set_msg(err, errlen, "gk_cuda_par_team_begin: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  gk_cuda_par_team *T = new (std::nothrow) gk_cuda_par_team;
+  if (!T) {
+    set_msg(err, errlen, "out of host memory");
+    return GK_CUDA_ERROR;
+  }
+  T->parts.assign(parts, parts + count);
+  T->lo.push_back(0);
+  for (int p = 0; p < count; ++p) T->lo.push_back(T->lo.back() + parts[p]->n);
+  const int st = team_begin(*T, first, phi, err, errlen);
+  if (st != GK_CUDA_OK) {
+    delete T;
+    return st;
+  }
+  *out = T;
+  return GK_CUDA_OK;
+}
+
+extern "C" int gk_cuda_par_team_round(gk_cuda_par_team *T, uint64_t seed, int round, double l, double phi,
+                                      int64_t *added, double *phi_out, char *err, size_t errlen) {
+  if (!T || round < 1 || !added || !phi_out) {
+    set_msg(err, errlen, "gk_cuda_par_team_round: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  *phi_out = phi;
+  T->added.clear();
+  for (size_t p = 0; p < T->parts.size(); ++p) {  // (each part's rows in index order, parts in row order)
+    GK_CHECK(cudaSetDevice(T->parts[p]->device), "selecting the CUDA device");
+    int st = sample(T->parts[p], *T->st[p], seed, round, l, phi, err, errlen);
+    if (st != GK_CUDA_OK) return st;
+    T->added.insert(T->added.end(), T->st[p]->added.begin(), T->st[p]->added.end());
+  }
+  T->m += (long long)T->added.size();
+  *added = (int64_t)T->added.size();
+  return team_add(*T, phi_out, err, errlen);
+}
+
+extern "C" int gk_cuda_par_team_added(gk_cuda_par_team *T, int64_t *rows, char *err, size_t errlen) {
+  if (!T || (!rows && !T->added.empty())) {
+    set_msg(err, errlen, "gk_cuda_par_team_added: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  for (size_t j = 0; j < T->added.size(); ++j) rows[j] = (int64_t)T->added[j];
+  return GK_CUDA_OK;
+}
+
+extern "C" int gk_cuda_par_team_weights(gk_cuda_par_team *T, int64_t m, double *weight, char *err, size_t errlen) {
+  if (!T || !weight || m != T->m) {
+    set_msg(err, errlen, "gk_cuda_par_team_weights: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  std::vector<unsigned long long> total(m, 0);
+  std::vector<unsigned int> hc(m);
+  for (size_t p = 0; p < T->parts.size(); ++p) {
+    gk_cuda_data *D = T->parts[p];
+    ParState &P = *T->st[p];
+    cudaStream_t s = P.stream.s;
+    GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+    GK_CHECK(P.counts.alloc(m), "allocating the weights");
+    GK_CHECK(cudaMemsetAsync(P.counts.p, 0, m * sizeof(unsigned int), s), "clearing the weights");
+    const unsigned int wb = std::min<unsigned int>(blocks_for(D->n, 1024), 4u * (unsigned int)D->sms);
+    k_par_weights<<<wb, 1024, 0, s>>>(P.lab.p, D->n, (int)m, P.counts.p);
+    GK_CHECK(cudaGetLastError(), "k-means|| weights");
+    GK_CHECK(cudaMemcpyAsync(hc.data(), P.counts.p, m * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
+             "copying the weights");
+    GK_CHECK(cudaStreamSynchronize(s), "k-means|| weights");
+    for (int64_t j = 0; j < m; ++j) total[j] += hc[j];
+  }
+  for (int64_t j = 0; j < m; ++j) weight[j] = (double)total[j];
   return GK_CUDA_OK;
 }

@@ -293,10 +293,16 @@ extern "C" int gk_cuda_greedy_devices(gk_cuda_data *const *parts, int count, int
     set_msg(err, errlen, "k-means++ on several devices: more than %d parts", kMaxRowBlocks);
     return GK_CUDA_UNSUPPORTED;
   }
+  for (int p = 0; p < count; ++p)
+    if (!parts[p]) {
+      set_msg(err, errlen, "invalid arguments to the greedy k-means++ on several devices");
+      return GK_CUDA_INVALID;
+    }
+  enable_peers(parts, count);
   long long n = 0;
   for (int p = 0; p < count; ++p) {
     const gk_cuda_data *D = parts[p];
-    if (!D || !D->x || D->src || D->weighted || D->d != parts[0]->d || D->single != parts[0]->single) {
+    if (!D->x || D->src || D->weighted || D->d != parts[0]->d || D->single != parts[0]->single) {
       set_msg(err, errlen, "k-means++ on several devices: part %d is not a resident, unweighted block of the data", p);
       return GK_CUDA_UNSUPPORTED;
     }
@@ -315,7 +321,6 @@ extern "C" int gk_cuda_greedy_devices(gk_cuda_data *const *parts, int count, int
     set_msg(err, errlen, "invalid arguments to the greedy k-means++ on several devices");
     return GK_CUDA_INVALID;
   }
-  enable_peers(parts, count);
   auto run = [&](auto *tag) -> int {
     using T = std::remove_pointer_t<decltype(tag)>;
     std::vector<GreedyBlock<T>> B(count);

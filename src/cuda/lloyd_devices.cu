@@ -15,6 +15,9 @@
 // between plain and bounded iterations for all devices at once.
 #include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "detail/fit.hpp"
@@ -326,25 +329,36 @@ int download_labels(std::vector<Part> &P, int *cluster, char *err, size_t errlen
 
 }  // namespace
 
+// The device pairs (a, b) whose kernels on a may take b's memory, enabled
+// by this process (enable_peers).
+namespace {
+std::mutex peer_lock;
+std::set<std::pair<int, int>> peer_enabled;
+}  // namespace
+
 // Peer access between the parts' devices where the hardware has it (the
 // copies then go device to device; without it the runtime routes them
-// through the host, slower but the same bytes).
+// through the host, slower but the same bytes).  Once per pair and process:
+// enabling it again is an error of the runtime (harmless, but
+// compute-sanitizer reports it).
 void gk::enable_peers(gk_cuda_data *const *parts, int count) {
+  std::lock_guard<std::mutex> hold(peer_lock);
   for (int p = 0; p < count; ++p)
     for (int q = 0; q < count; ++q) {
       const int a = parts[p]->device, b = parts[q]->device;
       int can = 0;
-      if (a == b || cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can) continue;
-      if (cudaSetDevice(a) == cudaSuccess) cudaDeviceEnablePeerAccess(b, 0);
-      cudaGetLastError();  // (already enabled, or refused: the copies still work)
+      if (a == b || peer_enabled.count({a, b}) || cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can)
+        continue;
+      if (cudaSetDevice(a) != cudaSuccess) continue;
+      const cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+      if (e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled) peer_enabled.insert({a, b});
+      cudaGetLastError();  // (refused: the copies still work, and reaches() says so)
     }
 }
 
 bool gk::reaches(int a, int b) {
-  if (a == b) return true;
-  int ab = 0, ba = 0;
-  return cudaDeviceCanAccessPeer(&ab, a, b) == cudaSuccess && ab && cudaDeviceCanAccessPeer(&ba, b, a) == cudaSuccess &&
-         ba;
+  std::lock_guard<std::mutex> hold(peer_lock);
+  return a == b || (peer_enabled.count({a, b}) && peer_enabled.count({b, a}));
 }
 
 extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int k, int max_iter, double *centers,

@@ -265,34 +265,40 @@ test_that("k-means++ and k-means|| on repeated devices choose device 0's rows, i
   }
 })
 
-test_that("k-means++ together over blocks of whole tree nodes: small data, empty blocks, the first pick and the degenerate rule in any block [cuda]", {
+test_that("k-means++ and k-means|| together over blocks of whole tree nodes: small data, empty blocks, the first pick and the degenerate rule in any block [cuda]", {
   skip_if_no_gpu()
   # which way the composite's k-means++ ran (src/stage_log.h)
   stages_of <- function(expr) {
     log <- withr::local_tempfile()
     withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
     value <- force(expr)
-    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_(engine|pp)_", readLines(log), value = TRUE)))
+    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_(engine|pp|par)_", readLines(log), value = TRUE)))
   }
+  together <- c("kmeans++" = "init_pp_together", "kmeans||" = "init_par_together")
+  devs <- list(c(0L, 0L), c(0L, 0L, 0L), c(0L, 0L, 0L, 0L))
+  if (length(gpukmeans:::check_devices("all")) > 1L) devs <- c(devs, list(c(0L, 1L), c(1L, 0L, 1L)))
   set.seed(31)
-  for (n in c(70L, 97L, 1000L, 4099L)) for (precision in c("double", "single")) {
+  for (n in c(70L, 97L, 1000L, 4099L)) for (precision in c("double", "single")) for (init in names(together)) {
     x <- make_blobs(n, 5, 7, sd = 2, spread = 6)
     for (seed in 1:3) {
-      info <- sprintf("n = %d, %s, seed %d", n, precision, seed)
-      one <- gpu_fit(0L, seed, x, 7, init = "kmeans++", precision = precision)
-      for (dev in list(c(0L, 0L), c(0L, 0L, 0L), c(0L, 0L, 0L, 0L))) {
-        got <- stages_of(gpu_fit(dev, seed, x, 7, init = "kmeans++", precision = precision))
-        expect_identical(fit_value(got$value), fit_value(one), info = info)
-        # blocks of whole nodes: n = 70 on 4 engines leaves two of them empty
-        expect_identical(got$stages, "init_pp_together", info = info)
+      info <- sprintf("%s, n = %d, %s, seed %d", init, n, precision, seed)
+      # (k = 30 on 70 rows: k-means|| needs more than its 5 rounds)
+      for (k in c(7L, 30L)) {
+        one <- gpu_fit(0L, seed, x, k, init = init, precision = precision)
+        for (dev in devs) {
+          got <- stages_of(gpu_fit(dev, seed, x, k, init = init, precision = precision))
+          expect_identical(fit_value(got$value), fit_value(one), info = paste(info, "k =", k))
+          # blocks of whole nodes: n = 70 on 4 engines leaves two of them empty
+          expect_identical(got$stages, together[[init]], info = info)
+        }
       }
     }
   }
   # fewer distinct rows than centers: the degenerate rule scans the chosen
   # flags of every block, and R stops as stats does
   dup <- matrix(rep(c(1, 2, 3), length.out = 300 * 2), ncol = 2)
-  for (dev in list(0L, c(0L, 0L, 0L))) {
-    expect_error(gpu_kmeans(dup, 5, init = "kmeans++", backend = "cuda", device = dev),
+  for (init in names(together)) for (dev in list(0L, c(0L, 0L, 0L))) {
+    expect_error(gpu_kmeans(dup, 5, init = init, backend = "cuda", device = dev),
                  "more cluster centers than distinct data points")
   }
 })
@@ -358,7 +364,7 @@ test_that("several CUDA engines iterate together (plain, bounded, filtered): one
   expect_true(any(a$value$size == 0L))
 })
 
-test_that("k-means++ over several engines runs on all of them; k-means|| on the first device (x gathered from the parts) where all of x fits there, else on the host: device 0's fit [cuda]", {
+test_that("k-means++ and k-means|| over several resident engines run on all of them; over streamed parts on the first device (a second upload) where all of x fits there, else on the host: device 0's fit [cuda]", {
   skip_if_no_gpu()
   set.seed(12)
   x <- make_blobs(20000, 8, 10, sd = 2, spread = 8)
@@ -369,24 +375,31 @@ test_that("k-means++ over several engines runs on all of them; k-means|| on the 
   # MB), under it in single (0.7 MB of floats and labels).
   cap <- c(double = 1.0e6, single = 1.5e6)
   # which engine initialised (src/stage_log.h): the parts together
-  # (k-means++ on resident parts), one gathered from the parts' device
-  # copies, a second upload of x, or the host's
+  # (resident parts), one gathered from the parts' device copies, a second
+  # upload of x, or the host's
   init_engine <- function(expr) {
     log <- withr::local_tempfile()
     withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
     value <- force(expr)
-    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_(engine|pp)_", readLines(log), value = TRUE)))
+    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_(engine|pp|par)_", readLines(log), value = TRUE)))
   }
+  together <- c("kmeans++" = "init_pp_together", "kmeans||" = "init_par_together")
   for (init in c("kmeans++", "kmeans||")) for (precision in c("double", "single")) {
     info <- paste(init, precision)
     one <- gpu_fit(0L, 3L, x, 10, init = init, precision = precision)
-    fit_on <- function(dev, stream = NULL, cap = NULL)
-      init_engine(withr::with_options(list(gpukmeans.stream = stream, gpukmeans.device_memory = cap),
+    fit_on <- function(dev, stream = NULL, cap = NULL, together = NULL)
+      init_engine(withr::with_options(list(gpukmeans.stream = stream, gpukmeans.device_memory = cap,
+                                           gpukmeans.init_together = together),
                                       gpu_fit(dev, 3L, x, 10, init = init, precision = precision)))
     for (dev in list(c(0L, 0L), c(0L, 0L, 0L))) {
       two <- fit_on(dev)
       expect_identical(fit_value(two$value), fit_value(one), info = info)
-      expect_identical(two$stages, if (init == "kmeans++") "init_pp_together" else "init_engine_gathered", info = info)
+      expect_identical(two$stages, together[[init]], info = info)
+      # the way where the devices cannot reach each other's memory: one
+      # engine gathered from the parts' device copies
+      two <- fit_on(dev, together = FALSE)
+      expect_identical(fit_value(two$value), fit_value(one), info = info)
+      expect_identical(two$stages, "init_engine_gathered", info = info)
     }
     # parts that stream x hold no device copy of it: a second upload, or the
     # host where that does not fit
@@ -396,10 +409,12 @@ test_that("k-means++ over several engines runs on all of them; k-means|| on the 
     streamed <- fit_on(c(0L, 0L), stream = TRUE, cap = cap[[precision]])
     expect_identical(fit_value(streamed$value), fit_value(one), info = info)
     expect_identical(streamed$stages, "init_engine_host", info = info)
-    capped <- fit_on(c(0L, 0L), cap = cap[[precision]])
-    expect_identical(capped$stages, if (init == "kmeans++") "init_pp_together"
-                                    else if (precision == "double") "init_engine_host" else "init_engine_gathered",
+    gathered <- fit_on(c(0L, 0L), cap = cap[[precision]], together = FALSE)
+    expect_identical(fit_value(gathered$value), fit_value(one), info = info)
+    expect_identical(gathered$stages, if (precision == "double") "init_engine_host" else "init_engine_gathered",
                      info = info)
+    capped <- fit_on(c(0L, 0L), cap = cap[[precision]])
+    expect_identical(capped$stages, together[[init]], info = info)
     capped <- capped$value
     expect_identical(fit_value(capped), fit_value(one), info = info)
     expect_match(attr(capped$value, "device"), "^2 engines on 1 GPU: [^,]*, 0 [^,]*$", info = info)  # (not streamed)

@@ -330,8 +330,8 @@ void streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, dou
 // Peer access between the parts' devices, where the hardware has it.
 void enable_peers(gk_cuda_data *const *parts, int count);
 // Whether kernels on device a can read and write memory of device b and
-// the other way round (the same device, or peers): then, once
-// enable_peers() ran, a kernel may take the other's pointers.
+// the other way round: the same device, or peers whose access
+// enable_peers() enabled (call it first).
 bool reaches(int a, int b);
 
 // persistent.cu ------------------------------------------------------------

@@ -250,18 +250,20 @@ static __global__ void k_par_image(const double *__restrict__ cen, int m, int d,
   if (j < m) cq[j] = center_image(cen + (size_t)j * d, d, im, cf + (size_t)j * d);
 }
 
-// Round r: point i joins when u(seed, r, i) < (l * D2_i) / phi.
-static __global__ void k_par_select(const double *__restrict__ d2, long long n, double l, double phi,
-                             unsigned long long seed, unsigned long long r, unsigned long long *count,
-                             long long *sel, long long cap) {
+// Round r: point i joins when u(seed, r, i) < (l * D2_i) / phi; i counts
+// the rows of the whole data, d2 being those of rows [offset, offset + n).
+static __global__ void k_par_select(const double *__restrict__ d2, long long n, long long offset, double l,
+                                    double phi, unsigned long long seed, unsigned long long r,
+                                    unsigned long long *count, long long *sel, long long cap) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const double v = d2[i];
   if (!(v > 0)) return;
   const double p = __ddiv_rn(__dmul_rn(l, v), phi);
-  if (counter_uniform(seed, r, (unsigned long long)i) < p) {
+  const long long row = offset + i;  // (the rows' numbers in the whole data: a block of it)
+  if (counter_uniform(seed, r, (unsigned long long)row) < p) {
     const unsigned long long pos = atomicAdd(count, 1ull);
-    if ((long long)pos < cap) sel[pos] = i;
+    if ((long long)pos < cap) sel[pos] = row;
   }
 }
 
