@@ -75,7 +75,7 @@ struct GreedyBlock {
 // Writes the picked rows to out (host).  The blocks' passes run on their
 // streams, ordered against block 0's stream by events: the host enqueues
 // every step and synchronises every 32 steps to poll for interrupts.
-template <typename T>
+template <typename T, int NB>
 int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long first, int picks, const double *unif,
            int L, const gk_cuda_callbacks *cb, int64_t *out, char *err, size_t errlen) {
   out[0] = first;
@@ -84,7 +84,11 @@ int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long fir
   GreedyBlock<T> &root = B[0];
   const long long n = B[P - 1].lo + B[P - 1].n;
   cudaStream_t s = root.s;
-  RowBlocks<T> R;
+  if (P > NB) {
+    set_msg(err, errlen, "k-means++: more than %d blocks of rows", NB);
+    return GK_CUDA_INVALID;
+  }
+  RowBlocks<T, NB> R;
   R.blocks = P;
   for (int p = 0; p < P; ++p) {
     GreedyBlock<T> &b = B[p];
@@ -156,7 +160,7 @@ int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long fir
   // The first center as the single "candidate" of a pass with nothing
   // pending: tree 0 becomes the tree of w * D2 after it, and it becomes the
   // pending center of step 1.
-  k_pp_start<T><<<1, 256, 0, s>>>(R, d, idx.p, first, cc.p);
+  k_pp_start<T, NB><<<1, 256, 0, s>>>(R, d, idx.p, first, cc.p);
   GK_CHECK(cudaGetLastError(), "k-means++: the first center");
   GK_CHECK(passes(nullptr, 1), "k-means++: distances to the first center");
   GK_CHECK(tb.build(s, 1), "k-means++: distances to the first center");
@@ -167,12 +171,12 @@ int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long fir
   int t_tail = 2;
   while (t_tail <= tb.T && tb.len[t_tail] * L > kTailThreads * 4) ++t_tail;
   const int tail_threads = std::max(kTailThreads, 32 * L);
-  k_pp_sample<T><<<1, 32 * L, 0, s>>>(lv, best.p, R, d, w, pend.p, u.p, L, free_from.p, cand.p, cc.p);
+  k_pp_sample<T, NB><<<1, 32 * L, 0, s>>>(lv, best.p, R, d, w, pend.p, u.p, L, free_from.p, cand.p, cc.p);
   for (int step = 1; step < picks; ++step) {
     GK_CHECK(passes(pend.p, L), "k-means++ step");
     GK_CHECK(tb.build(s, L, t_tail), "k-means++: potentials");
     const double *next_u = step + 1 < picks ? u.p + (size_t)step * L : nullptr;
-    k_pp_tail<T><<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, pend.p, best.p, R, w,
+    k_pp_tail<T, NB><<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, pend.p, best.p, R, w,
                                             next_u, free_from.p);
     GK_CHECK(cudaGetLastError(), "k-means++ step");
     if (cb && cb->interrupt && step % 32 == 0) {
@@ -202,7 +206,7 @@ int pp_one(const T *x, long long n, int d, int device, const double *w, long lon
   B[0].w = w;
   B[0].device = device;
   B[0].s = s;
-  return pp_run<T>(B, d, w, first, picks, unif, L, cb, out, err, errlen);
+  return pp_run<T, 1>(B, d, w, first, picks, unif, L, cb, out, err, errlen);
 }
 
 int check_candidates(int L, char *err, size_t errlen) {
@@ -336,7 +340,7 @@ extern "C" int gk_cuda_greedy_devices(gk_cuda_data *const *parts, int count, int
       GK_CHECK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking), "creating a stream");
       b.own_stream = true;
     }
-    return pp_run<T>(B, parts[0]->d, nullptr, first, picks, unif, L, cb, out, err, errlen);
+    return pp_run<T, kMaxRowBlocks>(B, parts[0]->d, nullptr, first, picks, unif, L, cb, out, err, errlen);
   };
   if (parts[0]->single) return run(static_cast<float *>(nullptr));
   return run(static_cast<double *>(nullptr));

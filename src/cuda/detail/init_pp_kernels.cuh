@@ -25,18 +25,20 @@ constexpr int kMaxCandidates = 32;
 constexpr int kMaxRowBlocks = 16;  // blocks of rows a greedy k-means++ reads (gk_cuda_greedy_devices)
 
 // The rows of a greedy k-means++ as its sampling reads them, one at a time:
-// one block (one device's x), or the contiguous blocks of several parts in
-// row order, each with its D2 and chosen flags on its own device, read from
-// the device that samples (the same device, or a peer with access).
-template <typename T>
+// one block (one device's x; B = 1, no lookup), or the contiguous blocks of
+// several parts in row order (B = kMaxRowBlocks), each with its D2 and
+// chosen flags on its own device, read from the device that samples (the
+// same device, or a peer with access).
+template <typename T, int B>
 struct RowBlocks {
-  const T *x[kMaxRowBlocks];             // block p: rows [lo[p], lo[p + 1]), column-major
-  double *d2[kMaxRowBlocks];
-  unsigned char *chosen[kMaxRowBlocks];
-  long long lo[kMaxRowBlocks + 1];       // first row of each block, then n
-  int blocks;
+  const T *x[B];             // block p: rows [lo[p], lo[p + 1]), column-major
+  double *d2[B];
+  unsigned char *chosen[B];
+  long long lo[B + 1];       // first row of each block, then n
+  int blocks;                // <= B
   __device__ __forceinline__ long long n() const { return lo[blocks]; }
   __device__ __forceinline__ int block_of(long long i) const {
+    if (B == 1) return 0;
     int p = 0;
     while (p + 1 < blocks && i >= lo[p + 1]) ++p;
     return p;
@@ -185,8 +187,8 @@ k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict_
 // w_i * min(D2_i, dist(i, pend)).  When the total is not > 0, every
 // candidate is the lowest point not chosen yet (the degenerate rule).
 // Writes cand[j] and the candidate's row into cc.
-template <typename T>
-__device__ void sample_candidates(const Levels &lv, int b, const RowBlocks<T> &R, int d,
+template <typename T, int B>
+__device__ void sample_candidates(const Levels &lv, int b, const RowBlocks<T, B> &R, int d,
                                   const double *__restrict__ w, const double *pend,
                                   const double *__restrict__ unif, int L, long long *free_from, long long *cand,
                                   double *cc) {
@@ -220,8 +222,8 @@ __device__ void sample_candidates(const Levels &lv, int b, const RowBlocks<T> &R
 
 // The first pick: row `first` is chosen and becomes the single candidate
 // in cc (one block).
-template <typename T>
-__global__ void k_pp_start(RowBlocks<T> R, int d, long long *idx, long long first, double *cc) {
+template <typename T, int B>
+__global__ void k_pp_start(RowBlocks<T, B> R, int d, long long *idx, long long first, double *cc) {
   if (threadIdx.x == 0) {
     idx[0] = first;
     R.choose(first);
@@ -230,8 +232,8 @@ __global__ void k_pp_start(RowBlocks<T> R, int d, long long *idx, long long firs
 }
 
 // The sampling of step 1 (tree *best, built from the first center).
-template <typename T>
-__global__ void k_pp_sample(Levels lv, const int *__restrict__ best, RowBlocks<T> R, int d,
+template <typename T, int B>
+__global__ void k_pp_sample(Levels lv, const int *__restrict__ best, RowBlocks<T, B> R, int d,
                             const double *__restrict__ w, const double *__restrict__ pend,
                             const double *__restrict__ unif, int L, long long *free_from,
                             long long *__restrict__ cand, double *__restrict__ cc) {
@@ -246,9 +248,9 @@ __global__ void k_pp_sample(Levels lv, const int *__restrict__ best, RowBlocks<T
 //     step s's center, as the pending center of the next pass and as the
 //     tree the next step samples (*best);
 //  3. unless unif is NULL (the last step), samples step s + 1's candidates.
-template <typename T>
+template <typename T, int B>
 __global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc, int d, long long *out_idx, int s,
-                          double *pend, int *best, RowBlocks<T> R, const double *__restrict__ w,
+                          double *pend, int *best, RowBlocks<T, B> R, const double *__restrict__ w,
                           const double *__restrict__ unif, long long *free_from) {
   __shared__ int s_best;
   for (int t = t0; t <= lv.T; ++t) {
