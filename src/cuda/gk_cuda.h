@@ -309,7 +309,9 @@ int gk_cuda_labels(gk_cuda_data *data, int *cluster, char *err, size_t errlen);
    with weights `weight` (m; NULL: 1).  The first pick is point `first`
    (0-based, < m); step s = 1 .. picks - 1 draws its n_candidates candidates
    (1..32) with unif[(s - 1) * n_candidates + j].  out: picks point indices
-   (0-based, into rows when given, else rows of x). */
+   (0-based, into rows when given, else rows of x).  Streamed x (all rows, no
+   weights only): each step is a pass over the chunks, and the host copies
+   the 32 rows of each drawn tree node (the same picks). */
 int gk_cuda_greedy(gk_cuda_data *data, const int64_t *rows, const double *weight, int64_t m,
                    int64_t first, int picks, const double *unif, int n_candidates,
                    const gk_cuda_callbacks *cb, int64_t *out, char *err, size_t errlen);

@@ -25,11 +25,14 @@ namespace {
 constexpr int kTailThreads = 256;  // at least; the sampling needs 32 L
 
 // The pass with the smallest accumulator count that holds L + 1 slots.
+// (head: k_pp_pass's, a chunk of streamed x)
 template <typename T>
 void launch_pass(const T *x, long long n, int d, const double *w, double *d2, const double *pend,
-                 const double *cc, int L, double *lv1, long long stride, long long nch, cudaStream_t s) {
-  const unsigned int g = blocks_for(n, kPassThreads * kPassPoints);
-#define GK_PASS(NB) k_pp_pass<T, NB><<<g, kPassThreads, 0, s>>>(x, n, d, w, d2, pend, cc, L, lv1, stride, nch)
+                 const double *cc, int L, double *lv1, long long stride, long long nch, cudaStream_t s,
+                 int head = 0) {
+  const unsigned int g = blocks_for(n + head, kPassThreads * kPassPoints);
+#define GK_PASS(NB) \
+  k_pp_pass<T, NB><<<g, kPassThreads, 0, s>>>(x, n, d, w, d2, pend, cc, L, lv1, stride, nch, head)
   if (L + 1 <= 2) GK_PASS(2);
   else if (L + 1 <= 4) GK_PASS(4);
   else if (L + 1 <= 8) GK_PASS(8);
@@ -209,6 +212,124 @@ int pp_one(const T *x, long long n, int d, int device, const double *w, long lon
   return pp_run<T, 1>(B, d, w, first, picks, unif, L, cb, out, err, errlen);
 }
 
+// Greedy k-means++ over streamed x (D->src: x in host memory, brought in
+// chunks at every pass): pp_run's algorithm and arithmetic, with each
+// step's pass over the chunks (k_pp_pass with the chunk's head: chunks need
+// not hold whole level-1 nodes) and the draws ending in two halves: down to
+// level 1 on the device (k_pps_tail), then, once the host has copied the
+// drawn nodes' rows (32 each, as the device stores them), the last level
+// (k_pps_finish).  One synchronisation a step, against one pass over x.
+int pp_streamed(gk_cuda_data *D, long long first, int picks, const double *unif, int L,
+                const gk_cuda_callbacks *cb, int64_t *out, char *err, size_t errlen) {
+  out[0] = first;
+  if (picks <= 1) return GK_CUDA_OK;
+  const long long n = D->n;
+  const int d = D->d;
+  cudaStream_t s = D->stream;
+  const size_t nu = (size_t)(picks - 1) * L;
+  DevBuf<double> d2, u, cc, pend, rows;
+  DevBuf<long long> idx, cand, free_from;
+  DevBuf<unsigned char> chosen;
+  DevBuf<int> best;
+  DevBuf<NodeDraw> draws;
+  TreeBufs tb;
+  GK_CHECK(d2.alloc(n), "allocating D2");
+  GK_CHECK(chosen.alloc(n), "allocating the chosen flags");
+  GK_CHECK(u.alloc(nu), "allocating the uniforms");
+  GK_CHECK(cc.alloc((size_t)L * d), "allocating the candidates");
+  GK_CHECK(pend.alloc(d), "allocating a center");
+  GK_CHECK(rows.alloc((size_t)L * 32 * d), "allocating the drawn rows");
+  GK_CHECK(idx.alloc(picks), "allocating the chosen rows");
+  GK_CHECK(cand.alloc(L), "allocating the candidates");
+  GK_CHECK(free_from.alloc(1), "allocating a counter");
+  GK_CHECK(best.alloc(1), "allocating an index");
+  GK_CHECK(draws.alloc(L), "allocating the draws");
+  GK_CHECK(tb.alloc(n, L), "allocating the potentials' sum trees");
+  if (tb.T < 1) {
+    set_msg(err, errlen, "k-means++ on streamed x: fewer than 2 rows");
+    return GK_CUDA_INVALID;
+  }
+  const long long nch = tb.len[1];
+  const Levels lv = tb.levels();
+  std::vector<double> hrows((size_t)L * 32 * d);
+  std::vector<NodeDraw> hdraws(L);
+  std::vector<long long> at(32);
+
+  GK_CHECK(cudaMemcpyAsync(u.p, unif, nu * sizeof(double), cudaMemcpyHostToDevice, s), "copying the uniforms");
+  GK_CHECK(cudaMemsetAsync(chosen.p, 0, n, s), "clearing the flags");
+  GK_CHECK(cudaMemsetAsync(chosen.p + first, 1, 1, s), "choosing the first row");
+  GK_CHECK(cudaMemsetAsync(free_from.p, 0, sizeof(long long), s), "clearing a counter");
+  GK_CHECK(cudaMemsetAsync(best.p, 0, sizeof(int), s), "clearing an index");
+  k_fill<<<blocks_for(n, 256), 256, 0, s>>>(d2.p, n, std::numeric_limits<double>::infinity());
+  GK_CHECK(cudaGetLastError(), "initialising D2");
+  // the first center as the single candidate of a pass with nothing pending
+  streamed_rows(D, &first, 1, hrows.data());
+  GK_CHECK(cudaMemcpyAsync(cc.p, hrows.data(), d * sizeof(double), cudaMemcpyHostToDevice, s), "copying a center");
+  GK_CHECK(cudaMemcpyAsync(idx.p, &first, sizeof(long long), cudaMemcpyHostToDevice, s), "copying a row");
+  GK_CHECK(cudaStreamSynchronize(s), "k-means++");  // (hrows is refilled below)
+  auto pass = [&](const double *pend_p, int Lp) -> int {
+    return for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
+      const long long a = V.labels - D->labels;  // the chunk's first row
+      const int head = (int)(a % GK_SUM_ARITY);
+      const long long nodes = (V.n + head + GK_SUM_ARITY - 1) / GK_SUM_ARITY;
+      if (D->single)
+        launch_pass<float>(static_cast<const float *>(V.x), V.n, d, nullptr, d2.p + a, pend_p, cc.p, Lp,
+                           tb.level1() + (a - head) / GK_SUM_ARITY, nch, nodes, s, head);
+      else
+        launch_pass<double>(static_cast<const double *>(V.x), V.n, d, nullptr, d2.p + a, pend_p, cc.p, Lp,
+                            tb.level1() + (a - head) / GK_SUM_ARITY, nch, nodes, s, head);
+      return cudaGetLastError();
+    }, err, errlen);
+  };
+  // the drawn nodes' rows to the device, then the draws' last level
+  auto finish = [&]() -> int {
+    GK_CHECK(cudaMemcpyAsync(hdraws.data(), draws.p, L * sizeof(NodeDraw), cudaMemcpyDeviceToHost, s),
+             "copying the draws");
+    GK_CHECK(cudaStreamSynchronize(s), "k-means++ step");
+    for (int j = 0; j < L; ++j) {
+      const long long lo = hdraws[j].node < 0 ? -1 - hdraws[j].node : hdraws[j].node * GK_SUM_ARITY;
+      const long long cnt = hdraws[j].node < 0 ? 1 : std::min<long long>(GK_SUM_ARITY, n - lo);
+      for (long long q = 0; q < cnt; ++q) at[q] = lo + q;
+      streamed_rows(D, at.data(), cnt, hrows.data() + (size_t)j * 32 * d);
+    }
+    GK_CHECK(cudaMemcpyAsync(rows.p, hrows.data(), hrows.size() * sizeof(double), cudaMemcpyHostToDevice, s),
+             "copying the drawn rows");
+    k_pps_finish<<<1, 32 * L, 0, s>>>(n, d, d2.p, pend.p, rows.p, draws.p, L, cand.p, cc.p);
+    GK_CHECK(cudaGetLastError(), "k-means++ step");
+    GK_CHECK(cudaStreamSynchronize(s), "k-means++ step");  // (hrows is refilled at the next step)
+    return GK_CUDA_OK;
+  };
+  int st = pass(nullptr, 1);
+  if (st != GK_CUDA_OK) return st;
+  GK_CHECK(tb.build(s, 1), "k-means++: distances to the first center");
+  GK_CHECK(cudaMemcpyAsync(pend.p, cc.p, d * sizeof(double), cudaMemcpyDeviceToDevice, s), "copying a center");
+  int t_tail = 2;
+  while (t_tail <= tb.T && tb.len[t_tail] * L > kTailThreads * 4) ++t_tail;
+  const int tail_threads = std::max(kTailThreads, 32 * L);
+  k_pps_draw<<<1, 32 * L, 0, s>>>(lv, best.p, n, u.p, L, chosen.p, free_from.p, draws.p);
+  GK_CHECK(cudaGetLastError(), "k-means++ step");
+  if ((st = finish()) != GK_CUDA_OK) return st;
+  for (int step = 1; step < picks; ++step) {
+    if ((st = pass(pend.p, L)) != GK_CUDA_OK) return st;
+    GK_CHECK(tb.build(s, L, t_tail), "k-means++: potentials");
+    const double *next_u = step + 1 < picks ? u.p + (size_t)step * L : nullptr;
+    k_pps_tail<<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, chosen.p, pend.p, best.p, n,
+                                          next_u, free_from.p, draws.p);
+    GK_CHECK(cudaGetLastError(), "k-means++ step");
+    if (next_u && (st = finish()) != GK_CUDA_OK) return st;
+    if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
+      set_msg(err, errlen, "interrupted");
+      return GK_CUDA_INTERRUPTED;
+    }
+  }
+  std::vector<long long> h(picks);
+  GK_CHECK(cudaMemcpyAsync(h.data(), idx.p, picks * sizeof(long long), cudaMemcpyDeviceToHost, s),
+           "copying the chosen rows");
+  GK_CHECK(cudaStreamSynchronize(s), "k-means++");
+  for (int j = 0; j < picks; ++j) out[j] = (int64_t)h[j];
+  return GK_CUDA_OK;
+}
+
 int check_candidates(int L, char *err, size_t errlen) {
   if (L < 1 || L > kMaxCandidates) {
     set_msg(err, errlen, "k-means++: n_candidates must be in 1..%d", kMaxCandidates);
@@ -258,14 +379,19 @@ static int weighted_pp(const gk_cuda_data *D, const int64_t *rows, const double 
 extern "C" int gk_cuda_greedy(gk_cuda_data *D, const int64_t *rows, const double *weight, int64_t m,
                               int64_t first, int picks, const double *unif, int L, const gk_cuda_callbacks *cb,
                               int64_t *out, char *err, size_t errlen) {
-  if (int rs = refuse_streamed(D, "k-means++ on the device", err, errlen)) return rs;
-  if (!D || !D->x || !out || m < 1 || (!rows && m != D->n) || picks < 1 || picks > m || first < 0 ||
+  if (D && D->src && rows) return refuse_streamed(D, "the k-means|| reduction on the device", err, errlen);
+  if (D && D->src && weight) return refuse_streamed(D, "weighted k-means++ on the device", err, errlen);
+  if (!D || (!D->x && !D->src) || !out || m < 1 || (!rows && m != D->n) || picks < 1 || picks > m || first < 0 ||
       first >= m || (picks > 1 && !unif)) {
     set_msg(err, errlen, "invalid arguments to the greedy k-means++");
     return GK_CUDA_INVALID;
   }
   int st = check_candidates(L, err, errlen);
   if (st != GK_CUDA_OK) return st;
+  if (D->src) {  // streamed x: on the handle's stream, which its chunks' copies are ordered against
+    GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+    return pp_streamed(D, first, picks, unif, L, cb, out, err, errlen);
+  }
   return on_stream(D, err, errlen, [&](cudaStream_t s) {
     if (rows) {
       if (D->single) return weighted_pp<float>(D, rows, weight, m, first, picks, unif, L, cb, s, out, err, errlen);

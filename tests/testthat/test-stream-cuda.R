@@ -113,6 +113,35 @@ test_that("cuda: streamed fits keep stats' results: random starts, nstart, k-mea
   expect_equal(g$centers, s$centers, tolerance = 1e-12)
 })
 
+test_that("cuda: k-means++ on streamed x (on the device, a pass over the chunks a step) picks the resident rows, every copy mode", {
+  skip_if_no_gpu()
+  # which path chose them (src/stage_log.h)
+  staged_pp <- function(expr) {
+    log <- withr::local_tempfile()
+    withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
+    value <- force(expr)
+    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_pp_", readLines(log), value = TRUE)))
+  }
+  # chunks of 997 and 45 rows split the trees' 32-row nodes (45: more than
+  # one split node per chunk's neighbour, 2 rows past a node); 4096 do not
+  x <- simulate_blobs(20011, 9, 12, seed = 6)
+  for (precision in c("double", "single")) for (copy in c("auto", "staged", "registered")) for (rows in c(45, 997, 4096)) {
+    if (rows == 45 && copy != "auto") next
+    got <- staged_pp(stream_pair(x, 12, init = "kmeans++", iter.max = 30, rows = rows, precision = precision,
+                                 copy = copy, seed = 3))
+    expect_stream_identical(got$value, paste(precision, copy, rows))
+    expect_identical(got$stages, "init_pp_streamed", info = paste(precision, copy, rows))
+  }
+  # many candidates a step (k = 300: L = 7) and a fit that does not converge
+  p <- stream_pair(x, 300, init = "kmeans++", iter.max = 2, rows = 3001, seed = 4)
+  expect_stream_identical(p, "k = 300")
+  # fewer distinct rows than centers: the degenerate rule, then stats' error
+  dup <- matrix(rep(c(1, 2, 3), length.out = 3000 * 2), ncol = 2)
+  withr::with_options(list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 997), {
+    expect_error(gpu_kmeans(dup, 5, init = "kmeans++", backend = "cuda"), "more cluster centers than distinct data points")
+  })
+})
+
 test_that("cuda: k-means|| rounds on streamed x (on the device, chunk by chunk) pick the resident rows, every copy mode", {
   skip_if_no_gpu()
   # chunks of 997 rows split the tree's 32-row nodes; 4096 rows do not

@@ -54,7 +54,7 @@ for (prec in c("double", "single")) {
 }
 # x streamed from host memory in chunks (src/cuda/streamed.cu), each copy
 # mode: Lloyd step by step, the within-SS passes, predict, the k-means||
-# rounds chunk by chunk
+# rounds and the k-means++ steps chunk by chunk
 for (copy in c("auto", "staged", "registered")) {
   withr::with_options(list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 997, gpukmeans.stream_copy = copy), {
     for (x in list(x2, x16)) {
@@ -62,6 +62,7 @@ for (copy in c("auto", "staged", "registered")) {
         set.seed(8); f <- gpu_kmeans(x, 6, iter.max = 15, precision = prec, backend = "cuda")
         invisible(predict(f, x[seq_len(min(1500, nrow(x))), ]))
         set.seed(8); invisible(gpu_kmeans(x, 6, init = "kmeans||", iter.max = 5, precision = prec, backend = "cuda"))
+        set.seed(8); invisible(gpu_kmeans(x, 6, init = "kmeans++", iter.max = 5, precision = prec, backend = "cuda"))
       }
     }
   })

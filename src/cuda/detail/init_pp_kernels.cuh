@@ -80,7 +80,13 @@ __device__ __forceinline__ void load_group(const T *__restrict__ x, long long n,
 // NB >= L + 1.  Writes d2 (where pend lowers it) and lv1[j * stride + chunk]
 // (chunk < nch), the level-1 sums of w_i * min(D2_i, dist(i, cand_j)): lv1
 // may point into a tree over more rows (a block of them whose first row is
-// a multiple of 32, on this device or a peer).  A block covers
+// a multiple of 32, on this device or a peer).  head > 0: x is a chunk of
+// streamed rows whose first row is 32 m + head (lv1 points at node m): the
+// chunk's rows sit at lanes head.. of its first node, whose sum goes on
+// from the value the previous chunk left there (its kernel ran before on
+// the same stream; it added +0.0 for the lanes past its rows, which leaves
+// the sum's bits), so any split into chunks gives the sums of one pass.
+// A block covers
 // kPassThreads * kPassPoints consecutive points.
 //
 // Speed: every slot and every coordinate of a group is computed without a
@@ -93,7 +99,7 @@ template <typename T, int NB>
 __global__ void __launch_bounds__(kPassThreads)
 k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict__ w,
           double *__restrict__ d2, const double *__restrict__ pend, const double *__restrict__ cc, int L,
-          double *__restrict__ lv1, long long stride, long long nch) {
+          double *__restrict__ lv1, long long stride, long long nch, int head) {
   constexpr int P = kPassPoints;
   // s_c[c][slot] (a tile of the centers) during the pass, then
   // s_red[warp][lane][slot] for the level-1 sums.
@@ -106,8 +112,8 @@ k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict_
   double acc[P][NB];
 #pragma unroll
   for (int p = 0; p < P; ++p) {
-    ip[p] = (long long)blockIdx.x * (kPassThreads * P) + (long long)p * kPassThreads + threadIdx.x;
-    live[p] = ip[p] < n;
+    ip[p] = (long long)blockIdx.x * (kPassThreads * P) + (long long)p * kPassThreads + threadIdx.x - head;
+    live[p] = ip[p] >= 0 && ip[p] < n;
 #pragma unroll
     for (int s = 0; s < NB; ++s) acc[p][s] = 0.0;
   }
@@ -172,9 +178,9 @@ k_pp_pass(const T *__restrict__ x, long long n, int d, const double *__restrict_
       s_red[warp][lane][s - 1] = live[p] ? (w ? __dmul_rn(wi, m) : m) : 0.0;
     }
     __syncwarp();
-    const long long chunk = ip[p] >> 5;
+    const long long chunk = (ip[p] + head) >> 5;
     if (lane < L && chunk < nch) {
-      double sum = 0.0;
+      double sum = head > 0 && chunk == 0 ? lv1[(long long)lane * stride] : 0.0;
 #pragma unroll 8
       for (int q = 0; q < 32; ++q) sum = __dadd_rn(sum, s_red[warp][q][lane]);
       lv1[(long long)lane * stride + chunk] = sum;
@@ -282,6 +288,145 @@ __global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc,
   for (int a = threadIdx.x; a < d; a += blockDim.x) pend[a] = cc[(size_t)bj * d + a];
   __syncthreads();  // pend and chosen are complete; cc may be overwritten
   if (unif) sample_candidates(lv, bj, R, d, w, pend, unif, L, free_from, cand, cc);
+}
+
+// ---- streamed x (init_pp.cu, pp_streamed): the rows are on the host --------
+// A step's draws stop at level 1 of the tree (the host then brings the 32
+// rows of each drawn node) and end on the device with those rows.
+
+// What a draw leaves for its last level: the level-1 node and the descent's
+// target and offset, or (node < 0) the row -1 - node of the degenerate rule.
+struct NodeDraw {
+  long long node;
+  double target, off;
+};
+
+// Warp j draws candidate j with unif[j] in tree b of lv (T >= 1) down to
+// level 1, as warp_tree_sample does above it (parity.h point 3).
+static __device__ void draw_nodes(const Levels &lv, int b, long long n, const double *__restrict__ unif, int L,
+                                  const unsigned char *chosen, long long *free_from, NodeDraw *draws) {
+  __shared__ double s_a[kMaxCandidates][32];
+  __shared__ long long s_free;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const double total = lv.p[lv.T][b];
+  if (threadIdx.x == 0) {
+    s_free = -1;
+    if (!(total > 0)) {
+      long long f = *free_from;
+      while (f < n && chosen[f]) ++f;
+      *free_from = f;
+      s_free = f < n ? f : n - 1;
+    }
+  }
+  __syncthreads();
+  if (warp >= L) return;
+  if (s_free >= 0) {
+    if (lane == 0) draws[warp] = NodeDraw{-1 - s_free, 0.0, 0.0};
+    return;
+  }
+  const double target = __dmul_rn(unif[warp], total);
+  long long node = 0;
+  double off = 0.0;
+  for (int t = lv.T; t >= 2; --t) {
+    const long long lo = node * GK_SUM_ARITY;
+    const int cnt = (int)min((long long)GK_SUM_ARITY, lv.len[t - 1] - lo);
+    s_a[warp][lane] = lane < cnt ? lv.p[t - 1][b * lv.len[t - 1] + lo + lane] : 0.0;
+    __syncwarp();
+    int c = 0;
+    if (lane == 0) c = descend_children(s_a[warp], cnt, target, &off);
+    __syncwarp();
+    c = __shfl_sync(0xffffffffu, c, 0);
+    node = lo + c;
+  }
+  if (lane == 0) draws[warp] = NodeDraw{node, target, off};
+}
+
+// The end of step s on streamed x: k_pp_tail's levels and choice of the
+// best candidate, then (unless unif is NULL) the draws of step s + 1 down
+// to level 1.
+static __global__ void k_pps_tail(Levels lv, int t0, int L, const long long *cand, const double *cc, int d,
+                                  long long *out_idx, int s, unsigned char *chosen, double *pend, int *best,
+                                  long long n, const double *__restrict__ unif, long long *free_from,
+                                  NodeDraw *draws) {
+  __shared__ int s_best;
+  for (int t = t0; t <= lv.T; ++t) {
+    const long long li = lv.len[t - 1], lo = lv.len[t];
+    for (long long e = threadIdx.x; e < lo * L; e += blockDim.x) {
+      const long long b = e / lo, j = e - b * lo;
+      lv.p[t][b * lo + j] = tree_node_sum(lv.p[t - 1] + b * li, li, j);
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    const double *tops = lv.p[lv.T];
+    int bj = 0;
+    double bp = tops[0];
+    for (int j = 1; j < L; ++j) {
+      const double p = tops[j];
+      if (p < bp) {
+        bp = p;
+        bj = j;
+      }
+    }
+    s_best = bj;
+    *best = bj;
+    out_idx[s] = cand[bj];
+    chosen[cand[bj]] = 1;
+  }
+  __syncthreads();
+  const int bj = s_best;
+  for (int a = threadIdx.x; a < d; a += blockDim.x) pend[a] = cc[(size_t)bj * d + a];
+  __syncthreads();
+  if (unif) draw_nodes(lv, bj, n, unif, L, chosen, free_from, draws);
+}
+
+// The draws of step 1 (tree *best, built from the first center).
+static __global__ void k_pps_draw(Levels lv, const int *__restrict__ best, long long n,
+                                  const double *__restrict__ unif, int L, const unsigned char *chosen,
+                                  long long *free_from, NodeDraw *draws) {
+  draw_nodes(lv, *best, n, unif, L, chosen, free_from, draws);
+}
+
+// The last level of the draws: warp j has rows[j] (32 rows of d values,
+// row-major: the rows of node draws[j].node as the device stores them, or
+// the degenerate rule's row first), computes their leaves
+// min(D2_i, dist(i, pend)) and picks among them (parity.h point 3), writing
+// cand[j] and the candidate's row into cc.
+static __global__ void k_pps_finish(long long n, int d, const double *__restrict__ d2,
+                                    const double *__restrict__ pend, const double *__restrict__ rows,
+                                    const NodeDraw *__restrict__ draws, int L, long long *cand, double *cc) {
+  __shared__ double s_a[kMaxCandidates][32];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (warp >= L) return;
+  const NodeDraw dr = draws[warp];
+  const double *r = rows + (size_t)warp * 32 * d;
+  int c = 0;
+  long long row;
+  if (dr.node < 0) {
+    row = -1 - dr.node;
+  } else {
+    const long long lo = dr.node * GK_SUM_ARITY;
+    const int cnt = (int)min((long long)GK_SUM_ARITY, n - lo);
+    double v = 0.0;
+    if (lane < cnt) {
+      double s = 0.0;
+      for (int a = 0; a < d; ++a) {
+        const double t = __dsub_rn(r[(size_t)lane * d + a], pend[a]);
+        s = __dadd_rn(s, __dmul_rn(t, t));
+      }
+      v = dmin(d2[lo + lane], s);
+    }
+    s_a[warp][lane] = v;
+    __syncwarp();
+    double off = dr.off;
+    if (lane == 0) c = descend_children(s_a[warp], cnt, dr.target, &off);
+    __syncwarp();
+    c = __shfl_sync(0xffffffffu, c, 0);
+    if (c < 0) c = 0;  // cannot happen: the total is > 0 here
+    row = lo + c;
+  }
+  if (lane == 0) cand[warp] = row;
+  for (int a = lane; a < d; a += 32) cc[(size_t)warp * d + a] = r[(size_t)c * d + a];
 }
 
 // Rows idx[0..m) of x into out (m x d, row-major, double).
