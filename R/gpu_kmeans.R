@@ -199,11 +199,12 @@
 #' host's memory holds it).  The fit is
 #' the one of resident data, bit for bit (its sums are exact, whatever the
 #' chunks); an iteration then costs at least the time to move `x` over the
-#' host link.  The rounds of k-means|| run on the device, each a pass over
-#' the chunks (the rows resident data gives); k-means++ and the quality
-#' indices of streamed data run on the host, with the CPU engine's code (in
-#' double precision the rows the GPU would choose); observation weights are
-#' not supported
+#' host link.  The rounds of k-means|| and the steps of k-means++ run on
+#' the device, each a pass over the chunks (the rows resident data gives;
+#' k-means++ on the host where its distances and sum trees, about 9 bytes a
+#' row, do not fit beside the chunks); the quality indices of streamed data
+#' run on the host, with the CPU engine's code (in double precision the
+#' values the GPU would give); observation weights are not supported
 #' with streamed data yet.  The device string of the fit says when `x` was
 #' streamed.  `options(gpukmeans.stream = FALSE)` makes data that does not
 #' fit an error of class `gpukmeans_out_of_memory` naming the bytes needed
@@ -259,11 +260,14 @@
 #' and the random numbers are those of `device = 0` (`totss` is computed on
 #' the host, as the CPU engine computes it, on one GPU too).
 #' `init = "kmeans++"` and `"kmeans||"` choose the rows one GPU chooses:
-#' they run on the first GPU over all the rows where `x` fits there beside
-#' that GPU's block (a copy of `x` gathered from the GPUs' blocks, device to
-#' device, freed after the initialisation), else on the host with the CPU
-#' engine's code (slower); in
-#' single precision both read the values the GPUs store (`float(x -
+#' every GPU computes the distances of its own rows (each k-means++ step's
+#' pass, each k-means|| round), and the first GPU draws the candidates,
+#' reading the other GPUs' rows directly (peer access).  Where the GPUs
+#' cannot reach each other's memory, the initialisation runs on the first
+#' GPU over all the rows where `x` fits there beside that GPU's block (a
+#' copy of `x` gathered from the GPUs' blocks, device to device, freed
+#' after it), else on the host with the CPU engine's code (slower); in
+#' single precision all read the values the GPUs store (`float(x -
 #' shift)`).  A fit that reports every iteration (`trace`, or a progress bar
 #' drawn from the start) and a cosine fit exchange the sums through the host
 #' instead, step by step, with the same result.  Several devices need the CUDA engine: with `backend = "cpu"` they
