@@ -540,30 +540,8 @@ extern "C" int gk_cuda_par_team_begin(gk_cuda_data *const *parts, int count, int
     return GK_CUDA_INVALID;
   }
   *out = nullptr;
-  for (int p = 0; p < count; ++p)
-    if (!parts[p]) {
-      set_msg(err, errlen, "gk_cuda_par_team_begin: invalid arguments");
-      return GK_CUDA_INVALID;
-    }
-  enable_peers(parts, count);
   long long n = 0;
-  for (int p = 0; p < count; ++p) {
-    const gk_cuda_data *D = parts[p];
-    if (!D->x || D->src || D->weighted || D->d != parts[0]->d || D->single != parts[0]->single) {
-      set_msg(err, errlen, "k-means|| on several devices: part %d is not a resident, unweighted block of the data", p);
-      return GK_CUDA_UNSUPPORTED;
-    }
-    if (p + 1 < count && D->n % GK_SUM_ARITY != 0) {
-      set_msg(err, errlen, "k-means|| on several devices: part %d does not hold whole nodes of the sum tree", p);
-      return GK_CUDA_UNSUPPORTED;
-    }
-    if (!reaches(parts[0]->device, D->device)) {
-      set_msg(err, errlen, "k-means|| on several devices: devices %d and %d cannot access each other's memory",
-              parts[0]->device, D->device);
-      return GK_CUDA_UNSUPPORTED;
-    }
-    n += D->n;
-  }
+  if (int st = check_together(parts, count, "k-means|| on several devices", &n, err, errlen)) return st;
   if (n < 2 || first >= n) {
     set_msg(err, errlen, "gk_cuda_par_team_begin: invalid arguments");
     return GK_CUDA_INVALID;

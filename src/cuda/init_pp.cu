@@ -23,6 +23,7 @@ namespace init {
 namespace {
 
 constexpr int kTailThreads = 256;  // at least; the sampling needs 32 L
+static_assert(kMaxRowBlocks >= kMaxTogether, "RowBlocks holds every part check_together allows");
 
 // The pass with the smallest accumulator count that holds L + 1 slots.
 // (head: k_pp_pass's, a chunk of streamed x)
@@ -42,6 +43,51 @@ void launch_pass(const T *x, long long n, int d, const double *w, double *d2, co
   else GK_PASS(kMaxCandidates + 1);
 #undef GK_PASS
 }
+
+// What every greedy k-means++ keeps on the sampling device besides the rows'
+// D2 and chosen flags: the uniforms, the candidates (cc: L x d, row-major)
+// and their rows, the pending center, the picks, the degenerate rule's
+// counter, the tree the next step samples, and the candidates' sum trees.
+struct StepState {
+  DevBuf<double> u, cc, pend;
+  DevBuf<long long> idx, cand, free_from;
+  DevBuf<int> best;
+  TreeBufs tb;
+  int t_tail = 2;        // the first tree level the one-block step end sums
+  int tail_threads = 0;  // its threads
+  // For n rows, d columns, `picks` picks of L candidates with unif (host):
+  // allocated, the uniforms copied, the counters cleared, on s.
+  int begin(long long n, int d, int picks, int L, const double *unif, cudaStream_t s, char *err, size_t errlen) {
+    const size_t nu = (size_t)(picks - 1) * L;
+    GK_CHECK(u.alloc(nu), "allocating the uniforms");
+    GK_CHECK(cc.alloc((size_t)L * d), "allocating the candidates");
+    GK_CHECK(pend.alloc(d), "allocating a center");
+    GK_CHECK(idx.alloc(picks), "allocating the chosen rows");
+    GK_CHECK(cand.alloc(L), "allocating the candidates");
+    GK_CHECK(free_from.alloc(1), "allocating a counter");
+    GK_CHECK(best.alloc(1), "allocating an index");
+    GK_CHECK(tb.alloc(n, L), "allocating the potentials' sum trees");
+    if (tb.T < 1) {  // (n >= 2 rows when picks >= 2)
+      set_msg(err, errlen, "k-means++: fewer than 2 rows");
+      return GK_CUDA_INVALID;
+    }
+    GK_CHECK(cudaMemcpyAsync(u.p, unif, nu * sizeof(double), cudaMemcpyHostToDevice, s), "copying the uniforms");
+    GK_CHECK(cudaMemsetAsync(free_from.p, 0, sizeof(long long), s), "clearing a counter");
+    GK_CHECK(cudaMemsetAsync(best.p, 0, sizeof(int), s), "clearing an index");
+    while (t_tail <= tb.T && tb.len[t_tail] * L > kTailThreads * 4) ++t_tail;
+    tail_threads = std::max(kTailThreads, 32 * L);
+    return GK_CUDA_OK;
+  }
+  // The picks into out (host), once s has run.
+  int end(int picks, cudaStream_t s, int64_t *out, char *err, size_t errlen) {
+    std::vector<long long> h(picks);
+    GK_CHECK(cudaMemcpyAsync(h.data(), idx.p, picks * sizeof(long long), cudaMemcpyDeviceToHost, s),
+             "copying the chosen rows");
+    GK_CHECK(cudaStreamSynchronize(s), "k-means++");
+    for (int j = 0; j < picks; ++j) out[j] = (int64_t)h[j];
+    return GK_CUDA_OK;
+  }
+};
 
 // One block of the rows of a greedy k-means++: rows [lo, lo + n) of the
 // data, x on `device` (column-major, n rows), with the block's D2 and
@@ -109,19 +155,11 @@ int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long fir
   }
   R.lo[P] = n;
   GK_CHECK(cudaSetDevice(root.device), "selecting the CUDA device");
-  const size_t nu = (size_t)(picks - 1) * L;
-  DevBuf<double> u, cc, pend;
-  DevBuf<long long> idx, cand, free_from;
-  DevBuf<int> best;
-  TreeBufs tb;
-  GK_CHECK(u.alloc(nu), "allocating the uniforms");
-  GK_CHECK(cc.alloc((size_t)L * d), "allocating the candidates");
-  GK_CHECK(pend.alloc(d), "allocating a center");
-  GK_CHECK(idx.alloc(picks), "allocating the chosen rows");
-  GK_CHECK(cand.alloc(L), "allocating the candidates");
-  GK_CHECK(free_from.alloc(1), "allocating a counter");
-  GK_CHECK(best.alloc(1), "allocating an index");
-  GK_CHECK(tb.alloc(n, L), "allocating the potentials' sum trees");
+  StepState S;
+  int st = S.begin(n, d, picks, L, unif, s, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  DevBuf<double> &cc = S.cc, &pend = S.pend, &u = S.u;
+  TreeBufs &tb = S.tb;
   const long long nch = tb.len[1];
   const Levels lv = tb.levels();
 
@@ -157,30 +195,22 @@ int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long fir
   };
 
   GK_CHECK(join(), "k-means++: ordering the devices");  // (the blocks' D2 and flags are set)
-  GK_CHECK(cudaMemcpyAsync(u.p, unif, nu * sizeof(double), cudaMemcpyHostToDevice, s), "copying the uniforms");
-  GK_CHECK(cudaMemsetAsync(free_from.p, 0, sizeof(long long), s), "clearing a counter");
-  GK_CHECK(cudaMemsetAsync(best.p, 0, sizeof(int), s), "clearing an index");
   // The first center as the single "candidate" of a pass with nothing
   // pending: tree 0 becomes the tree of w * D2 after it, and it becomes the
   // pending center of step 1.
-  k_pp_start<T, NB><<<1, 256, 0, s>>>(R, d, idx.p, first, cc.p);
+  k_pp_start<T, NB><<<1, 256, 0, s>>>(R, d, S.idx.p, first, cc.p);
   GK_CHECK(cudaGetLastError(), "k-means++: the first center");
   GK_CHECK(passes(nullptr, 1), "k-means++: distances to the first center");
   GK_CHECK(tb.build(s, 1), "k-means++: distances to the first center");
   GK_CHECK(cudaMemcpyAsync(pend.p, cc.p, d * sizeof(double), cudaMemcpyDeviceToDevice, s), "copying a center");
 
-  // The levels of the candidates' trees up to the first small enough for
-  // the one-block end of a step.
-  int t_tail = 2;
-  while (t_tail <= tb.T && tb.len[t_tail] * L > kTailThreads * 4) ++t_tail;
-  const int tail_threads = std::max(kTailThreads, 32 * L);
-  k_pp_sample<T, NB><<<1, 32 * L, 0, s>>>(lv, best.p, R, d, w, pend.p, u.p, L, free_from.p, cand.p, cc.p);
+  k_pp_sample<T, NB><<<1, 32 * L, 0, s>>>(lv, S.best.p, R, d, w, pend.p, u.p, L, S.free_from.p, S.cand.p, cc.p);
   for (int step = 1; step < picks; ++step) {
     GK_CHECK(passes(pend.p, L), "k-means++ step");
-    GK_CHECK(tb.build(s, L, t_tail), "k-means++: potentials");
+    GK_CHECK(tb.build(s, L, S.t_tail), "k-means++: potentials");
     const double *next_u = step + 1 < picks ? u.p + (size_t)step * L : nullptr;
-    k_pp_tail<T, NB><<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, pend.p, best.p, R, w,
-                                            next_u, free_from.p);
+    k_pp_tail<T, NB><<<1, S.tail_threads, 0, s>>>(lv, S.t_tail, L, S.cand.p, cc.p, d, S.idx.p, step, pend.p,
+                                                  S.best.p, R, w, next_u, S.free_from.p);
     GK_CHECK(cudaGetLastError(), "k-means++ step");
     if (cb && cb->interrupt && step % 32 == 0) {
       GK_CHECK(cudaStreamSynchronize(s), "k-means++ steps");
@@ -190,12 +220,7 @@ int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long fir
       }
     }
   }
-  std::vector<long long> h(picks);
-  GK_CHECK(cudaMemcpyAsync(h.data(), idx.p, picks * sizeof(long long), cudaMemcpyDeviceToHost, s),
-           "copying the chosen rows");
-  GK_CHECK(cudaStreamSynchronize(s), "k-means++");
-  for (int j = 0; j < picks; ++j) out[j] = (int64_t)h[j];
-  return GK_CUDA_OK;
+  return S.end(picks, s, out, err, errlen);
 }
 
 // pp_run over one block: x (n rows on the current device, D's), on s.
@@ -226,46 +251,32 @@ int pp_streamed(gk_cuda_data *D, long long first, int picks, const double *unif,
   const long long n = D->n;
   const int d = D->d;
   cudaStream_t s = D->stream;
-  const size_t nu = (size_t)(picks - 1) * L;
-  DevBuf<double> d2, u, cc, pend, rows;
-  DevBuf<long long> idx, cand, free_from;
+  DevBuf<double> d2, rows;
   DevBuf<unsigned char> chosen;
-  DevBuf<int> best;
   DevBuf<NodeDraw> draws;
-  TreeBufs tb;
   GK_CHECK(d2.alloc(n), "allocating D2");
   GK_CHECK(chosen.alloc(n), "allocating the chosen flags");
-  GK_CHECK(u.alloc(nu), "allocating the uniforms");
-  GK_CHECK(cc.alloc((size_t)L * d), "allocating the candidates");
-  GK_CHECK(pend.alloc(d), "allocating a center");
   GK_CHECK(rows.alloc((size_t)L * 32 * d), "allocating the drawn rows");
-  GK_CHECK(idx.alloc(picks), "allocating the chosen rows");
-  GK_CHECK(cand.alloc(L), "allocating the candidates");
-  GK_CHECK(free_from.alloc(1), "allocating a counter");
-  GK_CHECK(best.alloc(1), "allocating an index");
   GK_CHECK(draws.alloc(L), "allocating the draws");
-  GK_CHECK(tb.alloc(n, L), "allocating the potentials' sum trees");
-  if (tb.T < 1) {
-    set_msg(err, errlen, "k-means++ on streamed x: fewer than 2 rows");
-    return GK_CUDA_INVALID;
-  }
+  StepState S;
+  int st = S.begin(n, d, picks, L, unif, s, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  DevBuf<double> &cc = S.cc, &pend = S.pend, &u = S.u;
+  TreeBufs &tb = S.tb;
   const long long nch = tb.len[1];
   const Levels lv = tb.levels();
   std::vector<double> hrows((size_t)L * 32 * d);
   std::vector<NodeDraw> hdraws(L);
   std::vector<long long> at(32);
 
-  GK_CHECK(cudaMemcpyAsync(u.p, unif, nu * sizeof(double), cudaMemcpyHostToDevice, s), "copying the uniforms");
   GK_CHECK(cudaMemsetAsync(chosen.p, 0, n, s), "clearing the flags");
   GK_CHECK(cudaMemsetAsync(chosen.p + first, 1, 1, s), "choosing the first row");
-  GK_CHECK(cudaMemsetAsync(free_from.p, 0, sizeof(long long), s), "clearing a counter");
-  GK_CHECK(cudaMemsetAsync(best.p, 0, sizeof(int), s), "clearing an index");
   k_fill<<<blocks_for(n, 256), 256, 0, s>>>(d2.p, n, std::numeric_limits<double>::infinity());
   GK_CHECK(cudaGetLastError(), "initialising D2");
   // the first center as the single candidate of a pass with nothing pending
   streamed_rows(D, &first, 1, hrows.data());
   GK_CHECK(cudaMemcpyAsync(cc.p, hrows.data(), d * sizeof(double), cudaMemcpyHostToDevice, s), "copying a center");
-  GK_CHECK(cudaMemcpyAsync(idx.p, &first, sizeof(long long), cudaMemcpyHostToDevice, s), "copying a row");
+  GK_CHECK(cudaMemcpyAsync(S.idx.p, &first, sizeof(long long), cudaMemcpyHostToDevice, s), "copying a row");
   GK_CHECK(cudaStreamSynchronize(s), "k-means++");  // (hrows is refilled below)
   auto pass = [&](const double *pend_p, int Lp) -> int {
     return for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
@@ -294,27 +305,23 @@ int pp_streamed(gk_cuda_data *D, long long first, int picks, const double *unif,
     }
     GK_CHECK(cudaMemcpyAsync(rows.p, hrows.data(), hrows.size() * sizeof(double), cudaMemcpyHostToDevice, s),
              "copying the drawn rows");
-    k_pps_finish<<<1, 32 * L, 0, s>>>(n, d, d2.p, pend.p, rows.p, draws.p, L, cand.p, cc.p);
+    k_pps_finish<<<1, 32 * L, 0, s>>>(n, d, d2.p, pend.p, rows.p, draws.p, L, S.cand.p, cc.p);
     GK_CHECK(cudaGetLastError(), "k-means++ step");
     GK_CHECK(cudaStreamSynchronize(s), "k-means++ step");  // (hrows is refilled at the next step)
     return GK_CUDA_OK;
   };
-  int st = pass(nullptr, 1);
-  if (st != GK_CUDA_OK) return st;
+  if ((st = pass(nullptr, 1)) != GK_CUDA_OK) return st;
   GK_CHECK(tb.build(s, 1), "k-means++: distances to the first center");
   GK_CHECK(cudaMemcpyAsync(pend.p, cc.p, d * sizeof(double), cudaMemcpyDeviceToDevice, s), "copying a center");
-  int t_tail = 2;
-  while (t_tail <= tb.T && tb.len[t_tail] * L > kTailThreads * 4) ++t_tail;
-  const int tail_threads = std::max(kTailThreads, 32 * L);
-  k_pps_draw<<<1, 32 * L, 0, s>>>(lv, best.p, n, u.p, L, chosen.p, free_from.p, draws.p);
+  k_pps_draw<<<1, 32 * L, 0, s>>>(lv, S.best.p, n, u.p, L, chosen.p, S.free_from.p, draws.p);
   GK_CHECK(cudaGetLastError(), "k-means++ step");
   if ((st = finish()) != GK_CUDA_OK) return st;
   for (int step = 1; step < picks; ++step) {
     if ((st = pass(pend.p, L)) != GK_CUDA_OK) return st;
-    GK_CHECK(tb.build(s, L, t_tail), "k-means++: potentials");
+    GK_CHECK(tb.build(s, L, S.t_tail), "k-means++: potentials");
     const double *next_u = step + 1 < picks ? u.p + (size_t)step * L : nullptr;
-    k_pps_tail<<<1, tail_threads, 0, s>>>(lv, t_tail, L, cand.p, cc.p, d, idx.p, step, chosen.p, pend.p, best.p, n,
-                                          next_u, free_from.p, draws.p);
+    k_pps_tail<<<1, S.tail_threads, 0, s>>>(lv, S.t_tail, L, S.cand.p, cc.p, d, S.idx.p, step, chosen.p, pend.p,
+                                            S.best.p, n, next_u, S.free_from.p, draws.p);
     GK_CHECK(cudaGetLastError(), "k-means++ step");
     if (next_u && (st = finish()) != GK_CUDA_OK) return st;
     if (cb && cb->interrupt && cb->interrupt(cb->ctx)) {
@@ -322,12 +329,7 @@ int pp_streamed(gk_cuda_data *D, long long first, int picks, const double *unif,
       return GK_CUDA_INTERRUPTED;
     }
   }
-  std::vector<long long> h(picks);
-  GK_CHECK(cudaMemcpyAsync(h.data(), idx.p, picks * sizeof(long long), cudaMemcpyDeviceToHost, s),
-           "copying the chosen rows");
-  GK_CHECK(cudaStreamSynchronize(s), "k-means++");
-  for (int j = 0; j < picks; ++j) out[j] = (int64_t)h[j];
-  return GK_CUDA_OK;
+  return S.end(picks, s, out, err, errlen);
 }
 
 int check_candidates(int L, char *err, size_t errlen) {
@@ -419,34 +421,8 @@ extern "C" int gk_cuda_greedy_devices(gk_cuda_data *const *parts, int count, int
   }
   int st = check_candidates(L, err, errlen);
   if (st != GK_CUDA_OK) return st;
-  if (count > kMaxRowBlocks) {
-    set_msg(err, errlen, "k-means++ on several devices: more than %d parts", kMaxRowBlocks);
-    return GK_CUDA_UNSUPPORTED;
-  }
-  for (int p = 0; p < count; ++p)
-    if (!parts[p]) {
-      set_msg(err, errlen, "invalid arguments to the greedy k-means++ on several devices");
-      return GK_CUDA_INVALID;
-    }
-  enable_peers(parts, count);
   long long n = 0;
-  for (int p = 0; p < count; ++p) {
-    const gk_cuda_data *D = parts[p];
-    if (!D->x || D->src || D->weighted || D->d != parts[0]->d || D->single != parts[0]->single) {
-      set_msg(err, errlen, "k-means++ on several devices: part %d is not a resident, unweighted block of the data", p);
-      return GK_CUDA_UNSUPPORTED;
-    }
-    if (p + 1 < count && D->n % GK_SUM_ARITY != 0) {
-      set_msg(err, errlen, "k-means++ on several devices: part %d does not hold whole nodes of the sum trees", p);
-      return GK_CUDA_UNSUPPORTED;
-    }
-    if (!reaches(parts[0]->device, D->device)) {
-      set_msg(err, errlen, "k-means++ on several devices: devices %d and %d cannot access each other's memory",
-              parts[0]->device, D->device);
-      return GK_CUDA_UNSUPPORTED;
-    }
-    n += D->n;
-  }
+  if ((st = check_together(parts, count, "k-means++ on several devices", &n, err, errlen))) return st;
   if (picks > n || first >= n) {
     set_msg(err, errlen, "invalid arguments to the greedy k-means++ on several devices");
     return GK_CUDA_INVALID;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "detail/fit.hpp"
+#include "../parity.h"
 #include "../for_each_part.h"
 
 using namespace gk;
@@ -359,6 +360,39 @@ void gk::enable_peers(gk_cuda_data *const *parts, int count) {
 bool gk::reaches(int a, int b) {
   std::lock_guard<std::mutex> hold(peer_lock);
   return a == b || (peer_enabled.count({a, b}) && peer_enabled.count({b, a}));
+}
+
+int gk::check_together(gk_cuda_data *const *parts, int count, const char *what, long long *n, char *err,
+                       size_t errlen) {
+  for (int p = 0; p < count; ++p)
+    if (!parts[p]) {
+      set_msg(err, errlen, "%s: part %d missing", what, p);
+      return GK_CUDA_INVALID;
+    }
+  if (count > kMaxTogether) {
+    set_msg(err, errlen, "%s: more than %d parts", what, kMaxTogether);
+    return GK_CUDA_UNSUPPORTED;
+  }
+  enable_peers(parts, count);
+  *n = 0;
+  for (int p = 0; p < count; ++p) {
+    const gk_cuda_data *D = parts[p];
+    if (!D->x || D->src || D->weighted || D->d != parts[0]->d || D->single != parts[0]->single) {
+      set_msg(err, errlen, "%s: part %d is not a resident, unweighted block of the data", what, p);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    if (p + 1 < count && D->n % GK_SUM_ARITY != 0) {
+      set_msg(err, errlen, "%s: part %d does not hold whole nodes of the sum trees", what, p);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    if (!reaches(parts[0]->device, D->device)) {
+      set_msg(err, errlen, "%s: devices %d and %d cannot access each other's memory", what, parts[0]->device,
+              D->device);
+      return GK_CUDA_UNSUPPORTED;
+    }
+    *n += D->n;
+  }
+  return GK_CUDA_OK;
 }
 
 extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int k, int max_iter, double *centers,

@@ -267,13 +267,8 @@ test_that("k-means++ and k-means|| on repeated devices choose device 0's rows, i
 
 test_that("k-means++ and k-means|| together over blocks of whole tree nodes: small data, empty blocks, the first pick and the degenerate rule in any block [cuda]", {
   skip_if_no_gpu()
-  # which way the composite's k-means++ ran (src/stage_log.h)
-  stages_of <- function(expr) {
-    log <- withr::local_tempfile()
-    withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
-    value <- force(expr)
-    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_(engine|pp|par)_", readLines(log), value = TRUE)))
-  }
+  # which way the composite's initialisation ran
+  stages_of <- function(expr) with_stages(expr, "^init_(engine|pp|par)_")
   together <- c("kmeans++" = "init_pp_together", "kmeans||" = "init_par_together")
   devs <- list(c(0L, 0L), c(0L, 0L, 0L), c(0L, 0L, 0L, 0L))
   if (length(gpukmeans:::check_devices("all")) > 1L) devs <- c(devs, list(c(0L, 1L), c(1L, 0L, 1L)))
@@ -377,12 +372,7 @@ test_that("k-means++ and k-means|| over several resident engines run on all of t
   # which engine initialised (src/stage_log.h): the parts together
   # (resident parts), one gathered from the parts' device copies, a second
   # upload of x, or the host's
-  init_engine <- function(expr) {
-    log <- withr::local_tempfile()
-    withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
-    value <- force(expr)
-    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_(engine|pp|par)_", readLines(log), value = TRUE)))
-  }
+  init_engine <- function(expr) with_stages(expr, "^init_(engine|pp|par)_")
   together <- c("kmeans++" = "init_pp_together", "kmeans||" = "init_par_together")
   for (init in c("kmeans++", "kmeans||")) for (precision in c("double", "single")) {
     info <- paste(init, precision)

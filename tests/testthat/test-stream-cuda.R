@@ -116,12 +116,7 @@ test_that("cuda: streamed fits keep stats' results: random starts, nstart, k-mea
 test_that("cuda: k-means++ on streamed x (on the device, a pass over the chunks a step) picks the resident rows, every copy mode", {
   skip_if_no_gpu()
   # which path chose them (src/stage_log.h)
-  staged_pp <- function(expr) {
-    log <- withr::local_tempfile()
-    withr::local_envvar(GPUKMEANS_STAGE_LOG = log)
-    value <- force(expr)
-    list(value = value, stages = if (file.exists(log)) sub(" .*", "", grep("^init_pp_", readLines(log), value = TRUE)))
-  }
+  staged_pp <- function(expr) with_stages(expr, "^init_pp_")
   # chunks of 997 and 45 rows split the trees' 32-row nodes (45: more than
   # one split node per chunk's neighbour, 2 rows past a node); 4096 do not
   x <- simulate_blobs(20011, 9, 12, seed = 6)

@@ -333,6 +333,16 @@ void enable_peers(gk_cuda_data *const *parts, int count);
 // the other way round: the same device, or peers whose access
 // enable_peers() enabled (call it first).
 bool reaches(int a, int b);
+// Whether `count` handles, in order, can run an initialisation together
+// (gk_cuda_greedy_devices, gk_cuda_par_team_begin; `what` names it in the
+// message): GK_CUDA_OK with *n their rows; GK_CUDA_UNSUPPORTED where a
+// part is streamed or weighted or of another precision or d, a part but
+// the last is not whole level-1 nodes of the sum trees (32 rows), there
+// are more than kMaxTogether parts, or the devices do not reach each
+// other's memory; GK_CUDA_INVALID for a missing part.  Enables peer access.
+constexpr int kMaxTogether = 16;
+int check_together(gk_cuda_data *const *parts, int count, const char *what, long long *n, char *err,
+                   size_t errlen);
 
 // persistent.cu ------------------------------------------------------------
 struct PersistentPlan {

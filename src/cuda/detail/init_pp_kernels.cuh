@@ -246,18 +246,15 @@ __global__ void k_pp_sample(Levels lv, const int *__restrict__ best, RowBlocks<T
   sample_candidates(lv, *best, R, d, w, pend, unif, L, free_from, cand, cc);
 }
 
-// The end of step s, in one block (one launch instead of four, for the
-// latency-bound k sequential steps):
-//  1. levels t0..T of the L candidates' trees (the small ones; the larger
-//     levels were built by k_tree_level);
-//  2. keeps the candidate of smallest potential (the first of equals) as
-//     step s's center, as the pending center of the next pass and as the
-//     tree the next step samples (*best);
-//  3. unless unif is NULL (the last step), samples step s + 1's candidates.
-template <typename T, int B>
-__global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc, int d, long long *out_idx, int s,
-                          double *pend, int *best, RowBlocks<T, B> R, const double *__restrict__ w,
-                          const double *__restrict__ unif, long long *free_from) {
+// Steps 1 and 2 of a step's end (k_pp_tail, k_pps_tail), by the whole
+// block: levels t0..T of the L candidates' trees; the candidate of smallest
+// potential (the first of equals) becomes step s's center (out_idx[s],
+// choose(row) marks it chosen), the pending center of the next pass (pend)
+// and the tree the next step samples (*best).  Returns it, in every thread,
+// once pend is complete.
+template <typename Choose>
+__device__ int tail_best(const Levels &lv, int t0, int L, const long long *cand, const double *cc, int d,
+                         long long *out_idx, int s, double *pend, int *best, Choose choose) {
   __shared__ int s_best;
   for (int t = t0; t <= lv.T; ++t) {
     const long long li = lv.len[t - 1], lo = lv.len[t];
@@ -281,12 +278,28 @@ __global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc,
     s_best = bj;
     *best = bj;
     out_idx[s] = cand[bj];
-    R.choose(cand[bj]);
+    choose(cand[bj]);
   }
   __syncthreads();
   const int bj = s_best;
   for (int a = threadIdx.x; a < d; a += blockDim.x) pend[a] = cc[(size_t)bj * d + a];
   __syncthreads();  // pend and chosen are complete; cc may be overwritten
+  return bj;
+}
+
+// The end of step s, in one block (one launch instead of four, for the
+// latency-bound k sequential steps):
+//  1. levels t0..T of the L candidates' trees (the small ones; the larger
+//     levels were built by k_tree_level);
+//  2. keeps the candidate of smallest potential (the first of equals) as
+//     step s's center, as the pending center of the next pass and as the
+//     tree the next step samples (*best);
+//  3. unless unif is NULL (the last step), samples step s + 1's candidates.
+template <typename T, int B>
+__global__ void k_pp_tail(Levels lv, int t0, int L, long long *cand, double *cc, int d, long long *out_idx, int s,
+                          double *pend, int *best, RowBlocks<T, B> R, const double *__restrict__ w,
+                          const double *__restrict__ unif, long long *free_from) {
+  const int bj = tail_best(lv, t0, L, cand, cc, d, out_idx, s, pend, best, [&](long long r) { R.choose(r); });
   if (unif) sample_candidates(lv, bj, R, d, w, pend, unif, L, free_from, cand, cc);
 }
 
@@ -348,35 +361,7 @@ static __global__ void k_pps_tail(Levels lv, int t0, int L, const long long *can
                                   long long *out_idx, int s, unsigned char *chosen, double *pend, int *best,
                                   long long n, const double *__restrict__ unif, long long *free_from,
                                   NodeDraw *draws) {
-  __shared__ int s_best;
-  for (int t = t0; t <= lv.T; ++t) {
-    const long long li = lv.len[t - 1], lo = lv.len[t];
-    for (long long e = threadIdx.x; e < lo * L; e += blockDim.x) {
-      const long long b = e / lo, j = e - b * lo;
-      lv.p[t][b * lo + j] = tree_node_sum(lv.p[t - 1] + b * li, li, j);
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    const double *tops = lv.p[lv.T];
-    int bj = 0;
-    double bp = tops[0];
-    for (int j = 1; j < L; ++j) {
-      const double p = tops[j];
-      if (p < bp) {
-        bp = p;
-        bj = j;
-      }
-    }
-    s_best = bj;
-    *best = bj;
-    out_idx[s] = cand[bj];
-    chosen[cand[bj]] = 1;
-  }
-  __syncthreads();
-  const int bj = s_best;
-  for (int a = threadIdx.x; a < d; a += blockDim.x) pend[a] = cc[(size_t)bj * d + a];
-  __syncthreads();
+  const int bj = tail_best(lv, t0, L, cand, cc, d, out_idx, s, pend, best, [&](long long r) { chosen[r] = 1; });
   if (unif) draw_nodes(lv, bj, n, unif, L, chosen, free_from, draws);
 }
 
