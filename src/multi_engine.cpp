@@ -177,14 +177,20 @@ class MultiEngine final : public Engine {
     return out;
   }
 
-  // ---- initialisation: one engine over all the rows (init_engine()) ------
+  // ---- initialisation: the parts together, else one engine over all the rows (init_engine())
   std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m, std::int64_t first,
                                    int picks, const double* unif, int L, IterationObserver* observer) override {
     if (!rows) {  // k-means++ over all the rows: the parts' passes on their devices, where they can
-      std::vector<std::int64_t> out;
-      if (!weight && together_ && count() > 1 && parts_[0]->greedy_together(parts_, first, picks, unif, L, observer, &out)) {
-        stage_mark("init_pp_together");
-        return out;
+      if (!weight && together_ && count() > 1) {
+        std::vector<std::int64_t> out;
+        try {
+          if (parts_[0]->greedy_together(parts_, first, picks, unif, L, observer, &out)) {
+            stage_mark("init_pp_together");
+            return out;
+          }
+        } catch (const EngineError& e) {  // (its buffers do not fit: as where it cannot run)
+          if (e.kind() != EngineError::Kind::kOutOfMemory) throw;
+        }
       }
       // else on one engine over all the rows
       struct Release {
