@@ -180,12 +180,7 @@ class CudaEngine final : public Engine {
     if (observer && observer->wants_iterations()) return false;
     std::vector<gk_cuda_data*> handles;
     std::int64_t rows = 0;
-    for (Engine* e : parts) {
-      CudaEngine* c = dynamic_cast<CudaEngine*>(e);
-      if (!c || c->streamed() || c->w_) return false;
-      handles.push_back(c->D_);
-      rows += c->n_;
-    }
+    if (!resident_handles(parts, &handles, &rows)) return false;
     LloydFit& r = *out;
     r.centers.assign(centers, centers + static_cast<std::size_t>(k) * d_);
     r.cluster.resize(rows);
@@ -203,11 +198,7 @@ class CudaEngine final : public Engine {
   bool greedy_together(const std::vector<Engine*>& parts, std::int64_t first, int picks, const double* unif, int L,
                        IterationObserver* observer, std::vector<std::int64_t>* out) override {
     std::vector<gk_cuda_data*> handles;
-    for (Engine* e : parts) {
-      CudaEngine* c = dynamic_cast<CudaEngine*>(e);
-      if (!c || c->streamed() || c->w_ || c->precision_ != precision_) return false;
-      handles.push_back(c->D_);
-    }
+    if (!resident_handles(parts, &handles)) return false;
     out->assign(picks, 0);
     const gk_cuda_callbacks cb = callbacks(observer, false);
     const int st = gk_cuda_greedy_devices(handles.data(), static_cast<int>(handles.size()), first, picks, unif, L, &cb,
@@ -223,12 +214,7 @@ class CudaEngine final : public Engine {
                                    int host_threads) override {
     std::vector<gk_cuda_data*> handles;
     std::int64_t rows = 0;
-    for (Engine* e : parts) {
-      CudaEngine* c = dynamic_cast<CudaEngine*>(e);
-      if (!c || c->streamed() || c->w_ || c->precision_ != precision_) return nullptr;
-      handles.push_back(c->D_);
-      rows += c->n_;
-    }
+    if (!resident_handles(parts, &handles, &rows)) return nullptr;
     if (rows != data.n || data.d != d_ || data.w) return nullptr;
     gk_cuda_options opts = opts_;  // (this engine's kernel choices and memory cap)
     opts.host_threads = host_threads;
@@ -426,6 +412,21 @@ class CudaEngine final : public Engine {
     return *host_;
   }
 
+  // The handles of `parts` (the joint runs over several engines) and their
+  // rows, where every part is a CUDA engine of this precision holding its
+  // rows resident, without weights; false otherwise.
+  bool resident_handles(const std::vector<Engine*>& parts, std::vector<gk_cuda_data*>* handles,
+                        std::int64_t* rows = nullptr) const {
+    if (rows) *rows = 0;
+    for (Engine* e : parts) {
+      CudaEngine* c = dynamic_cast<CudaEngine*>(e);
+      if (!c || c->streamed() || c->w_ || c->precision_ != precision_) return false;
+      handles->push_back(c->D_);
+      if (rows) *rows += c->n_;
+    }
+    return true;
+  }
+
   int device_;
   // x stays in host memory, brought to the device in so many chunks at every
   // pass (gk_cuda_streamed); 0: x is resident
@@ -491,11 +492,7 @@ class CudaParTeam final : public ParTogether {
 
 std::unique_ptr<ParTogether> CudaEngine::par_together(const std::vector<Engine*>& parts) {
   std::vector<gk_cuda_data*> handles;
-  for (Engine* e : parts) {
-    CudaEngine* c = dynamic_cast<CudaEngine*>(e);
-    if (!c || c->streamed() || c->w_ || c->precision_ != precision_) return nullptr;
-    handles.push_back(c->D_);
-  }
+  if (!resident_handles(parts, &handles)) return nullptr;
   return std::unique_ptr<ParTogether>(new CudaParTeam(std::move(handles)));
 }
 

@@ -111,20 +111,30 @@ cudaError_t launch_fold(const gk_cuda_data *V, double *cen, int m, int base, int
   return cudaGetLastError();
 }
 
-// Gathers the m candidates' rows (didx) of resident x into cen, then folds
-// them into D2 and the labels of every row, writing level 1 of the tree.
-template <typename T>
-cudaError_t launch_update(const gk_cuda_data *D, const long long *didx, double *cen, int m, int base, int filter,
-                          const FloatImage &im, float *cf, float *cq, double *d2, int *lab, double *lv1,
-                          long long nch, cudaStream_t s) {
-  k_gather_rows<T><<<blocks_for((long long)m * D->d, 256), 256, 0, s>>>(static_cast<const T *>(D->x), D->n, D->d,
-                                                                        didx, m, cen);
+// The m candidates' rows (didx) of resident x, as stored, into cen (m x d,
+// row-major, double).
+cudaError_t launch_gather(const gk_cuda_data *D, const long long *didx, double *cen, long long m, cudaStream_t s) {
+  const unsigned int g = blocks_for(m * D->d, 256);
+  if (D->single)
+    k_gather_rows<float><<<g, 256, 0, s>>>(static_cast<const float *>(D->x), D->n, D->d, didx, m, cen);
+  else
+    k_gather_rows<double><<<g, 256, 0, s>>>(static_cast<const double *>(D->x), D->n, D->d, didx, m, cen);
+  return cudaGetLastError();
+}
+
+// The candidates' images, then their fold into D2 and the labels of every
+// row of resident x, writing level 1 of the tree (launch_fold).
+cudaError_t launch_images_fold(const gk_cuda_data *D, double *cen, int m, int base, int filter, const FloatImage &im,
+                               float *cf, float *cq, double *d2, int *lab, double *lv1, long long nch,
+                               cudaStream_t s) {
   cudaError_t e = launch_images(D, cen, m, filter, im, cf, cq, s);
-  return e != cudaSuccess ? e : launch_fold<T>(D, cen, m, base, filter, im, cf, cq, d2, lab, lv1, nch, s);
+  if (e != cudaSuccess) return e;
+  return D->single ? launch_fold<float>(D, cen, m, base, filter, im, cf, cq, d2, lab, lv1, nch, s)
+                   : launch_fold<double>(D, cen, m, base, filter, im, cf, cq, d2, lab, lv1, nch, s);
 }
 
 // The room the candidates' images and filter_q take in a round of the given
-// filter mode (launch_update).
+// filter mode (launch_images).
 size_t image_floats(int mode, int m, int d) {
   return tc_filter(mode, m, d) ? (size_t)tc_cands(m) * tc_dim(d) : (size_t)m * d;
 }
@@ -159,6 +169,47 @@ namespace {
 
 // The filter mode of the options (gk_cuda_options.init_filter).
 int filter_mode(int option) { return option == 1 ? 0 : option == 2 ? 2 : 1; }
+
+// Room in P for m candidates of a round of the given filter mode.
+int candidate_room(ParState &P, long long m, int d, int filter, char *err, size_t errlen) {
+  if ((long long)P.cen.count < m * d) GK_CHECK(P.cen.alloc((size_t)m * d), "allocating candidates");
+  const size_t nf = image_floats(filter, (int)m, d), nq = q_floats(filter, (int)m, d);
+  if (filter && P.cf.count < nf) GK_CHECK(P.cf.alloc(nf), "allocating candidates");
+  if (filter && P.cq.count < nq) GK_CHECK(P.cq.alloc(nq), "allocating candidates");
+  return GK_CUDA_OK;
+}
+
+// The rounds' state of D's rows (D on the current device): the filter
+// mode, the candidates' image for data whose largest |stored x| is M (D's
+// own, or a team's), a stream, D2 = +inf, the labels 0, a counter.
+int start_state(gk_cuda_data *D, ParState &P, double M, char *err, size_t errlen) {
+  const long long n = D->n;
+  P.mode = filter_mode(D->opts.init_filter);
+  P.im = float_image(D, M, P.mode == 1 && D->d <= kParTcMaxDim);
+  GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
+  GK_CHECK(P.d2.alloc(n), "allocating D2");
+  GK_CHECK(P.lab.alloc(n), "allocating the nearest candidates");
+  GK_CHECK(P.count.alloc(1), "allocating a counter");
+  k_fill<<<blocks_for(n, 256), 256, 0, P.stream.s>>>(P.d2.p, n, std::numeric_limits<double>::infinity());
+  GK_CHECK(cudaGetLastError(), "initialising D2");
+  GK_CHECK(cudaMemsetAsync(P.lab.p, 0, n * sizeof(int), P.stream.s), "clearing the labels");
+  return GK_CUDA_OK;
+}
+
+// The rows of D whose nearest candidate is j, for j < m, into hc (host).
+int candidate_counts(gk_cuda_data *D, ParState &P, int64_t m, unsigned int *hc, char *err, size_t errlen) {
+  cudaStream_t s = P.stream.s;
+  GK_CHECK(P.counts.alloc(m), "allocating the weights");
+  GK_CHECK(cudaMemsetAsync(P.counts.p, 0, m * sizeof(unsigned int), s), "clearing the weights");
+  // a few blocks per SM, each over many points (its counts are flushed once)
+  const unsigned int wb = std::min<unsigned int>(blocks_for(D->n, 1024), 4u * (unsigned int)D->sms);
+  k_par_weights<<<wb, 1024, 0, s>>>(P.lab.p, D->n, (int)m, P.counts.p);
+  GK_CHECK(cudaGetLastError(), "k-means|| weights");
+  GK_CHECK(cudaMemcpyAsync(hc, P.counts.p, m * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
+           "copying the weights");
+  GK_CHECK(cudaStreamSynchronize(s), "k-means|| weights");
+  return GK_CUDA_OK;
+}
 
 // Level 1 of the tree of D2 from its leaves: node c is the sequential sum
 // of leaves [32 c, 32 c + 32), zeros past n (warp_level1's arithmetic).
@@ -216,25 +267,18 @@ int add_candidates(gk_cuda_data *D, ParState &P, double *phi, char *err, size_t 
     return GK_CUDA_INVALID;
   }
   if ((long long)P.didx.count < m) GK_CHECK(P.didx.alloc(m), "allocating candidate rows");
-  if ((long long)P.cen.count < m * d) GK_CHECK(P.cen.alloc((size_t)m * d), "allocating candidates");
   const int filter = base > 0 ? P.mode : 0;
-  const size_t nf = image_floats(filter, (int)m, d), nq = q_floats(filter, (int)m, d);
-  if (filter && P.cf.count < nf) GK_CHECK(P.cf.alloc(nf), "allocating candidates");
-  if (filter && P.cq.count < nq) GK_CHECK(P.cq.alloc(nq), "allocating candidates");
+  int st = candidate_room(P, m, d, filter, err, errlen);
+  if (st != GK_CUDA_OK) return st;
   if (D->src) {
-    const int st = add_streamed(D, P, m, base, filter, err, errlen);
-    if (st != GK_CUDA_OK) return st;
+    if ((st = add_streamed(D, P, m, base, filter, err, errlen)) != GK_CUDA_OK) return st;
   } else {
     GK_CHECK(cudaMemcpyAsync(P.didx.p, P.added.data(), m * sizeof(long long), cudaMemcpyHostToDevice, s),
              "copying candidate rows");
-    if (D->single)
-      GK_CHECK((launch_update<float>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
-                                     P.lab.p, P.lv1, P.nch, s)),
-               "k-means||: distances");
-    else
-      GK_CHECK((launch_update<double>(D, P.didx.p, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p,
-                                      P.lab.p, P.lv1, P.nch, s)),
-               "k-means||: distances");
+    GK_CHECK(launch_gather(D, P.didx.p, P.cen.p, m, s), "k-means||: candidates");
+    GK_CHECK(launch_images_fold(D, P.cen.p, (int)m, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p, P.lab.p, P.lv1,
+                                P.nch, s),
+             "k-means||: distances");
   }
   GK_CHECK(P.tb.build(s, 1), "k-means||: potential");
   GK_CHECK(cudaMemcpyAsync(phi, P.top, sizeof(double), cudaMemcpyDeviceToHost, s), "copying phi");
@@ -278,24 +322,14 @@ int sample(gk_cuda_data *D, ParState &P, uint64_t seed, int r, double l, double 
 }
 
 int begin(gk_cuda_data *D, ParState &P, long long first, double *phi, char *err, size_t errlen) {
-  const long long n = D->n;
-  const int d = D->d;
-  P.mode = filter_mode(D->opts.init_filter);
-  P.im = float_image(D, largest(&D, 1), P.mode == 1 && d <= kParTcMaxDim);
-  GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
-  GK_CHECK(P.d2.alloc(n), "allocating D2");
-  GK_CHECK(P.lab.alloc(n), "allocating the nearest candidates");
-  GK_CHECK(P.tb.alloc(n, 1), "allocating the sum tree");
-  GK_CHECK(P.count.alloc(1), "allocating a counter");
+  const int st = start_state(D, P, largest(&D, 1), err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  GK_CHECK(P.tb.alloc(D->n, 1), "allocating the sum tree");
   // n == 1: the tree has no level 1; the kernels write a one-element dummy
   GK_CHECK(P.lv1top.alloc(1), "allocating the sum");
   P.lv1 = P.tb.T >= 1 ? P.tb.level1() : P.lv1top.p;
   P.nch = P.tb.T >= 1 ? P.tb.len[1] : 1;
   P.top = P.tb.T >= 1 ? P.tb.top() : P.lv1top.p;
-  cudaStream_t s = P.stream.s;
-  k_fill<<<blocks_for(n, 256), 256, 0, s>>>(P.d2.p, n, std::numeric_limits<double>::infinity());
-  GK_CHECK(cudaGetLastError(), "initialising D2");
-  GK_CHECK(cudaMemsetAsync(P.lab.p, 0, n * sizeof(int), s), "clearing the labels");
   P.added.assign(1, first);
   P.m = 1;
   return add_candidates(D, P, phi, err, errlen);
@@ -364,18 +398,9 @@ extern "C" int gk_cuda_par_weights(gk_cuda_data *D, int64_t m, double *weight, c
     return GK_CUDA_INVALID;
   }
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
-  ParState &P = *D->par;
-  cudaStream_t s = P.stream.s;
-  GK_CHECK(P.counts.alloc(m), "allocating the weights");
-  GK_CHECK(cudaMemsetAsync(P.counts.p, 0, m * sizeof(unsigned int), s), "clearing the weights");
-  // a few blocks per SM, each over many points (its counts are flushed once)
-  const unsigned int wb = std::min<unsigned int>(blocks_for(D->n, 1024), 4u * (unsigned int)D->sms);
-  k_par_weights<<<wb, 1024, 0, s>>>(P.lab.p, D->n, (int)m, P.counts.p);
-  GK_CHECK(cudaGetLastError(), "k-means|| weights");
   std::vector<unsigned int> hc(m);
-  GK_CHECK(cudaMemcpyAsync(hc.data(), P.counts.p, m * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
-           "copying the weights");
-  GK_CHECK(cudaStreamSynchronize(s), "k-means|| weights");
+  const int st = candidate_counts(D, *D->par, m, hc.data(), err, errlen);
+  if (st != GK_CUDA_OK) return st;
   for (int64_t j = 0; j < m; ++j) weight[j] = (double)hc[j];
   return GK_CUDA_OK;
 }
@@ -394,7 +419,6 @@ struct gk_cuda_par_team {
   std::vector<std::unique_ptr<gk::init::ParState>> st;
   std::vector<cudaEvent_t> done;  // per part: its fold of the round ran
   gk::init::TreeBufs tb;          // on the first part's device
-  int mode = 1;
   long long m = 0;                // candidates so far
   std::vector<long long> added;   // the last round's rows, in index order
   ~gk_cuda_par_team() {
@@ -425,10 +449,7 @@ int team_rows(gk_cuda_data *D, ParState &P, long long lo, const long long *rows,
   if ((long long)P.cen.count < m * D->d) GK_CHECK(P.cen.alloc((size_t)m * D->d), "allocating candidates");
   GK_CHECK(cudaMemcpyAsync(P.didx.p, local.data(), m * sizeof(long long), cudaMemcpyHostToDevice, s),
            "copying candidate rows");
-  const unsigned int g = blocks_for(m * D->d, 256);
-  if (D->single) k_gather_rows<float><<<g, 256, 0, s>>>(static_cast<const float *>(D->x), D->n, D->d, P.didx.p, m, P.cen.p);
-  else k_gather_rows<double><<<g, 256, 0, s>>>(static_cast<const double *>(D->x), D->n, D->d, P.didx.p, m, P.cen.p);
-  GK_CHECK(cudaGetLastError(), "gathering the candidates");
+  GK_CHECK(launch_gather(D, P.didx.p, P.cen.p, m, s), "gathering the candidates");
   GK_CHECK(cudaMemcpyAsync(out, P.cen.p, (size_t)m * D->d * sizeof(double), cudaMemcpyDeviceToHost, s),
            "copying the candidates");
   GK_CHECK(cudaStreamSynchronize(s), "gathering the candidates");
@@ -458,27 +479,19 @@ int team_add(gk_cuda_par_team &T, double *phi, char *err, size_t errlen) {
     if (st != GK_CUDA_OK) return st;
     a = b;
   }
-  const int filter = base > 0 ? T.mode : 0;
-  const size_t nf = image_floats(filter, (int)mm, d), nq = q_floats(filter, (int)mm, d);
   for (int p = 0; p < count; ++p) {
     gk_cuda_data *D = T.parts[p];
     ParState &P = *T.st[p];
     cudaStream_t s = P.stream.s;
+    const int filter = base > 0 ? P.mode : 0;
     GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
-    if ((long long)P.cen.count < mm * d) GK_CHECK(P.cen.alloc((size_t)mm * d), "allocating candidates");
-    if (filter && P.cf.count < nf) GK_CHECK(P.cf.alloc(nf), "allocating candidates");
-    if (filter && P.cq.count < nq) GK_CHECK(P.cq.alloc(nq), "allocating candidates");
+    const int st = candidate_room(P, mm, d, filter, err, errlen);
+    if (st != GK_CUDA_OK) return st;
     GK_CHECK(cudaMemcpyAsync(P.cen.p, cen.data(), cen.size() * sizeof(double), cudaMemcpyHostToDevice, s),
              "copying candidates");
-    GK_CHECK(launch_images(D, P.cen.p, (int)mm, filter, P.im, P.cf.p, P.cq.p, s), "k-means||: candidates");
-    if (D->single)
-      GK_CHECK((launch_fold<float>(D, P.cen.p, (int)mm, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p, P.lab.p,
-                                   P.lv1, P.nch, s)),
-               "k-means||: distances");
-    else
-      GK_CHECK((launch_fold<double>(D, P.cen.p, (int)mm, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p, P.lab.p,
-                                    P.lv1, P.nch, s)),
-               "k-means||: distances");
+    GK_CHECK(launch_images_fold(D, P.cen.p, (int)mm, (int)base, filter, P.im, P.cf.p, P.cq.p, P.d2.p, P.lab.p, P.lv1,
+                                P.nch, s),
+             "k-means||: distances");
     GK_CHECK(cudaEventRecord(T.done[p], s), "k-means||: ordering the devices");
   }
   ParState &R = *T.st[0];
@@ -493,8 +506,7 @@ int team_add(gk_cuda_par_team &T, double *phi, char *err, size_t errlen) {
 
 int team_begin(gk_cuda_par_team &T, long long first, double *phi, char *err, size_t errlen) {
   const int count = (int)T.parts.size();
-  const double M = largest(T.parts.data(), count);
-  T.mode = filter_mode(T.parts[0]->opts.init_filter);
+  const double M = largest(T.parts.data(), count);  // (every part's image covers the rows of all: the candidates)
   GK_CHECK(cudaSetDevice(T.parts[0]->device), "selecting the CUDA device");
   GK_CHECK(T.tb.alloc(T.lo[count], 1), "allocating the sum tree");  // (T >= 1: at least 2 rows)
   for (int p = 0; p < count; ++p) {
@@ -507,20 +519,12 @@ int team_begin(gk_cuda_par_team &T, long long first, double *phi, char *err, siz
       return GK_CUDA_ERROR;
     }
     ParState &P = *T.st[p];
-    P.mode = T.mode;
-    // (the image of every part covers the rows of all: the candidates)
-    P.im = float_image(D, M, P.mode == 1 && D->d <= kParTcMaxDim);
+    const int st = start_state(D, P, M, err, errlen);
+    if (st != GK_CUDA_OK) return st;
     P.offset = T.lo[p];
     P.lv1 = T.tb.level1() + T.lo[p] / GK_SUM_ARITY;
     P.nch = (D->n + GK_SUM_ARITY - 1) / GK_SUM_ARITY;
     GK_CHECK(cudaEventCreateWithFlags(&T.done[p], cudaEventDisableTiming), "creating an event");
-    GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
-    GK_CHECK(P.d2.alloc(D->n), "allocating D2");
-    GK_CHECK(P.lab.alloc(D->n), "allocating the nearest candidates");
-    GK_CHECK(P.count.alloc(1), "allocating a counter");
-    k_fill<<<blocks_for(D->n, 256), 256, 0, P.stream.s>>>(P.d2.p, D->n, std::numeric_limits<double>::infinity());
-    GK_CHECK(cudaGetLastError(), "initialising D2");
-    GK_CHECK(cudaMemsetAsync(P.lab.p, 0, D->n * sizeof(int), P.stream.s), "clearing the labels");
   }
   T.added.assign(1, first);
   T.m = 1;
@@ -599,18 +603,9 @@ extern "C" int gk_cuda_par_team_weights(gk_cuda_par_team *T, int64_t m, double *
   std::vector<unsigned long long> total(m, 0);
   std::vector<unsigned int> hc(m);
   for (size_t p = 0; p < T->parts.size(); ++p) {
-    gk_cuda_data *D = T->parts[p];
-    ParState &P = *T->st[p];
-    cudaStream_t s = P.stream.s;
-    GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
-    GK_CHECK(P.counts.alloc(m), "allocating the weights");
-    GK_CHECK(cudaMemsetAsync(P.counts.p, 0, m * sizeof(unsigned int), s), "clearing the weights");
-    const unsigned int wb = std::min<unsigned int>(blocks_for(D->n, 1024), 4u * (unsigned int)D->sms);
-    k_par_weights<<<wb, 1024, 0, s>>>(P.lab.p, D->n, (int)m, P.counts.p);
-    GK_CHECK(cudaGetLastError(), "k-means|| weights");
-    GK_CHECK(cudaMemcpyAsync(hc.data(), P.counts.p, m * sizeof(unsigned int), cudaMemcpyDeviceToHost, s),
-             "copying the weights");
-    GK_CHECK(cudaStreamSynchronize(s), "k-means|| weights");
+    GK_CHECK(cudaSetDevice(T->parts[p]->device), "selecting the CUDA device");
+    const int st = candidate_counts(T->parts[p], *T->st[p], m, hc.data(), err, errlen);
+    if (st != GK_CUDA_OK) return st;
     for (int64_t j = 0; j < m; ++j) total[j] += hc[j];
   }
   for (int64_t j = 0; j < m; ++j) weight[j] = (double)total[j];

@@ -118,23 +118,24 @@ struct GreedyBlock {
 
 // Greedy k-means++ over the rows of the blocks B (in row order; every
 // block but the last a whole number of level-1 nodes, 32 rows), one pass
-// over every block per step; with weights w (on block 0's device, all
-// rows; NULL = 1, one block only): picks centers; the first is row `first`,
+// over every block per step; with block 0's weights (one block only; NULL =
+// 1): picks centers; the first is row `first`,
 // step s >= 1 draws its L candidates with unif[(s - 1) * L + j] (host).
 // Writes the picked rows to out (host).  The blocks' passes run on their
 // streams, ordered against block 0's stream by events: the host enqueues
 // every step and synchronises every 32 steps to poll for interrupts.
 template <typename T, int NB>
-int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long first, int picks, const double *unif,
-           int L, const gk_cuda_callbacks *cb, int64_t *out, char *err, size_t errlen) {
+int pp_run(std::vector<GreedyBlock<T>> &B, int d, long long first, int picks, const double *unif, int L,
+           const gk_cuda_callbacks *cb, int64_t *out, char *err, size_t errlen) {
   out[0] = first;
   if (picks <= 1) return GK_CUDA_OK;
   const int P = (int)B.size();
   GreedyBlock<T> &root = B[0];
+  const double *w = root.w;  // (the sampling's leaves: one block, the rows' own weights)
   const long long n = B[P - 1].lo + B[P - 1].n;
   cudaStream_t s = root.s;
-  if (P > NB) {
-    set_msg(err, errlen, "k-means++: more than %d blocks of rows", NB);
+  if (P > NB || (w && P > 1)) {
+    set_msg(err, errlen, "k-means++: more than %d blocks of rows, or weights over several", NB);
     return GK_CUDA_INVALID;
   }
   RowBlocks<T, NB> R;
@@ -187,8 +188,8 @@ int pp_run(std::vector<GreedyBlock<T>> &B, int d, const double *w, long long fir
       GreedyBlock<T> &b = B[p];
       e = cudaSetDevice(b.device);
       if (e != cudaSuccess) break;
-      launch_pass<T>(b.x, b.n, d, b.w, b.d2.p, pend_p, cc.p, Lp, tb.level1() + b.lo / 32, nch, (b.n + 31) / 32,
-                     b.s);
+      launch_pass<T>(b.x, b.n, d, b.w, b.d2.p, pend_p, cc.p, Lp, tb.level1() + b.lo / GK_SUM_ARITY, nch,
+                     (b.n + GK_SUM_ARITY - 1) / GK_SUM_ARITY, b.s);
       e = cudaGetLastError();
     }
     return e == cudaSuccess ? join() : e;
@@ -234,7 +235,7 @@ int pp_one(const T *x, long long n, int d, int device, const double *w, long lon
   B[0].w = w;
   B[0].device = device;
   B[0].s = s;
-  return pp_run<T, 1>(B, d, w, first, picks, unif, L, cb, out, err, errlen);
+  return pp_run<T, 1>(B, d, first, picks, unif, L, cb, out, err, errlen);
 }
 
 // Greedy k-means++ over streamed x (D->src: x in host memory, brought in
@@ -442,7 +443,7 @@ extern "C" int gk_cuda_greedy_devices(gk_cuda_data *const *parts, int count, int
       GK_CHECK(cudaStreamCreateWithFlags(&b.s, cudaStreamNonBlocking), "creating a stream");
       b.own_stream = true;
     }
-    return pp_run<T, kMaxRowBlocks>(B, parts[0]->d, nullptr, first, picks, unif, L, cb, out, err, errlen);
+    return pp_run<T, kMaxRowBlocks>(B, parts[0]->d, first, picks, unif, L, cb, out, err, errlen);
   };
   if (parts[0]->single) return run(static_cast<float *>(nullptr));
   return run(static_cast<double *>(nullptr));

@@ -207,16 +207,8 @@ __device__ void sample_candidates(const Levels &lv, int b, const RowBlocks<T, B>
     if (pend) v = dmin(v, R.dist(i, d, pend));
     return w ? __dmul_rn(w[i], v) : v;
   };
-  if (threadIdx.x == 0) {
-    s_free = -1;
-    const double total = lv.T == 0 ? leaf(0) : lv.p[lv.T][b];
-    if (!(total > 0)) {
-      long long f = *free_from;
-      while (f < n && R.is_chosen(f)) ++f;
-      *free_from = f;
-      s_free = f < n ? f : n - 1;
-    }
-  }
+  if (threadIdx.x == 0)
+    s_free = free_row(lv.T == 0 ? leaf(0) : lv.p[lv.T][b], n, free_from, [&](long long i) { return R.is_chosen(i); });
   __syncthreads();
   if (warp >= L) return;
   long long c = s_free;
@@ -322,15 +314,7 @@ static __device__ void draw_nodes(const Levels &lv, int b, long long n, const do
   __shared__ long long s_free;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const double total = lv.p[lv.T][b];
-  if (threadIdx.x == 0) {
-    s_free = -1;
-    if (!(total > 0)) {
-      long long f = *free_from;
-      while (f < n && chosen[f]) ++f;
-      *free_from = f;
-      s_free = f < n ? f : n - 1;
-    }
-  }
+  if (threadIdx.x == 0) s_free = free_row(total, n, free_from, [&](long long i) { return chosen[i] != 0; });
   __syncthreads();
   if (warp >= L) return;
   if (s_free >= 0) {
@@ -338,19 +322,8 @@ static __device__ void draw_nodes(const Levels &lv, int b, long long n, const do
     return;
   }
   const double target = __dmul_rn(unif[warp], total);
-  long long node = 0;
   double off = 0.0;
-  for (int t = lv.T; t >= 2; --t) {
-    const long long lo = node * GK_SUM_ARITY;
-    const int cnt = (int)min((long long)GK_SUM_ARITY, lv.len[t - 1] - lo);
-    s_a[warp][lane] = lane < cnt ? lv.p[t - 1][b * lv.len[t - 1] + lo + lane] : 0.0;
-    __syncwarp();
-    int c = 0;
-    if (lane == 0) c = descend_children(s_a[warp], cnt, target, &off);
-    __syncwarp();
-    c = __shfl_sync(0xffffffffu, c, 0);
-    node = lo + c;
-  }
+  const long long node = warp_descend(lv, b, n, lv.T, 1, 0, target, &off, [](long long) { return 0.0; }, s_a[warp]);
   if (lane == 0) draws[warp] = NodeDraw{node, target, off};
 }
 
@@ -385,30 +358,18 @@ static __global__ void k_pps_finish(long long n, int d, const double *__restrict
   if (warp >= L) return;
   const NodeDraw dr = draws[warp];
   const double *r = rows + (size_t)warp * 32 * d;
-  int c = 0;
+  int c = 0;  // the row's place in r
   long long row;
   if (dr.node < 0) {
     row = -1 - dr.node;
   } else {
     const long long lo = dr.node * GK_SUM_ARITY;
-    const int cnt = (int)min((long long)GK_SUM_ARITY, n - lo);
-    double v = 0.0;
-    if (lane < cnt) {
-      double s = 0.0;
-      for (int a = 0; a < d; ++a) {
-        const double t = __dsub_rn(r[(size_t)lane * d + a], pend[a]);
-        s = __dadd_rn(s, __dmul_rn(t, t));
-      }
-      v = dmin(d2[lo + lane], s);
-    }
-    s_a[warp][lane] = v;
-    __syncwarp();
+    // leaf i: row i - lo of r (a row-major row is a column-major matrix of one row)
+    auto leaf = [&](long long i) { return dmin(d2[i], exact_dist(r + (size_t)(i - lo) * d, 1, d, 0, pend)); };
     double off = dr.off;
-    if (lane == 0) c = descend_children(s_a[warp], cnt, dr.target, &off);
-    __syncwarp();
-    c = __shfl_sync(0xffffffffu, c, 0);
-    if (c < 0) c = 0;  // cannot happen: the total is > 0 here
-    row = lo + c;
+    row = warp_descend(Levels{}, 0, n, 1, 0, dr.node, dr.target, &off, leaf, s_a[warp]);
+    if (row < lo) row = lo;  // cannot happen: the node's total is > 0
+    c = (int)(row - lo);
   }
   if (lane == 0) cand[warp] = row;
   for (int a = lane; a < d; a += 32) cc[(size_t)warp * d + a] = r[(size_t)c * d + a];

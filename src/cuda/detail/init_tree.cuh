@@ -69,15 +69,28 @@ static __global__ void k_tree_level(const double *__restrict__ in, long long li,
 // doubles of shared memory for this warp.  Returns the leaf (all lanes), or
 // -1 if the total is not > 0.
 template <typename Leaf>
+__device__ long long warp_descend(const Levels &lv, int b, long long n_leaves, int from, int to, long long node,
+                                  double target, double *off, Leaf leaf, double *s_a);
+
+template <typename Leaf>
 __device__ long long warp_tree_sample(const Levels &lv, int b, long long n_leaves, double u, Leaf leaf,
                                       double *s_a) {
-  const int lane = threadIdx.x & 31;
   const double total = lv.T == 0 ? leaf(0) : lv.p[lv.T][b];
   if (!(total > 0)) return -1;
-  const double target = __dmul_rn(u, total);
-  long long node = 0;
   double off = 0.0;
-  for (int t = lv.T; t >= 1; --t) {
+  return warp_descend(lv, b, n_leaves, lv.T, 0, 0, __dmul_rn(u, total), &off, leaf, s_a);
+}
+
+// The descent of parity.h point 3 by one warp in tree b of lv, from `node`
+// of level `from` down to a node of level `to` (0: a leaf, whose value
+// leaf(i) gives), with the target and the offset reached so far (*off is
+// updated, so a descent may stop at a level and go on from it later).
+// Returns the node (all lanes).
+template <typename Leaf>
+__device__ long long warp_descend(const Levels &lv, int b, long long n_leaves, int from, int to, long long node,
+                                  double target, double *off, Leaf leaf, double *s_a) {
+  const int lane = threadIdx.x & 31;
+  for (int t = from; t > to; --t) {
     const long long m = t == 1 ? n_leaves : lv.len[t - 1];
     const long long lo = node * GK_SUM_ARITY;
     const int cnt = (int)min((long long)GK_SUM_ARITY, m - lo);
@@ -86,12 +99,25 @@ __device__ long long warp_tree_sample(const Levels &lv, int b, long long n_leave
     s_a[lane] = v;
     __syncwarp();
     int c = 0;
-    if (lane == 0) c = descend_children(s_a, cnt, target, &off);  // parity.h
+    if (lane == 0) c = descend_children(s_a, cnt, target, off);  // parity.h
     __syncwarp();
     c = __shfl_sync(0xffffffffu, c, 0);
     node = lo + c;
   }
   return node;
+}
+
+// The degenerate rule (parity.h point 4), by one thread: when total is not
+// > 0, the lowest row from *free_from on that is not chosen
+// (is_chosen(row)), or n - 1 if there is none (*free_from advanced to it);
+// else -1.
+template <typename Chosen>
+__device__ long long free_row(double total, long long n, long long *free_from, Chosen is_chosen) {
+  if (total > 0) return -1;
+  long long f = *free_from;
+  while (f < n && is_chosen(f)) ++f;
+  *free_from = f;
+  return f < n ? f : n - 1;
 }
 
 }  // namespace init
