@@ -36,7 +36,7 @@ void destroy(gk_cuda_data *D) {
   drop_graphs(D);
   init::destroy_par_state(D->par);
   destroy_stream_source(D->src);
-  destroy_staging(D->staging);
+  release_staging(D->staging, D->device);
   if (D->ev0) cudaEventDestroy(D->ev0);
   if (D->ev1) cudaEventDestroy(D->ev1);
   if (D->stream) cudaStreamDestroy(D->stream);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "../column_sum.h"
@@ -28,10 +29,10 @@
 namespace gk {
 
 // The pinned buffers of a handle's staged copies (uploads and downloads),
-// made at its first staged copy and kept until it is freed: making and
-// freeing 96 MiB of pinned memory costs tens of milliseconds, every fit of
-// a large x downloads its labels, and fits with several starts do so for
-// each start.
+// had at its first staged copy (made, or the set kept on the device) and
+// held until it is freed: making and freeing 96 MiB of pinned memory costs
+// tens of milliseconds, every fit of a large x downloads its labels, and
+// fits with several starts do so for each start.
 struct StagingBuffers {
   static const int kCount = 3;
   void *p[kCount] = {};
@@ -45,8 +46,6 @@ struct StagingBuffers {
   }
 };
 
-void destroy_staging(StagingBuffers *b) { delete b; }
-
 namespace {
 
 const int kBuffers = StagingBuffers::kCount;
@@ -56,13 +55,55 @@ const double kStagingMinBytes = 256.0 * 1048576;   // below: one pageable copy
 const size_t kMinPart = (size_t)1 << 18;           // elements a thread takes at least
 const size_t kAlign = 16;                          // parts start on 64-byte lines
 
+// A freed handle's buffers are kept, one set per device (the larger, at
+// most kBuffers x kBufferBytes), for the next handle there: each fit makes a handle, and pinning 96 MiB
+// and unpinning it again would otherwise cost every large fit tens of
+// milliseconds outside its upload and compute.  The sets live as long as
+// the process (never freed at exit: the CUDA runtime may be gone by then;
+// the driver releases pinned memory with the process).
+std::mutex kept_mutex;
+std::vector<StagingBuffers *> &kept() {
+  static std::vector<StagingBuffers *> *sets = new std::vector<StagingBuffers *>;
+  return *sets;
+}
+
+// The set kept for `device` if it holds buffers of at least `bytes` each
+// (taken: the caller owns it now), else nullptr.
+StagingBuffers *take_kept(int device, size_t bytes) {
+  std::lock_guard<std::mutex> lock(kept_mutex);
+  std::vector<StagingBuffers *> &k = kept();
+  if (device < 0 || (size_t)device >= k.size() || !k[device] || k[device]->bytes < bytes) return nullptr;
+  StagingBuffers *b = k[device];
+  k[device] = nullptr;
+  return b;
+}
+
+}  // namespace
+
+void release_staging(StagingBuffers *b, int device) {
+  if (!b) return;
+  if (device >= 0) {  // (the larger of this set and the one kept stays)
+    std::lock_guard<std::mutex> lock(kept_mutex);
+    std::vector<StagingBuffers *> &k = kept();
+    if ((size_t)device >= k.size()) k.resize((size_t)device + 1, nullptr);
+    if (!k[device] || k[device]->bytes < b->bytes) std::swap(k[device], b);  // (b: the one deleted below)
+  }
+  delete b;
+}
+
+namespace {
+
 // The handle's staging buffers, each of at least `bytes` (made, or made
 // again larger); nullptr where pinned memory cannot be had (limits,
 // containers): the caller copies the plain way.
 StagingBuffers *staging_buffers(gk_cuda_data *D, size_t bytes) {
   if (D->staging && D->staging->bytes >= bytes) return D->staging;
-  destroy_staging(D->staging);
-  D->staging = nullptr;
+  release_staging(D->staging, D->device);
+  D->staging = take_kept(D->device, bytes);
+  if (D->staging) return D->staging;
+  // (uploads ask for at most kBufferBytes: made that size, so that the set
+  // is kept for later handles)
+  if (bytes <= kBufferBytes && bytes > kTestBufferBytes) bytes = kBufferBytes;
   StagingBuffers *b = new (std::nothrow) StagingBuffers;
   if (!b) return nullptr;
   for (int i = 0; i < kBuffers; ++i) {
@@ -105,29 +146,44 @@ void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &p
 // the threads, 0.33 s slower on 1e8 x 16 doubles with whole columns per
 // thread: H100 host, 2026-11-25.)
 
+// src[t] for t in [0, len) through store(t, value), with Check whether one
+// is not finite and, sum not NULL, each added to it in order.  The running
+// sum is a local long double: added through `sum` itself, g++ sends the
+// x87 value to memory and back at every element (fstpt / fldt), a chain of
+// about 7 cycles an element that held the whole upload at ~30 GB/s on a
+// 16-thread host (H200, 2026-11-26).  The same additions in the same
+// order: the same bits.
+template <bool Check, typename Store>
+bool copy_values(const double *src, size_t len, ColumnSum *sum, Store store) {
+  bool bad = false;
+  if (!sum) {
+    for (size_t t = 0; t < len; ++t) {
+      store(t, src[t]);
+      if (Check) bad |= is_nonfinite(src[t]);
+    }
+    return bad;
+  }
+  long double s = sum->s;
+  for (size_t t = 0; t < len; ++t) {
+    store(t, src[t]);
+    if (Check) bad |= is_nonfinite(src[t]);
+    s += src[t];
+  }
+  sum->s = s;
+  return bad;
+}
+
 // dst[t] = src[t], t in [0, len).
 template <bool Check>
 bool copy_doubles(double *dst, const double *src, size_t len, ColumnSum *sum) {
-  bool bad = false;
-  for (size_t t = 0; t < len; ++t) {
-    dst[t] = src[t];
-    if (Check) bad |= is_nonfinite(src[t]);
-    if (sum) sum->add(src[t]);
-  }
-  return bad;
+  return copy_values<Check>(src, len, sum, [dst](size_t t, double v) { dst[t] = v; });
 }
 
 // dst[t] = float(src[t] - shift), t in [0, len): the rounding of the
 // device's conversion (double subtraction, then round to nearest).
 template <bool Check>
 bool convert_floats(float *dst, const double *src, size_t len, double shift, ColumnSum *sum) {
-  bool bad = false;
-  for (size_t t = 0; t < len; ++t) {
-    dst[t] = single_stored(src[t], shift);
-    if (Check) bad |= is_nonfinite(src[t]);
-    if (sum) sum->add(src[t]);
-  }
-  return bad;
+  return copy_values<Check>(src, len, sum, [dst, shift](size_t t, double v) { dst[t] = single_stored(v, shift); });
 }
 
 // Elements [t0, t1) of the len x d block of rows [a, a + len) of x (element

@@ -5,7 +5,10 @@
 # columns (1 thread; 3 threads and 40 or 16 columns; 16 threads and 16
 # columns), and the host computes otherwise.  Staging mode (5th tuning
 # value): 1 one pageable copy, 2 staging with 64 KiB buffers (many blocks
-# of rows, buffers reused), 0 by size.
+# of rows, buffers reused), 0 by size.  Each fit is a new handle that
+# takes the staging buffers the previous fit's handle left on the device
+# (larger or smaller, filled for the other precision): the fits below
+# run one after another, so every one but the first reuses them.
 local_edition(3)
 
 fit_staged <- function(x, centers, staging, single = FALSE, threads = 0L, weights = NULL) {

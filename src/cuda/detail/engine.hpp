@@ -31,7 +31,9 @@ void destroy_par_state(ParState *p);
 struct StreamSource;  // x streamed from host memory (streamed.cu)
 class HostTeam;       // host threads of the staged copies (detail/host_team.hpp)
 struct StagingBuffers;  // the pinned buffers of the staged copies (staged_copy.cu)
-void destroy_staging(StagingBuffers *b);
+// The handle's staging buffers, freed or kept for the next handle on the
+// device (staged_copy.cu).
+void release_staging(StagingBuffers *b, int device);
 void destroy_stream_source(StreamSource *s);
 }  // namespace gk
 
