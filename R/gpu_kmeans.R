@@ -210,9 +210,12 @@
 #' fit an error of class `gpukmeans_out_of_memory` naming the bytes needed
 #' and available instead, `TRUE` streams any data.  Data of 256 MiB or more is copied
 #' to the device through three pinned host buffers of 32 MiB, filled by up to
-#' 16 host threads (in single precision converted to float on the host, so
+#' 32 host threads (in single precision converted to float on the host, so
 #' half the bytes cross the link).  Threads: at most OpenMP's thread
-#' limit (`OMP_THREAD_LIMIT`) and the cores R may use.  A Lloyd fit reads
+#' limit (`OMP_THREAD_LIMIT`) and the cores R may use.  The buffers stay
+#' allocated after the fit, one set per GPU, for the next fit there (pinning
+#' and unpinning 96 MiB costs tens of milliseconds): a session that has fit
+#' such data holds 96 MiB of page-locked host memory per GPU until it ends.  A Lloyd fit reads
 #' `x` on the host once: the threads that copy it also check that it has no
 #' `NA`, `NaN` or infinite value (the error names the first, as for any
 #' fit) and add up its columns for `totss`.

@@ -1,17 +1,24 @@
 // single_shift.h: the shift of single-precision data, the same on every
 // engine.  Single precision stores float(x - shift), with shift the column
 // means of up to 4096 evenly spaced rows, so that data far from the origin
-// (iris + 1e8) keeps its float resolution.  Plain C++ (host only).
+// (iris + 1e8) keeps its float resolution.  Plain C++ (single_stored is
+// also a device function where nvcc compiles it).
 #ifndef GPUKMEANS_SINGLE_SHIFT_H
 #define GPUKMEANS_SINGLE_SHIFT_H
+
+// (compiled by nvcc too: the device's conversion kernels call it)
+#ifdef __CUDACC__
+#define GK_HOST_DEVICE __host__ __device__
+#else
+#define GK_HOST_DEVICE
+#endif
 
 namespace gk {
 
 // The value single precision stores for v in a column shifted by `shift`:
-// the double difference rounded to the nearest float (the device's
-// conversion too).  Every engine and every host copy of stored values
-// computes it here.
-inline float single_stored(double v, double shift) { return static_cast<float>(v - shift); }
+// the double difference rounded to the nearest float.  Every engine, every
+// host copy of stored values and the device's conversion compute it here.
+GK_HOST_DEVICE inline float single_stored(double v, double shift) { return static_cast<float>(v - shift); }
 
 // out[j] = mean of x[(r * n) / m, j] over r < m = min(n, 4096).
 inline void single_shift(const double* x, long long n, int d, double* out) {

@@ -3,12 +3,14 @@
 #ifndef GPUKMEANS_DETAIL_DATA_KERNELS_CUH
 #define GPUKMEANS_DETAIL_DATA_KERNELS_CUH
 
+#include "../../single_shift.h"
 #include "common.cuh"
 
 namespace gk {
 namespace {
 
-// out[off + t] = float(chunk[t] - shift[column]) for a chunk of column-major x.
+// out[off + t] = float(chunk[t] - shift[column]) (single_stored, the host's
+// rounding) for a chunk of column-major x.
 __global__ void k_convert_chunk(const double *__restrict__ chunk, long long len, long long off,
                                 long long n, const double *__restrict__ shift,
                                 float *__restrict__ out) {
@@ -16,7 +18,7 @@ __global__ void k_convert_chunk(const double *__restrict__ chunk, long long len,
        t += (long long)gridDim.x * blockDim.x) {
     long long e = off + t;
     int j = (int)(e / n);
-    out[e] = (float)(chunk[t] - shift[j]);
+    out[e] = single_stored(chunk[t], shift[j]);
   }
 }
 
