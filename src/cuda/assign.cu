@@ -237,7 +237,12 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   if (n > 0x7fffffffLL || d > 4096) return cudaSuccess;  // the list holds int rows; kappa stays small
   // x's image: packed tiles (3xTF32) or n x d floats (TF32 images); room for either
   const size_t o_na = al256(tc_points_floats(n, d) * sizeof(float)), o_list = o_na + al256((size_t)n * sizeof(float));
-  const size_t o_cnt = o_list + al256((size_t)n * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
+  // (what the filter knew of the first lcap listed points, for k_df_pair:
+  // a quarter of the rows, at least 2^20, where d allows it; the points past
+  // it go to the full exact pass)
+  const long long lcap = d >= kDfPairMinD ? std::min<long long>(n, std::max<long long>(1LL << 20, n / 4)) : 0;
+  const size_t o_rest = o_list + al256((size_t)n * sizeof(int)), o_known = o_rest + al256((size_t)n * sizeof(int));
+  const size_t o_cnt = o_known + 4 * al256((size_t)lcap * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
   if (D->df_state == 0) {
     D->df_state = -1;
     D->df_tc = -1;
@@ -270,17 +275,27 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.xi = (float *)b;
   f.na = (float *)(b + o_na);
   f.list = (int *)(b + o_list);
+  f.rest = (int *)(b + o_rest);
+  f.w1 = (float *)(b + o_known);
+  f.w3 = (float *)(b + o_known + al256((size_t)lcap * sizeof(int)));
+  f.c1 = (int *)(b + o_known + 2 * al256((size_t)lcap * sizeof(int)));
+  f.c2 = (int *)(b + o_known + 3 * al256((size_t)lcap * sizeof(int)));
+  f.lcap = lcap;
   f.cnt = (unsigned int *)(b + o_cnt);
   f.tot = (unsigned long long *)(b + o_tot);
   f.ci = (float *)D->df_cen;
   f.nb = (float *)((char *)D->df_cen + al256((size_t)kp * d * sizeof(float)));
   f.cpk = (float *)((char *)f.nb + al256((size_t)k * sizeof(float)));
+  // the two nearest centers of the points not certified, kept for k_df_pair
+  // from d = kDfPairMinD on (3xTF32 only), unless GPUKMEANS_DF_PAIR=0
+  const char *pair = std::getenv("GPUKMEANS_DF_PAIR");
+  f.pair = !(pair && pair[0] == '0') && !tc1 && d >= kDfPairMinD;
+  const void *tc_kernel = f.pair ? (const void *)k_assign_tc_filter<true> : (const void *)k_assign_tc_filter<false>;
   cudaError_t err = tc1 ? cudaFuncSetAttribute(k_assign_tf32_filter, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)df_tc_smem)
-                        : cudaFuncSetAttribute(k_assign_tc_filter, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               (int)kTcSmem);
+                        : cudaFuncSetAttribute(tc_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kTcSmem);
   if (err == cudaSuccess && !tc1)
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_filter_per_sm, k_assign_tc_filter, kTcThreads, kTcSmem);
+    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_filter_per_sm, tc_kernel, kTcThreads, kTcSmem);
   if (err != cudaSuccess || (!tc1 && D->tc_filter_per_sm < 1)) {  // a device that cannot hold it: the exact kernel
     cudaGetLastError();
     return cudaSuccess;
@@ -302,7 +317,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
 
 cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFilter &f, const double *cen_d, int k,
                              int *labels, State *st, int max_iter, cudaStream_t s) {
-  cudaError_t e = cudaMemsetAsync(f.cnt, 0, 3 * sizeof(unsigned int), s);
+  cudaError_t e = cudaMemsetAsync(f.cnt, 0, 4 * sizeof(unsigned int), s);
   if (e != cudaSuccess) return e;
   const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;
   k_df_center_image<<<(kp + 127) / 128, 128, 0, s>>>(cen_d, k, kp, D->d, f.im, f.tc1, f.ci, f.nb, f.cnt, st, max_iter);
@@ -312,16 +327,39 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.na = f.na;
   a.nb = f.nb;
   a.list = f.list;
+  a.w1 = f.w1;
+  a.w3 = f.w3;
+  a.c1 = f.c1;
+  a.c2 = f.c2;
+  a.lcap = f.pair ? f.lcap : 0;  // (0: every listed point to k_df_exact)
+  a.rest = f.rest;
   a.cnt = f.cnt;
   a.tot = f.tot;
   if (f.tc1) {
     k_assign_tf32_filter<<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
   } else {  // the image's packed tiles, 3xTF32
     k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, f.cpk, st, max_iter);
-    k_assign_tc_filter<<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k, labels, st, max_iter, a);
+    if (f.pair)
+      k_assign_tc_filter<true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k,
+                                                                                           labels, st, max_iter, a);
+    else
+      k_assign_tc_filter<false><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k,
+                                                                                            labels, st, max_iter, a);
   }
-  k_df_exact<<<std::max(1, D->sms * 8), kDfExactThreads, 0, s>>>((const double *)D->x, D->n, D->d, cen_d, k, labels, st,
-                                                      max_iter, f.list, f.cnt, f.tot);
+  const double *x = (const double *)D->x;
+  const int sms4 = std::max(1, D->sms * 4);
+  k_df_pair<<<sms4, 256, 0, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, a);
+  // the rest: every center's exact distance, P points a block
+  const int P = df_exact_points(D->d);  // (0: the rows read from x, 4 points a block)
+  const size_t smem = (size_t)P * D->d * sizeof(double);
+  const unsigned int grid = (unsigned int)std::max(1, D->sms * 8);
+  const unsigned int *rest_count = f.cnt + 3;
+  if (P == 16)
+    k_df_exact<16, 1><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count, true);
+  else if (P == 8)
+    k_df_exact<8, 1><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count, true);
+  else
+    k_df_exact<4, 2><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count, P == 4);
   return cudaGetLastError();
 }
 

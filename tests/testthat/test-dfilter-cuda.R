@@ -4,14 +4,18 @@
 # gives the exact kernel's fit bit for bit.  The internal switch
 # GPUKMEANS_DFILTER (read at each fit): 0 the exact kernel, 1 the filter
 # wherever it is sound, 2 its TF32-image variant; unset, by shape (k >= 128
-# on the tiled path).  The internal list's screen_exact is the share of
-# point-iterations the filter left to exact distances (-1: it did not run).
+# on the tiled path).  GPUKMEANS_DF_PAIR=0 makes the exact pass compute
+# every center's distance for every point the filter leaves it, instead of
+# only the two nearest centers' where the image proves every other center
+# farther (the default): both give the exact kernel's fit.  The internal list's screen_exact is the
+# share of point-iterations the filter left to exact distances (-1: it did
+# not run).
 local_edition(3)
 
 fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
 
-dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L) {
-  withr::local_envvar(GPUKMEANS_DFILTER = mode)
+dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L, pair = "1") {
+  withr::local_envvar(GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = pair)
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), FALSE, "cuda", 0L, 0L,
                          FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
 }
@@ -23,11 +27,12 @@ expect_dfilter_exact <- function(x, centers, iter.max = 30L, filtered = TRUE, la
   for (bounds in c(1L, 0L)) {
     ref <- dfilter_fit(x, centers, "0", iter.max, bounds)
     expect_identical(ref$screen_exact, -1, label = paste(label, "mode 0 runs no filter"))
-    for (mode in c("1", "2", NA)) {
-      got <- dfilter_fit(x, centers, mode, iter.max, bounds)
+    for (mode in c("1", "2", NA)) for (pair in c("0", "1")) {
+      got <- dfilter_fit(x, centers, mode, iter.max, bounds, pair)
       for (comp in fit_parts)
-        expect_identical(got[[comp]], ref[[comp]], label = paste(label, "mode", mode, "bounds", bounds, comp))
-      if (identical(mode, "1")) {
+        expect_identical(got[[comp]], ref[[comp]],
+                         label = paste(label, "mode", mode, "bounds", bounds, "pair", pair, comp))
+      if (identical(mode, "1") && pair == "1") {
         if (filtered) {
           expect_gte(got$screen_exact, 0)
           expect_lt(got$screen_exact, 1)
@@ -44,7 +49,9 @@ expect_dfilter_exact <- function(x, centers, iter.max = 30L, filtered = TRUE, la
 test_that("cuda dfilter: blobs and uniform data at several d and k", {
   skip_if_no_gpu()
   set.seed(1)
-  for (sh in list(c(20000, 3, 256), c(20000, 16, 128), c(8000, 64, 300), c(5000, 130, 129), c(4099, 300, 200))) {
+  # (d = 520: the exact pass reads its points' rows from x, 4 points a block)
+  for (sh in list(c(20000, 3, 256), c(20000, 16, 128), c(8000, 64, 300), c(5000, 130, 129), c(4099, 300, 200),
+                  c(2000, 520, 130))) {
     x <- make_blobs(sh[1], sh[2], sh[3] %/% 2, sd = 2, spread = 10)
     # (d = 3 runs the small-d kernel, which has no filter)
     tiled <- sh[2] > 8
@@ -59,20 +66,29 @@ test_that("cuda dfilter: blobs and uniform data at several d and k", {
 
 test_that("cuda dfilter: ties, duplicates, bisectors and empty clusters", {
   skip_if_no_gpu()
-  set.seed(2)
-  g <- as.matrix(expand.grid(0:12, 0:12, 0:12)) + 0  # a lattice: many exact ties
-  g16 <- cbind(g, matrix(0, nrow(g), 13))             # the same ties in 16 columns (the tiled path)
-  expect_dfilter_exact(g16, g16[seq(1, nrow(g16), length.out = 150), ], 40L, label = "lattice")
-  xd <- rbind(g16, g16)                               # every point twice
-  expect_dfilter_exact(xd, xd[seq(3, nrow(g16), length.out = 140), ], 40L, label = "duplicates")
-  # points on the bisector of two centers, the other centers far away
-  b <- cbind(0, matrix(rnorm(6000 * 15), ncol = 15))
-  c0 <- rbind(c(-1, rep(0, 15)), c(1, rep(0, 15)), matrix(rnorm(128 * 16, 50), ncol = 16))
-  expect_dfilter_exact(b, c0, 20L, label = "bisector")
-  # centers far from every point: their clusters empty at once (NaN centers)
-  y <- make_blobs(10000, 16, 60, sd = 1, spread = 5)
-  c1 <- rbind(y[1:120, ], matrix(1e6 + seq_len(16 * 10), ncol = 16, byrow = TRUE))
-  expect_dfilter_exact(y, c1, 30L, label = "empty clusters")
+  # in 16 columns, and in 40 (from 32 columns on, the filter keeps each
+  # listed point's two nearest centers and k_df_pair decides most ties)
+  for (extra in c(0L, 24L)) {
+    set.seed(2)
+    wide <- function(m) cbind(m, matrix(0, nrow(m), extra))
+    g <- as.matrix(expand.grid(0:12, 0:12, 0:12)) + 0  # a lattice: many exact ties
+    g16 <- wide(cbind(g, matrix(0, nrow(g), 13)))       # the same ties in more columns (the tiled path)
+    lab <- paste(ncol(g16), "columns:")
+    expect_dfilter_exact(g16, g16[seq(1, nrow(g16), length.out = 150), ], 40L, label = paste(lab, "lattice"))
+    xd <- rbind(g16, g16)                               # every point twice
+    expect_dfilter_exact(xd, xd[seq(3, nrow(g16), length.out = 140), ], 40L, label = paste(lab, "duplicates"))
+    # points on the bisector of two centers, the other centers far away
+    b <- wide(cbind(0, matrix(rnorm(6000 * 15), ncol = 15)))
+    c0 <- wide(rbind(c(-1, rep(0, 15)), c(1, rep(0, 15)), matrix(rnorm(128 * 16, 50), ncol = 16)))
+    expect_dfilter_exact(b, c0, 20L, label = paste(lab, "bisector"))
+    # centers far from every point: their clusters empty at once (NaN centers)
+    y <- wide(make_blobs(10000, 16, 60, sd = 1, spread = 5))
+    c1 <- rbind(y[1:120, ], wide(matrix(1e6 + seq_len(16 * 10), ncol = 16, byrow = TRUE)))
+    expect_dfilter_exact(y, c1, 30L, label = paste(lab, "empty clusters"))
+    # two starting centers in each blob: many points between two close centers
+    z <- wide(make_blobs(8000, 16, 100, sd = 1, spread = 20))
+    expect_dfilter_exact(z, z[1:200, ], 30L, label = paste(lab, "two centers a blob"))
+  }
 })
 
 test_that("cuda dfilter: offsets and scales, and the exact fallback beyond them", {
@@ -83,6 +99,9 @@ test_that("cuda dfilter: offsets and scales, and the exact fallback beyond them"
   expect_dfilter_exact(x + 1e8, c0 + 1e8, 20L, label = "offset 1e8")
   expect_dfilter_exact(x * 1e-3 + 1e4, c0 * 1e-3 + 1e4, 20L, label = "offset 1e4, spread 1e-3")
   for (sc in c(1e-20, 1e20)) expect_dfilter_exact(x * sc, c0 * sc, 20L, label = paste("scale", sc))
+  x40 <- cbind(x, x[, 1:16] * 0.5, 0, 0, 0, 0, 0, 0, 0, 0)  # 40 columns: k_df_pair's scales too
+  for (sc in c(1e-20, 1, 1e20))
+    expect_dfilter_exact((x40 + 1e3) * sc, (x40[1:160, ] + 1e3) * sc, 20L, label = paste("40 columns, scale", sc))
   # beyond 2^400 or below 2^-400 the bound is not used: the exact kernel
   for (sc in c(1e-150, 1e140)) expect_dfilter_exact(x * sc, c0 * sc, 10L, filtered = FALSE, label = paste("scale", sc))
 })

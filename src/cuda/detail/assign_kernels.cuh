@@ -107,11 +107,46 @@ __device__ __forceinline__ void take_min2(float &bw, int &bi, float &bs, float o
     bs = fminf(bs, ow);
   }
 }
+// The double filter's minimum for its exact pass (dfilter.cuh, k_df_pair):
+// the lowest w1 (center i1), the second lowest w2 (center i2) and w3, at
+// most every other value.  (w, i) in: the lower w, then the lower index,
+// for w1 (the order of take_min2); NaN never taken.
+__device__ __forceinline__ void take_min3(float &w1, int &i1, float &w2, int &i2, float &w3, float w, int i) {
+  if (w < w1 || (w == w1 && i < i1)) {
+    w3 = fminf(w3, w2);
+    w2 = w1;
+    i2 = i1;
+    w1 = w;
+    i1 = i;
+  } else if (w < w2) {
+    w3 = fminf(w3, w2);
+    w2 = w;
+    i2 = i;
+  } else {
+    w3 = fminf(w3, w);
+  }
+}
+// Another disjoint set's (ow1, oi1, ow2, oi2, ow3) into (w1 ... w3).
+__device__ __forceinline__ void merge_min3(float &w1, int &i1, float &w2, int &i2, float &w3, float ow1, int oi1,
+                                           float ow2, int oi2, float ow3) {
+  w3 = fminf(w3, ow3);
+  take_min3(w1, i1, w2, i2, w3, ow1, oi1);
+  take_min3(w1, i1, w2, i2, w3, ow2, oi2);
+}
 // Over the 4 lanes of a quad (they hold the same points, other centers).
 __device__ __forceinline__ void quad_min(float &bd, int &bi) {
 #pragma unroll
   for (int off = 1; off <= 2; off <<= 1)
     take_min(bd, bi, __shfl_xor_sync(0xffffffffu, bd, off), __shfl_xor_sync(0xffffffffu, bi, off));
+}
+__device__ __forceinline__ void quad_min3(float &w1, int &i1, float &w2, int &i2, float &w3) {
+#pragma unroll
+  for (int off = 1; off <= 2; off <<= 1) {
+    const float ow1 = __shfl_xor_sync(0xffffffffu, w1, off), ow2 = __shfl_xor_sync(0xffffffffu, w2, off);
+    const float ow3 = __shfl_xor_sync(0xffffffffu, w3, off);
+    const int oi1 = __shfl_xor_sync(0xffffffffu, i1, off), oi2 = __shfl_xor_sync(0xffffffffu, i2, off);
+    merge_min3(w1, i1, w2, i2, w3, ow1, oi1, ow2, oi2, ow3);
+  }
 }
 __device__ __forceinline__ void quad_min2(float &bw, int &bi, float &bs) {
 #pragma unroll
@@ -774,7 +809,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
         const int old = labels[i];
         if (old != bi) { ++ch; labels[i] = bi; }
       } else {
-        df_list(i, fa);
+        df_list(i, fa);  // (no candidates kept: k_df_exact)
       }
     }
   }
@@ -924,16 +959,27 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
 // Double precision, the certified filter on the packed float images: per
 // row the lowest and second lowest w = |b|^2 (1 - kappa) - 2 a.b (each step
 // rounded down; the norms' term comes packed) and the center of the lowest,
-// then df_certified (dfilter.cuh), as k_assign_tf32_filter.
+// then df_certified (dfilter.cuh), as k_assign_tf32_filter.  Pair: also the
+// second lowest's center and the lowest w of the other centers
+// (take_min3), listed with a point that is not certified, so that
+// k_df_pair decides most such points from their two nearest centers.  (The
+// extra tracking costs the filter about 1 ms an iteration on D of bench.R,
+// d = 16, more than k_df_pair saves there; on E, d = 128, the iteration
+// went from 56.0 to 50.7 ms: H200, 2026-11-26.)
+template <bool Pair>
 struct TcFilterEpi : TcEpiBase {
   int k, d;
   const DFArgs *fa;
-  float *rbs;  // shared: kTcBM
-  float bw[8], bs[8];
-  int bi[8];
+  float *rbs, *rb3;  // shared: kTcBM each (second lowest w, the lowest of the others)
+  int *rbi2;         // shared: kTcBM (the second lowest's center)
+  float w1[8], w2[8], w3[8];
+  int i1[8], i2[8];
   __device__ __forceinline__ void reset() {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) { bw[r] = pos_inf<float>(); bs[r] = pos_inf<float>(); bi[r] = 0x7fffffff; }
+    for (int r = 0; r < 8; ++r) {
+      w1[r] = w2[r] = w3[r] = pos_inf<float>();
+      i1[r] = i2[r] = 0x7fffffff;
+    }
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
     float2 nv[8];
@@ -942,30 +988,54 @@ struct TcFilterEpi : TcEpiBase {
     for (int r = 0; r < 8; ++r) {
       float w[16];
       const float m = row_values<true>(acc, r, nv, w);
-      if (m < bw[r]) {  // the sequential update, in index order
+      if (m < (Pair ? w2[r] : w1[r])) {  // the sequential update, in index order
 #pragma unroll
         for (int v = 0; v < 16; ++v) {
-          if (w[v] < bw[r]) { bs[r] = bw[r]; bw[r] = w[v]; bi[r] = center(c0, v); }
-          else bs[r] = fminf(bs[r], w[v]);
+          if (w[v] < w1[r]) {
+            if (Pair) {
+              w3[r] = fminf(w3[r], w2[r]);
+              i2[r] = i1[r];
+            }
+            w2[r] = w1[r];
+            w1[r] = w[v];
+            i1[r] = center(c0, v);
+          } else if (!Pair) {
+            w2[r] = fminf(w2[r], w[v]);
+          } else if (w[v] < w2[r]) {
+            w3[r] = fminf(w3[r], w2[r]);
+            w2[r] = w[v];
+            i2[r] = center(c0, v);
+          } else {
+            w3[r] = fminf(w3[r], w[v]);
+          }
         }
+      } else if (Pair) {
+        w3[r] = fminf(w3[r], m);  // no value below the second lowest: the others' lowest is at most m
       } else {
-        bs[r] = fminf(bs[r], m);  // no value below the lowest: the second lowest is at most m
+        w2[r] = fminf(w2[r], m);  // no value below the lowest: the second lowest is at most m
       }
     }
   }
-  // The point tile bt is done: (w, index) minimum and second lowest w over
-  // the quads and the two center warps, then one thread a point: the test,
-  // then the label or the exact pass's list.
+  // The point tile bt is done: the minimum over the quads and the two
+  // center warps, then one thread a point: the test, then the label or the
+  // exact pass's list.
   __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *na) {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) quad_min2(bw[r], bi[r], bs[r]);
+    for (int r = 0; r < 8; ++r) {
+      if (Pair) quad_min3(w1[r], i1[r], w2[r], i2[r], w3[r]);
+      else quad_min2(w1[r], i1[r], w2[r]);
+    }
     if (wn == 1 && t == 0) {
 #pragma unroll
       for (int r = 0; r < 8; ++r) {
         const int row = tc_row(r, wm, g);
-        rbd[row] = bw[r];
-        rbi[row] = bi[r];
-        rbs[row] = bs[r];
+        rbd[row] = w1[r];
+        rbi[row] = i1[r];
+        rbs[row] = w2[r];
+        if (Pair) {
+          rbi2[row] = i2[r];
+          rb3[row] = w3[r];
+        }
       }
     }
     __syncthreads();
@@ -973,12 +1043,17 @@ struct TcFilterEpi : TcEpiBase {
 #pragma unroll
       for (int r = 0; r < 8; ++r) {
         const int row = tc_row(r, wm, g);
-        float bd = bw[r], bsec = bs[r];
-        int bix = bi[r];
-        take_min2(bd, bix, bsec, rbd[row], rbi[row], rbs[row]);
-        rbd[row] = bd;
-        rbi[row] = bix;
-        rbs[row] = bsec;
+        float a1 = w1[r], a2 = w2[r], a3 = w3[r];
+        int j1 = i1[r], j2 = i2[r];
+        if (Pair) merge_min3(a1, j1, a2, j2, a3, rbd[row], rbi[row], rbs[row], rbi2[row], rb3[row]);
+        else take_min2(a1, j1, a2, rbd[row], rbi[row], rbs[row]);
+        rbd[row] = a1;
+        rbi[row] = j1;
+        rbs[row] = a2;
+        if (Pair) {
+          rbi2[row] = j2;
+          rb3[row] = a3;
+        }
       }
     }
     __syncthreads();
@@ -989,14 +1064,17 @@ struct TcFilterEpi : TcEpiBase {
       if (b < k && df_certified(rbd[tid], rbs[tid], fa->nb[b], na[tid], d, *fa)) {
         const int old = old_labels[tid];
         if (old != b) { ++ch; labels[i] = b; }
+      } else if (Pair) {
+        df_list(i, *fa, rbd[tid], b, rbi2[tid], rb3[tid]);
       } else {
         df_list(i, *fa);
       }
     }
-    reset();  // (rbd, rbi, rbs are rewritten after the main loop's next barrier)
+    reset();  // (the shared minima are rewritten after the main loop's next barrier)
   }
 };
 
+template <bool Pair>
 __global__ void __launch_bounds__(kTcThreads, 2)
 k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
                    int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
@@ -1009,16 +1087,18 @@ k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float
     return;
   }
   extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ float rbd[kTcBM], rbs[kTcBM];
-  __shared__ int rbi[kTcBM];
+  __shared__ float rbd[kTcBM], rbs[kTcBM], rb3[kTcBM];
+  __shared__ int rbi[kTcBM], rbi2[kTcBM];
   __shared__ unsigned int sh_changed;
   if (tid == 0) sh_changed = 0;
-  TcFilterEpi epi;
+  TcFilterEpi<Pair> epi;
   epi.place(n, labels, rbd, rbi);
   epi.k = k;
   epi.d = d;
   epi.fa = &fa;
   epi.rbs = rbs;
+  epi.rb3 = rb3;
+  epi.rbi2 = rbi2;
   epi.reset();
   tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, ntiles, TcRows{labels, fa.na, n}, reinterpret_cast<float *>(smem), epi);
   tc_add_changed(epi.ch, &sh_changed, st);

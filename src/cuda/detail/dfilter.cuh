@@ -18,8 +18,11 @@
 //                      down) and the center i of the lowest; where
 //                      df_certified holds, i is the exact rule's label; the
 //                      other points go to a list;
-//   k_df_exact         the listed points: exact distances to every center,
-//                      least (distance, index) over the distances below +inf.
+//   k_df_pair          the listed points whose image leaves only the two
+//                      lowest w as candidates: their two exact distances;
+//   k_df_exact         the other listed points: exact distances to every
+//                      center, least (distance, index) over the distances
+//                      below +inf.
 //
 // The bound: with R_j = ||x - c_j||^2 (real), D_j the exact double
 // distance, s the image's scale and A_j = |a|^2 + v_j,
@@ -59,8 +62,15 @@ struct DFArgs {
   const float *na;           // n: |a|^2 of each point's image (fmaf, coordinate order)
   const float *nb;           // k: |b_j|^2 of each center's image (this iteration)
   int *list;                 // n: points left to the exact pass
+  // By list position below lcap, what the filter knew of the point: its
+  // lowest w (w1, center c1), the center of the second lowest (c2) and the
+  // lowest w of every other center (w3); c1 < 0: nothing (k_df_pair).
+  float *w1, *w3;
+  int *c1, *c2;
+  long long lcap;
+  int *rest;                 // n: the listed points k_df_pair leaves to k_df_exact
   unsigned int *cnt;         // [0] points listed this iteration, [1] a center's image out of the
-                             // box, [2] the bits of max_j |b_j|^2
+                             // box, [2] the bits of max_j |b_j|^2, [3] the points in rest
   unsigned long long *tot;   // [0] points listed, [1] filtered iterations, in the whole fit
 };
 
@@ -85,28 +95,43 @@ __device__ __forceinline__ double df_lower(float wo, float na, double eps, const
   return r * r * (1.0 - a.im.gamma) * (1.0 - 9.3132257461547852e-10) - a.absd;
 }
 
-// Whether the image distances prove that center i (lowest w, wi; its norm
-// nbi) is the exact rule's choice; wo: the lowest w of the other centers
-// (+inf when there is none).
-__device__ __forceinline__ bool df_certified(float wi, float wo, float nbi, float na, int d, const DFArgs &a) {
+// An upper bound of s^2 D_i for the center i of lowest w, wi (its norm
+// nbi), of a point of image norm^2 na (eps: df_eps); not finite (NaN, inf)
+// where none is proven.
+__device__ __forceinline__ double df_upper(float wi, float nbi, float na, double eps, const DFArgs &a) {
   const double kap = a.im.kappa, nad = na, kabs = 7.8886090522101181e-31;
-  const double eps = df_eps(na, d, a);
   // |a|^2 (1 + kappa) + w_i, its rounding (w rounded down: one ulp), E_i's
   // other term, and the double arithmetic's error (cancellation)
   const double ua = nad * (1.0 + kap) + (double)wi + fabs((double)wi) * 2.384185791015625e-07 +
                     (2.0 * kap + 4.76837158203125e-07) * (double)nbi + kabs +
                     (nad + fabs((double)wi) + (double)nbi) * 8.8817841970012523e-16;
   const double up = sqrt(fmax(ua, 0.0)) + eps;
-  const double hi = up * up * (1.0 + a.im.gamma) * (1.0 + 9.3132257461547852e-10) + a.absd;
+  return up * up * (1.0 + a.im.gamma) * (1.0 + 9.3132257461547852e-10) + a.absd;
+}
+
+// Whether the image distances prove that center i (lowest w, wi; its norm
+// nbi) is the exact rule's choice; wo: the lowest w of the other centers
+// (+inf when there is none).
+__device__ __forceinline__ bool df_certified(float wi, float wo, float nbi, float na, int d, const DFArgs &a) {
+  const double eps = df_eps(na, d, a);
+  const double hi = df_upper(wi, nbi, na, eps, a);
   if (!(hi < 1e300)) return false;                    // NaN, inf: not proven
   if (!(wo < 3e38f)) return wo > 0;                   // no other center (+inf), not NaN
   return hi < df_lower(wo, na, eps, a);
 }
 
-// Point i to the exact pass.
-__device__ __forceinline__ void df_list(long long i, const DFArgs &a) {
+// Point i to the exact pass, with what the filter knew (df_w1 ... above;
+// c1 < 0: nothing).
+__device__ __forceinline__ void df_list(long long i, const DFArgs &a, float w1 = 0.f, int c1 = -1, int c2 = -1,
+                                        float w3 = 0.f) {
   const unsigned int pos = atomicAdd(&a.cnt[0], 1u);
   a.list[pos] = (int)i;
+  if ((long long)pos < a.lcap) {
+    a.w1[pos] = w1;
+    a.c1[pos] = c1;
+    a.c2[pos] = c2;
+    a.w3[pos] = w3;
+  }
 }
 
 // The data's float image, once per handle: xi (n x d, column-major; none
@@ -160,53 +185,131 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
   else if (q == q) atomicMax(&cnt[2], __float_as_uint(q));
 }
 
-// The listed points, kDfExactP per block: exact distances to every center
-// (threads split the centers, each in index order; the P points' chains
-// independent), least (distance, index) over the distances below +inf
-// (the exact rule's choice); none: the label stays.  Block-wide, so that
-// few listed points still occupy the device, and each center value read
-// serves P points.
-constexpr int kDfExactP = 4;
-constexpr int kDfExactThreads = 256;
-constexpr int kDfExactMaxD = 512;  // the points' rows in shared memory up to this d (else read from x)
-static __global__ void __launch_bounds__(kDfExactThreads)
-k_df_exact(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
-           int *__restrict__ labels, State *st, int max_iter, const int *__restrict__ list,
-           const unsigned int *__restrict__ cnt, unsigned long long *tot) {
+// The least d for which the 3xTF32 filter keeps each point's two nearest
+// centers for k_df_pair (TcFilterEpi<true>, assign_kernels.cuh).
+constexpr int kDfPairMinD = 32;
+
+// The exact distance of row i of x (n rows) to center c (k centers): the
+// exact rule's arithmetic (no FMA, coordinate order).
+__device__ __forceinline__ double df_exact_dist(const double *__restrict__ x, long long n, long long i, int d,
+                                                const double *__restrict__ cen, int k, int c) {
+  double t = __dsub_rn(x[i], cen[c]);
+  double acc = __dmul_rn(t, t);
+  for (int j = 1; j < d; ++j) {
+    t = __dsub_rn(x[i + n * (long long)j], cen[c + (size_t)k * j]);
+    acc = __dadd_rn(acc, __dmul_rn(t, t));
+  }
+  return acc;
+}
+
+// The listed points whose image leaves two candidates, one thread a point.
+// The filter listed the point with its lowest w (center c1), the center of
+// the second lowest (c2) and w3, at most the w of every other center.
+// Where the image proves s^2 D_c1 <= hi < df_lower(w3) (df_lower grows
+// with w), every other center is farther than c1: the exact rule's choice
+// is the nearer of c1 and c2 by exact distances (the lower index of
+// equals).  Most listed points are such: a point between two close
+// centers.  The others go to `rest` for k_df_exact.  Counts the listed
+// points for the fit's exact share.
+static __global__ void k_df_pair(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen,
+                                 int k, int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
   if (fit_finished(st, max_iter)) return;
-  __shared__ double s_x[kDfExactP][kDfExactMaxD];
-  __shared__ double s_d[kDfExactThreads / 32][kDfExactP];
-  __shared__ int s_i[kDfExactThreads / 32][kDfExactP];
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const long long m = cnt[0];
-  if (blockIdx.x == 0 && tid == 0) {
-    tot[0] += (unsigned long long)m;
-    tot[1] += 1ull;
+  const long long m = fa.cnt[0];
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    fa.tot[0] += (unsigned long long)m;
+    fa.tot[1] += 1ull;
   }
   unsigned int ch = 0;
-  for (long long e0 = (long long)blockIdx.x * kDfExactP; e0 < m; e0 += (long long)gridDim.x * kDfExactP) {
-    long long ip[kDfExactP];
-#pragma unroll
-    for (int p = 0; p < kDfExactP; ++p) ip[p] = e0 + p < m ? (long long)list[e0 + p] : list[e0];  // pad: repeat
-    const bool sh = d <= kDfExactMaxD;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (long long)gridDim.x * blockDim.x) {
+    const long long row = fa.list[e];
+    bool done = false;
+    if (e < fa.lcap && !fa.cnt[1]) {
+      const int c1 = fa.c1[e], c2 = fa.c2[e];
+      if (c1 >= 0 && c1 < k && c2 >= 0 && c2 < k) {
+        const float na = fa.na[row];
+        const double eps = df_eps(na, d, fa);
+        const double hi = df_upper(fa.w1[e], fa.nb[c1], na, eps, fa);
+        if (hi < 1e300 && hi < df_lower(fa.w3[e], na, eps, fa)) {
+          const int lo_c = min(c1, c2), hi_c = max(c1, c2);
+          const double dl = df_exact_dist(x, n, row, d, cen, k, lo_c), dh = df_exact_dist(x, n, row, d, cen, k, hi_c);
+          // (the exact rule on the two, in index order; s^2 D_c1 <= hi: one is taken)
+          double bd = pos_inf<double>();
+          int bi = -1;
+          if (dl < bd) { bd = dl; bi = lo_c; }
+          if (dh < bd) { bd = dh; bi = hi_c; }
+          const int old = labels[row];
+          const int nl = bi >= 0 ? bi : (old >= 0 ? old : 0);
+          if (old != nl) { ++ch; labels[row] = nl; }
+          done = true;
+        }
+      }
+    }
+    if (!done) fa.rest[atomicAdd(&fa.cnt[3], 1u)] = (int)row;
+  }
+  if (ch && st) atomicAdd(&st->changed, (u64)ch);
+}
+
+// k_df_exact: the points k_df_pair left (rest, count cnt[3]), P a block:
+// exact distances to every center, least (distance, index) over the
+// distances below +inf (none: the label stays).  Threads split the
+// centers, each in index order, the P points' chains independent: each
+// center value read serves P points, and few points still occupy the
+// device.
+constexpr int kDfExactThreads = 256;
+constexpr size_t kDfExactSmem = 48 * 1024;  // the P points' rows (doubles): at most this
+
+// The points a block takes (P) for d columns: as many as their rows leave
+// room for in shared memory, up to 16; 0: the rows do not fit even for 4
+// points, and are read from x.  (E of bench.R, d = 128: 16 points a block
+// took 55.5 ms an iteration, 4 points 56.7, H200 2026-11-26.)
+inline int df_exact_points(int d) {
+  for (int p = 16; p >= 4; p /= 2)
+    if ((size_t)p * d * sizeof(double) <= kDfExactSmem) return p;
+  return 0;
+}
+
+// (the least of (d, i) pairs: lower d, then lower index)
+__device__ __forceinline__ void df_take(double od, int oi, double &bd, int &bi) {
+  if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
+}
+
+// P points a block; sh: their rows in dynamic shared memory (P d doubles),
+// else read from x.
+template <int P, int MinBlocks>
+__global__ void __launch_bounds__(kDfExactThreads, MinBlocks)
+k_df_exact(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
+           int *__restrict__ labels, State *st, int max_iter, const int *__restrict__ list,
+           const unsigned int *__restrict__ count, bool sh) {
+  if (fit_finished(st, max_iter)) return;
+  extern __shared__ __align__(16) unsigned char df_smem[];
+  double *s_x = reinterpret_cast<double *>(df_smem);  // P x d (row p at p d)
+  __shared__ double s_d[kDfExactThreads / 32][P];
+  __shared__ int s_i[kDfExactThreads / 32][P];
+  __shared__ long long s_row[P];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const long long m = *count;
+  unsigned int ch = 0;
+  for (long long e0 = (long long)blockIdx.x * P; e0 < m; e0 += (long long)gridDim.x * P) {
+    if (tid < P) s_row[tid] = e0 + tid < m ? (long long)list[e0 + tid] : (long long)list[e0];  // pad: repeat
+    __syncthreads();
     if (sh) {
-      for (int e = tid; e < kDfExactP * d; e += kDfExactThreads) {
+      for (int e = tid; e < P * d; e += kDfExactThreads) {
         const int p = e / d, j = e - p * d;
-        s_x[p][j] = x[list[e0 + p < m ? e0 + p : e0] + n * (long long)j];
+        s_x[p * d + j] = x[s_row[p] + n * (long long)j];
       }
       __syncthreads();
     }
-    double bd[kDfExactP];
-    int bi[kDfExactP];
+    double bd[P];
+    int bi[P];
 #pragma unroll
-    for (int p = 0; p < kDfExactP; ++p) { bd[p] = pos_inf<double>(); bi[p] = 0x7fffffff; }
+    for (int p = 0; p < P; ++p) { bd[p] = pos_inf<double>(); bi[p] = 0x7fffffff; }
     for (int c = tid; c < k; c += kDfExactThreads) {
-      double acc[kDfExactP];
+      double acc[P];
       {
         const double cv = cen[c];
 #pragma unroll
-        for (int p = 0; p < kDfExactP; ++p) {
-          const double t = __dsub_rn(sh ? s_x[p][0] : x[ip[p]], cv);
+        for (int p = 0; p < P; ++p) {
+          const double t = __dsub_rn(sh ? s_x[p * d] : x[s_row[p]], cv);
           acc[p] = __dmul_rn(t, t);
         }
       }
@@ -214,40 +317,33 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
       for (int j = 1; j < d; ++j) {
         const double cv = cen[c + (size_t)k * j];
 #pragma unroll
-        for (int p = 0; p < kDfExactP; ++p) {
-          const double t = __dsub_rn(sh ? s_x[p][j] : x[ip[p] + n * (long long)j], cv);
+        for (int p = 0; p < P; ++p) {
+          const double t = __dsub_rn(sh ? s_x[p * d + j] : x[s_row[p] + n * (long long)j], cv);
           acc[p] = __dadd_rn(acc[p], __dmul_rn(t, t));
         }
       }
 #pragma unroll
-      for (int p = 0; p < kDfExactP; ++p)
+      for (int p = 0; p < P; ++p)
         if (acc[p] < bd[p]) { bd[p] = acc[p]; bi[p] = c; }
     }
 #pragma unroll
-    for (int p = 0; p < kDfExactP; ++p) {
+    for (int p = 0; p < P; ++p) {
 #pragma unroll
-      for (int off = 16; off; off >>= 1) {
-        const double od = __shfl_xor_sync(0xffffffffu, bd[p], off);
-        const int oi = __shfl_xor_sync(0xffffffffu, bi[p], off);
-        if (od < bd[p] || (od == bd[p] && oi < bi[p])) { bd[p] = od; bi[p] = oi; }
-      }
+      for (int off = 16; off; off >>= 1)
+        df_take(__shfl_xor_sync(0xffffffffu, bd[p], off), __shfl_xor_sync(0xffffffffu, bi[p], off), bd[p], bi[p]);
       if (lane == 0) { s_d[warp][p] = bd[p]; s_i[warp][p] = bi[p]; }
     }
     __syncthreads();
-    if (tid < kDfExactP && e0 + tid < m) {
+    if (tid < P && e0 + tid < m) {
       double b = s_d[0][tid];
       int i = s_i[0][tid];
-      for (int w = 1; w < kDfExactThreads / 32; ++w) {
-        const double od = s_d[w][tid];
-        const int oi = s_i[w][tid];
-        if (od < b || (od == b && oi < i)) { b = od; i = oi; }
-      }
-      const long long row = list[e0 + tid];
+      for (int w = 1; w < kDfExactThreads / 32; ++w) df_take(s_d[w][tid], s_i[w][tid], b, i);
+      const long long row = s_row[tid];
       const int old = labels[row];
       const int nl = i == 0x7fffffff ? (old >= 0 ? old : 0) : i;
       if (old != nl) { ++ch; labels[row] = nl; }
     }
-    __syncthreads();  // s_d, s_i are rewritten by the next points
+    __syncthreads();  // s_row, s_x, s_d, s_i are rewritten by the next points
   }
   if (ch && st) atomicAdd(&st->changed, (u64)ch);
 }

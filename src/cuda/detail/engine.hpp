@@ -164,9 +164,18 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
 struct DFilter {
   bool on = false;
   bool tc1 = false;  // TF32 images, one mma a product (else 3xTF32 on the images' packed tiles)
+  // The filter keeps the two nearest centers of the points it lists, and
+  // those whose image leaves only them get two exact distances (dfilter.cuh,
+  // k_df_pair): 3xTF32, d >= kDfPairMinD, unless GPUKMEANS_DF_PAIR=0 (the
+  // tests and benchmarks compare both).
+  bool pair = false;
   float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
   float *cpk = nullptr;  // 3xTF32: the centers' image in packed tiles (tc_tiles.cuh); xi: x's, likewise
   int *list = nullptr;
+  int *rest = nullptr;                      // the listed points left to k_df_exact
+  float *w1 = nullptr, *w3 = nullptr;       // by list position below lcap: what the filter
+  int *c1 = nullptr, *c2 = nullptr;         //   knew of the point (dfilter.cuh, DFArgs)
+  long long lcap = 0;
   unsigned int *cnt = nullptr;       // [0] listed this iteration, [1] a center out of the box, [2] max |b|^2
   unsigned long long *tot = nullptr; // [0] listed, [1] filtered iterations (this fit)
   init::FloatImage im;
