@@ -21,6 +21,10 @@ gk_greedy_candidates <- function(k) {
     .Call(`_gpukmeans_gk_greedy_candidates`, k)
 }
 
+gk_cuda_release_kept_cpp <- function() {
+    invisible(.Call(`_gpukmeans_gk_cuda_release_kept_cpp`))
+}
+
 gk_cuda_fault_test_cpp <- function(device) {
     invisible(.Call(`_gpukmeans_gk_cuda_fault_test_cpp`, device))
 }

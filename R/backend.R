@@ -4,6 +4,13 @@
 # whether the CPU-fallback message was shown already.
 .gk_state <- new.env(parent = emptyenv())
 
+# At the end of the session, the pinned buffers that large CUDA fits keep
+# for the next fit are freed (src/cuda/staged_copy.cu), while the CUDA
+# runtime is still there.
+.onLoad <- function(libname, pkgname) {
+  reg.finalizer(.gk_state, function(e) try(gk_cuda_release_kept_cpp(), silent = TRUE), onexit = TRUE)
+}
+
 # Probe CUDA once per process (or again with refresh = TRUE): a forked
 # child (mclapply) probes again, and is told that it may not use CUDA when its
 # parent did (src/process_guard.h).

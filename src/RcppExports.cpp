@@ -59,6 +59,14 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_cuda_release_kept_cpp
+void gk_cuda_release_kept_cpp();
+RcppExport SEXP _gpukmeans_gk_cuda_release_kept_cpp() {
+BEGIN_RCPP
+    gk_cuda_release_kept_cpp();
+    return R_NilValue;
+END_RCPP
+}
 // gk_cuda_fault_test_cpp
 void gk_cuda_fault_test_cpp(int device);
 RcppExport SEXP _gpukmeans_gk_cuda_fault_test_cpp(SEXP deviceSEXP) {
@@ -685,6 +693,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
+    {"_gpukmeans_gk_cuda_release_kept_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_release_kept_cpp, 0},
     {"_gpukmeans_gk_cuda_fault_test_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_fault_test_cpp, 1},
     {"_gpukmeans_gk_write_rows", (DL_FUNC) &_gpukmeans_gk_write_rows, 3},
     {"_gpukmeans_gk_fill_csc", (DL_FUNC) &_gpukmeans_gk_fill_csc, 4},

@@ -539,6 +539,8 @@ CudaInfo cuda_info() {
   return out;
 }
 
+void cuda_release_kept() { gk_cuda_release_kept(); }
+
 void cuda_fault_test(int device) {
   char err[kErrLen];
   check(gk_cuda_fault_test(device, err, sizeof err), "fault test", err);
@@ -580,6 +582,8 @@ CudaInfo cuda_info() {
 std::string cuda_device_name(int) { throw EngineError(EngineError::Kind::kNotBuilt, kNotBuilt); }
 
 void cuda_fault_test(int) { throw EngineError(EngineError::Kind::kNotBuilt, kNotBuilt); }
+
+void cuda_release_kept() {}
 
 #endif
 

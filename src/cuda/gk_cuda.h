@@ -145,6 +145,11 @@ int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opt
                    const double *shift, gk_cuda_data **out, double *seconds,
                    int64_t *nonfinite, char *err, size_t errlen);
 
+/* Frees the pinned staging buffers that freed handles left on their
+   devices for the next fit (staged_copy.cu); a no-op in a process that did
+   not make them (a forked child).  R calls it when the session ends. */
+void gk_cuda_release_kept(void);
+
 /* A new handle on opts->device over the rows of `count` handles (resident,
    of one precision, d and shift), part after part, made from their stored
    values by device-to-device copies instead of a second upload from the

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <unistd.h>
 #include <vector>
 
 #include "../column_sum.h"
@@ -56,16 +57,17 @@ const size_t kMinPart = (size_t)1 << 18;           // elements a thread takes at
 const size_t kAlign = 16;                          // parts start on 64-byte lines
 
 // A freed handle's buffers are kept, one set per device (the larger, at
-// most kBuffers x kBufferBytes), for the next handle there: each fit makes a handle, and pinning 96 MiB
-// and unpinning it again would otherwise cost every large fit tens of
-// milliseconds outside its upload and compute.  The sets live as long as
-// the process (never freed at exit: the CUDA runtime may be gone by then;
-// the driver releases pinned memory with the process).
+// most kBuffers x kBufferBytes), for the next handle there: each fit makes
+// a handle, and pinning 96 MiB and unpinning it again would otherwise cost
+// every large fit tens of milliseconds outside its upload and compute.  The sets live until R's
+// session ends (gk_cuda_release_kept, from an exit finalizer, while the
+// CUDA runtime is still there), or else as long as the process.
 std::mutex kept_mutex;
 std::vector<StagingBuffers *> &kept() {
   static std::vector<StagingBuffers *> *sets = new std::vector<StagingBuffers *>;
   return *sets;
 }
+long kept_pid = 0;  // the process that kept them (a forked child must not free them)
 
 // The set kept for `device` if it holds buffers of at least `bytes` each
 // (taken: the caller owns it now), else nullptr.
@@ -87,6 +89,7 @@ void release_staging(StagingBuffers *b, int device) {
     std::vector<StagingBuffers *> &k = kept();
     if ((size_t)device >= k.size()) k.resize((size_t)device + 1, nullptr);
     if (!k[device] || k[device]->bytes < b->bytes) std::swap(k[device], b);  // (b: the one deleted below)
+    kept_pid = (long)getpid();
   }
   delete b;
 }
@@ -367,3 +370,13 @@ int staged_download(gk_cuda_data *D, const int *dev, int *host, long long n, int
 }
 
 }  // namespace gk
+
+extern "C" void gk_cuda_release_kept(void) {
+  std::lock_guard<std::mutex> lock(gk::kept_mutex);
+  std::vector<gk::StagingBuffers *> &k = gk::kept();
+  if (gk::kept_pid != (long)getpid()) return;  // (none here, or a forked child's copy of the parent's)
+  for (gk::StagingBuffers *&b : k) {
+    delete b;
+    b = nullptr;
+  }
+}

@@ -36,6 +36,12 @@ test_that("cuda: staged uploads give the plain upload's fit, bit for bit, in bot
           expect_identical(staged[[comp]], plain[[comp]],
                            label = sprintf("%d x %d, single %s, %d threads: %s", nrow(x), ncol(x), single, threads, comp))
       }
+      # the kept buffers freed (as at the end of the session): the next
+      # staged upload makes new ones
+      gpukmeans:::gk_cuda_release_kept_cpp()
+      again <- fit_staged(x, c0, 2L, single, 3L)
+      expect_identical(again[c("cluster", "centers", "totss")], plain[c("cluster", "centers", "totss")],
+                       label = sprintf("%d x %d, single %s, after the kept buffers were freed", nrow(x), ncol(x), single))
     }
   }
 })
