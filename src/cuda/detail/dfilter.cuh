@@ -120,7 +120,7 @@ __device__ __forceinline__ bool df_certified(float wi, float wo, float nbi, floa
   return hi < df_lower(wo, na, eps, a);
 }
 
-// Point i to the exact pass, with what the filter knew (df_w1 ... above;
+// Point i to the exact pass, with what the filter knew (DFArgs' w1, c1, c2, w3;
 // c1 < 0: nothing).
 __device__ __forceinline__ void df_list(long long i, const DFArgs &a, float w1 = 0.f, int c1 = -1, int c2 = -1,
                                         float w3 = 0.f) {
