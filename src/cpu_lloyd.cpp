@@ -589,48 +589,30 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
 }
 
 double cpu_totss(const double* x, std::int64_t n, int d, int threads, const double* means) {
-  // The column means as R's colMeans() (one long double chain a column),
-  // where not given, one column a task.
-  std::vector<double> mean(d);
-  if (means) {
-    std::copy(means, means + d, mean.begin());
-  } else {
-#pragma omp parallel for num_threads(threads_for(threads, d)) schedule(dynamic, 1)
-    for (int c = 0; c < d; ++c) {
-      ColumnSum s;
-      s.add(x + static_cast<std::int64_t>(c) * n, static_cast<std::size_t>(n));
-      mean[c] = s.mean(n);
-    }
-  }
-  // The squared deviations in long double, in chunks of a fixed number of
-  // rows (one task each: every thread has work whatever d is, and the same
-  // bits for any number of threads), the chunks of a column added in order,
-  // then the columns.  (One chain a column, as before, held a 1e8 x 16 fit
-  // in single precision about 0.1 s past its 10 iterations on a 32-thread
-  // host, whose device was done first.)
-  constexpr std::int64_t kChunk = std::int64_t(1) << 16;
-  const std::int64_t chunks = std::max<std::int64_t>(1, (n + kChunk - 1) / kChunk);
-  const std::int64_t tasks = chunks * d;
-  std::vector<long double> part(static_cast<std::size_t>(tasks), 0.0L);
-#pragma omp parallel for num_threads(threads_for(threads, tasks)) schedule(static)
-  for (std::int64_t task = 0; task < tasks; ++task) {
-    const int c = static_cast<int>(task / chunks);
-    const std::int64_t lo = (task % chunks) * kChunk, hi = std::min(n, lo + kChunk);
+  const int nt = threads_for(threads, d);
+  std::vector<long double> per_col(d, 0.0L);
+  // One column per task; within a column R's order (colMeans, then sum of
+  // squared deviations accumulated in long double).
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+  for (int c = 0; c < d; ++c) {
     const double* col = x + static_cast<std::int64_t>(c) * n;
-    const double m = mean[c];
+    double mean = 0.0;
+    if (means) {
+      mean = means[c];
+    } else {
+      ColumnSum s;
+      s.add(col, static_cast<std::size_t>(n));
+      mean = s.mean(n);
+    }
     long double ss = 0.0L;
-    for (std::int64_t i = lo; i < hi; ++i) {
-      double t = col[i] - m;
+    for (std::int64_t i = 0; i < n; ++i) {
+      double t = col[i] - mean;
       ss += t * t;
     }
-    part[static_cast<std::size_t>(task)] = ss;
+    per_col[c] = ss;
   }
   long double total = 0.0L;
-  for (int c = 0; c < d; ++c) {
-    long double col_ss = 0.0L;
-    for (std::int64_t q = 0; q < chunks; ++q) col_ss += part[static_cast<std::size_t>(c * chunks + q)];
-    total += col_ss;
-  }
+  for (int c = 0; c < d; ++c) total += per_col[c];
   return static_cast<double>(total);
 }
 

@@ -9,8 +9,8 @@
 //     within-SS calls run concurrently (one host thread per part); on one
 //     CUDA engine lloyd_parts() is gk_cuda_lloyd bit for bit, so CUDA parts
 //     give the fit of device = one GPU;
-//   * totss: the CPU engine's sum (cpu_totss: R's column means, long double
-//     sums in chunks of fixed rows) on the caller's x, which the CUDA engine also uses for its own
+//   * totss: the CPU engine's sum (cpu_totss, long double per column, R's
+//     order) on the caller's x, which the CUDA engine also uses for its own
 //     totss (src/cuda_engine.cpp): the same bits as one engine;
 //   * k-means++ and the rounds of k-means||: where the parts run them
 //     together (Engine::greedy_together, Engine::par_together: CUDA parts
