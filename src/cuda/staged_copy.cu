@@ -59,9 +59,10 @@ const size_t kAlign = 16;                          // parts start on 64-byte lin
 // A freed handle's buffers are kept, one set per device (the larger, at
 // most kBuffers x kBufferBytes), for the next handle there: each fit makes
 // a handle, and pinning 96 MiB and unpinning it again would otherwise cost
-// every large fit tens of milliseconds outside its upload and compute.  The sets live until R's
-// session ends (gk_cuda_release_kept, from an exit finalizer, while the
-// CUDA runtime is still there), or else as long as the process.
+// every large fit tens of milliseconds outside its upload and compute.
+// The sets live until R's session ends (gk_cuda_release_kept, from an exit
+// finalizer, while the CUDA runtime is still there), or else as long as
+// the process.
 std::mutex kept_mutex;
 std::vector<StagingBuffers *> &kept() {
   static std::vector<StagingBuffers *> *sets = new std::vector<StagingBuffers *>;
@@ -152,10 +153,11 @@ void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &p
 // src[t] for t in [0, len) through store(t, value), with Check whether one
 // is not finite and, sum not NULL, each added to it in order.  The running
 // sum is a local long double: added through `sum` itself, g++ sends the
-// x87 value to memory and back at every element (fstpt / fldt), a chain of
-// about 7 cycles an element that held the whole upload at ~30 GB/s on a
-// 16-thread host (H200, 2026-11-26).  The same additions in the same
-// order: the same bits.
+// x87 value to memory and back at every element (fstpt / fldt), 7.7 ns an
+// element against 2.05 on the development machine's EPYC (the upload on an
+// H200's 16-thread host did not change: its fill is bound elsewhere,
+// tools/cuda-dev/LOG.md).  The same additions in the same order: the same
+// bits.
 template <bool Check, typename Store>
 bool copy_values(const double *src, size_t len, ColumnSum *sum, Store store) {
   bool bad = false;
