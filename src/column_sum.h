@@ -21,6 +21,13 @@ struct ColumnSum {
   double mean(std::int64_t n) const { return static_cast<double>(s / n); }
 };
 
+// The second pass of totss adds the squared deviations of a column in
+// chunks of this many rows (one long double sum a chunk, the chunks' sums
+// then added in order): every thread has work whatever d is, with the same
+// bits for any number of threads.  The weighted totss (cpu_weights.cpp)
+// splits whole weights' runs at the same places of the replicated rows.
+constexpr std::int64_t kTotssChunkRows = std::int64_t(1) << 16;
+
 }  // namespace gk
 
 #endif

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <limits>
 
+#include "column_sum.h"
 #include "threads.h"
 #include "weights.h"
 
@@ -246,6 +247,52 @@ std::vector<double> WeightedSums<T>::withinss(const int* labels, const double* c
 template class WeightedSums<double>;
 template class WeightedSums<float>;
 
+namespace {
+
+// One column's sum of w_i (x_i - mean)^2 in cpu_totss()'s chunks of the
+// replicated rows: a whole weight w_i stands for w_i rows in a row, its
+// run split where the chunks end; a row of any other weight takes one
+// place (w_i times its term, added once).  Full chunks within one run all have the same sum, so a long run
+// costs two repeat_block() calls, not one addition per replicated row.
+long double chunked_weighted_ss(const double* col, std::int64_t n, const double* w, double mean) {
+  constexpr std::uint64_t kChunk = static_cast<std::uint64_t>(kTotssChunkRows);
+  long double total = 0.0L, chunk = 0.0L;
+  std::uint64_t used = 0;  // replicated rows in the open chunk
+  auto close_chunk = [&] {
+    total += chunk;
+    chunk = 0.0L;
+    used = 0;
+  };
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (w[i] == 0) continue;
+    const double t = col[i] - mean;
+    const long double tt = t * t;
+    if (w[i] == 1 || !whole_weight(w[i])) {
+      chunk = add_weighted<long double>(chunk, &tt, 1, w[i]);
+      if (++used == kChunk) close_chunk();
+      continue;
+    }
+    std::uint64_t rest = static_cast<std::uint64_t>(w[i]);
+    while (rest > 0) {
+      if (used == 0 && rest >= kChunk) {  // whole chunks of this row alone
+        const long double full = repeat_block<long double>(0.0L, &tt, 1, kChunk);
+        const std::uint64_t m = rest / kChunk;
+        total = repeat_block<long double>(total, &full, 1, m);
+        rest -= m * kChunk;
+        continue;
+      }
+      const std::uint64_t take = std::min(rest, kChunk - used);
+      chunk = repeat_block<long double>(chunk, &tt, 1, take);
+      used += take;
+      rest -= take;
+      if (used == kChunk) close_chunk();
+    }
+  }
+  return total + chunk;  // the last, partial chunk (+0 where there is none)
+}
+
+}  // namespace
+
 double cpu_weighted_totss(const double* x, std::int64_t n, int d, const double* w, int threads) {
   const int nt = threads_for(threads, d);
   long double wsum = 0.0L;  // the number of replicated rows, for whole weights
@@ -260,15 +307,7 @@ double cpu_weighted_totss(const double* x, std::int64_t n, int d, const double* 
       const long double v = col[i];
       s = add_weighted<long double>(s, &v, 1, w[i]);
     }
-    const double mean = static_cast<double>(s / wsum);
-    long double ss = 0.0L;
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (w[i] == 0) continue;
-      const double t = col[i] - mean;
-      const long double tt = t * t;
-      ss = add_weighted<long double>(ss, &tt, 1, w[i]);
-    }
-    per_col[c] = ss;
+    per_col[c] = chunked_weighted_ss(col, n, w, static_cast<double>(s / wsum));
   }
   long double total = 0.0L;
   for (int c = 0; c < d; ++c) total += per_col[c];

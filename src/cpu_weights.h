@@ -56,9 +56,10 @@ class WeightedSums {
 };
 
 // sum_i w_i ||x_i - m||^2 about the weighted mean m, as cpu_totss() computes
-// the unweighted one (per column in long double, rows in order; whole w_i:
-// the row's term added w_i times), so that whole weights give the bits of
-// cpu_totss() on the replicated rows.
+// the unweighted one (per column in long double, rows in order, in chunks
+// of kTotssChunkRows; whole w_i: the row's term added w_i times, split
+// where the replicated rows' chunks end), so that whole weights give the
+// bits of cpu_totss() on the replicated rows.
 double cpu_weighted_totss(const double* x, std::int64_t n, int d, const double* w, int threads);
 
 }  // namespace gk

@@ -216,6 +216,23 @@ test_that("large whole weights (long runs of additions) give the replicated fit'
   expect_identical(unname(gpukmeans:::gk_repeat_block_check_cpp(3000L, 7)), c(0L, 0L))
 })
 
+test_that("totss of whole weights whose runs cross and span totss' chunks of 2^16 rows is the replicated fit's", {
+  set.seed(5)
+  x <- make_blobs(9, 3, 2, sd = 1.5, spread = 8)
+  # runs that start inside a chunk and end in a later one, span several
+  # whole chunks, end exactly on a boundary; rows of weight 0 and 1
+  w <- c(3, 150000, 70000, 0, 65536 - 220003 %% 65536, 1, 2^17 + 5, 0, 2)
+  idx <- rep(seq_len(9), w)
+  c0 <- x[c(1, 7), ]
+  for (threads in 1:2) {
+    withr::local_options(gpukmeans.threads = threads)
+    a <- gpu_kmeans(x, c0, weights = w, iter.max = 2)
+    b <- gpu_kmeans(x[idx, ], c0, iter.max = 2)
+    expect_identical(a$totss, b$totss)
+    expect_equal(a$totss, sum(scale(x[idx, ], scale = FALSE)^2), tolerance = 1e-13)
+  }
+})
+
 test_that("whole weights up to 2^53 on data with zeros and tiny values end at once (the CPU engine's long runs)", {
   set.seed(8)
   x <- cbind(make_blobs(3000, 2, 3, sd = 2, spread = 10), 0)  # a column of zeros: zero terms
