@@ -81,7 +81,7 @@ bool bounds_wanted(const gk_cuda_data *D, int k, long long rows) {
   return (double)(rows > 0 ? rows : D->n) * k >= 4194304.0;
 }
 
-bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b) {
+bool bounds_buffers(gk_cuda_data *D, int k, cudaStream_t s, BoundsBufs &b) {
   const size_t n = (size_t)D->n, esz = D->single ? sizeof(float) : sizeof(double);
   const size_t o_l = al256(n * sizeof(float)), o_act = o_l + al256(n * sizeof(float));
   const size_t o_move = o_act + al256(n * sizeof(unsigned int)), o_top = o_move + al256((size_t)k * sizeof(double));
@@ -109,6 +109,10 @@ bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b) {
   b.top = (double *)(p + o_top);
   b.prev = p + o_prev;
   b.hist = (u64 *)(p + o_hist);
+  if (cudaMemsetAsync(b.hist, 0, kBoundsHist * sizeof(u64), s) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
   return true;
 }
 

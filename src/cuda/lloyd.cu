@@ -336,13 +336,10 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
     switch (sw.next((double)hs->last_changed, (double)hs->active_sum)) {
       case BoundsSwitch::Move::kEnter:
         if (!sw.has_buffers()) {
-          if (!bounds_buffers(D, f.k, bb)) {
+          if (!bounds_buffers(D, f.k, f.s, bb)) {
             sw.refuse();
             return GK_CUDA_OK;
           }
-          // the per-iteration counts of plain iterations are never written: zero
-          // them once, so that the profile's download reads no uninitialized memory
-          GK_CHECK(cudaMemsetAsync(bb.hist, 0, kBoundsHist * sizeof(u64), f.s), "clearing the counts");
         }
         sw.enter();
         return GK_CUDA_OK;

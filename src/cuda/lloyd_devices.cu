@@ -223,9 +223,7 @@ int run_iterations(std::vector<Part> &P, long long rows, const gk_cuda_callbacks
       if (!sw.has_buffers()) {
         for (Part &a : P) {
           GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
-          if (!bounds_buffers(a.D, k, a.bb)) room = false;
-          // (the per-iteration counts of plain iterations are never written)
-          else GK_CHECK(cudaMemsetAsync(a.bb.hist, 0, kBoundsHist * sizeof(u64), a.f.s), "clearing the counts");
+          if (!bounds_buffers(a.D, k, a.f.s, a.bb)) room = false;
         }
       }
       if (room) sw.enter();

@@ -50,20 +50,6 @@ __device__ __forceinline__ bool proven(double u, double l, const BoundsMargin &m
   return l > 0.0 && __dadd_ru(__dmul_ru(__dmul_ru(u, u), m.g_up), m.eta2) < __dmul_rd(__dmul_rd(l, l), m.g_dn);
 }
 
-// Exact-rule squared distance of point i to center c (centers k x d,
-// column-major, in the storage precision).
-template <typename T>
-__device__ __forceinline__ double exact_dist(const T *__restrict__ x, long long n, int d, long long i,
-                                             const T *__restrict__ cen, int k, int c) {
-  double t = __dsub_rn((double)x[i], (double)cen[c]);
-  double s = __dmul_rn(t, t);
-  for (int j = 1; j < d; ++j) {
-    t = __dsub_rn((double)x[i + n * (long long)j], (double)cen[c + (size_t)k * j]);
-    s = __dadd_rn(s, __dmul_rn(t, t));
-  }
-  return s;
-}
-
 // Bounds from a computed squared distance: sqrt(S) <= upper_of(D), and
 // lower_of(D) <= sqrt(S); as floats, rounded outward.
 __device__ __forceinline__ float upper_of(double D, const BoundsMargin &m) {

@@ -194,6 +194,21 @@ template <typename T> __device__ __forceinline__ T quiet_nan();
 template <> __device__ __forceinline__ float quiet_nan<float>() { return __int_as_float(0x7fffffff); }
 template <> __device__ __forceinline__ double quiet_nan<double>() { return __longlong_as_double(0x7fffffffffffffffLL); }
 
+// Exact-rule squared distance of point i to center c (centers k x d,
+// column-major, in the storage precision): no FMA, coordinate order
+// (parity.h point 1).  The bounds' and the double filter's exact passes.
+template <typename T>
+__device__ __forceinline__ double exact_dist(const T *__restrict__ x, long long n, int d, long long i,
+                                             const T *__restrict__ cen, int k, int c) {
+  double t = __dsub_rn((double)x[i], (double)cen[c]);
+  double s = __dmul_rn(t, t);
+  for (int j = 1; j < d; ++j) {
+    t = __dsub_rn((double)x[i + n * (long long)j], (double)cen[c + (size_t)k * j]);
+    s = __dadd_rn(s, __dmul_rn(t, t));
+  }
+  return s;
+}
+
 // Early exit for kernels inside a captured batch of iterations.
 __device__ __forceinline__ bool fit_finished(const State *st, int max_iter) {
   return st && (st->flag || st->iter_done >= max_iter);

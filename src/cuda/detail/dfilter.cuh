@@ -189,19 +189,6 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
 // centers for k_df_pair (TcFilterEpi<true>, assign_kernels.cuh).
 constexpr int kDfPairMinD = 32;
 
-// The exact distance of row i of x (n rows) to center c (k centers): the
-// exact rule's arithmetic (no FMA, coordinate order).
-__device__ __forceinline__ double df_exact_dist(const double *__restrict__ x, long long n, long long i, int d,
-                                                const double *__restrict__ cen, int k, int c) {
-  double t = __dsub_rn(x[i], cen[c]);
-  double acc = __dmul_rn(t, t);
-  for (int j = 1; j < d; ++j) {
-    t = __dsub_rn(x[i + n * (long long)j], cen[c + (size_t)k * j]);
-    acc = __dadd_rn(acc, __dmul_rn(t, t));
-  }
-  return acc;
-}
-
 // The listed points whose image leaves two candidates, one thread a point.
 // The filter listed the point with its lowest w (center c1), the center of
 // the second lowest (c2) and w3, at most the w of every other center.
@@ -231,7 +218,7 @@ static __global__ void k_df_pair(const double *__restrict__ x, long long n, int 
         const double hi = df_upper(fa.w1[e], fa.nb[c1], na, eps, fa);
         if (hi < 1e300 && hi < df_lower(fa.w3[e], na, eps, fa)) {
           const int lo_c = min(c1, c2), hi_c = max(c1, c2);
-          const double dl = df_exact_dist(x, n, row, d, cen, k, lo_c), dh = df_exact_dist(x, n, row, d, cen, k, hi_c);
+          const double dl = exact_dist(x, n, d, row, cen, k, lo_c), dh = exact_dist(x, n, d, row, cen, k, hi_c);
           // (the exact rule on the two, in index order; s^2 D_c1 <= hi: one is taken)
           double bd = pos_inf<double>();
           int bi = -1;

@@ -254,10 +254,12 @@ struct BoundsBufs {
 };
 const int kBoundsHist = 4096;
 // Whether bounded iterations may run for k centers (options, shape: rows,
-// the fit's rows, 0: D's); then (grows and) points b at their buffers: false
-// when they do not fit in free device memory (the fit stays plain).
+// the fit's rows, 0: D's); then (grows and) points b at their buffers, its
+// per-iteration counts zeroed on s (plain iterations never write theirs, and
+// the profile's download reads them all): false when they do not fit in free
+// device memory or cannot be cleared (the fit stays plain).
 bool bounds_wanted(const gk_cuda_data *D, int k, long long rows = 0);
-bool bounds_buffers(gk_cuda_data *D, int k, BoundsBufs &b);
+bool bounds_buffers(gk_cuda_data *D, int k, cudaStream_t s, BoundsBufs &b);
 // A bounded iteration in two halves (an iteration over several devices adds
 // their sums up in between, lloyd_parts.cu).  The assignment: the first
 // (full exact assignment that sets the bounds, sums from scratch into the
