@@ -588,6 +588,39 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
   }
 }
 
+namespace {
+
+// sum (col[i] - m)^2 over a chunk, in long double, in row order.
+long double chunk_ss(const double* col, std::int64_t len, double m) {
+  long double ss = 0.0L;
+  for (std::int64_t i = 0; i < len; ++i) {
+    const double t = col[i] - m;
+    ss += t * t;
+  }
+  return ss;
+}
+
+// chunk_ss() of four whole chunks that follow each other, in one loop: the
+// same four chains (the same bits), whose long double additions overlap
+// (3x faster per element than one chain on x87 here).
+void four_chunks_ss(const double* col, double m, long double* out) {
+  const double *a = col, *b = a + kTotssChunkRows, *c = b + kTotssChunkRows, *e = c + kTotssChunkRows;
+  long double s0 = 0.0L, s1 = 0.0L, s2 = 0.0L, s3 = 0.0L;
+  for (std::int64_t i = 0; i < kTotssChunkRows; ++i) {
+    const double t0 = a[i] - m, t1 = b[i] - m, t2 = c[i] - m, t3 = e[i] - m;
+    s0 += t0 * t0;
+    s1 += t1 * t1;
+    s2 += t2 * t2;
+    s3 += t3 * t3;
+  }
+  out[0] = s0;
+  out[1] = s1;
+  out[2] = s2;
+  out[3] = s3;
+}
+
+}  // namespace
+
 double cpu_totss(const double* x, std::int64_t n, int d, int threads, const double* means) {
   // The column means as R's colMeans() (one long double chain a column),
   // where not given, one column a task.
@@ -602,24 +635,28 @@ double cpu_totss(const double* x, std::int64_t n, int d, int threads, const doub
       mean[c] = s.mean(n);
     }
   }
-  // The squared deviations in chunks of kTotssChunkRows (column_sum.h), one
-  // task each.  (One chain a column held a 1e8 x 16 single-precision fit on
-  // a 32-thread host about 0.04 s past its device's 10 iterations.)
+  // The squared deviations in chunks of kTotssChunkRows (column_sum.h), four
+  // chunks of a column a task.  (One chain a column held a 1e8 x 16
+  // single-precision fit on a 32-thread host about 0.04 s past its device's
+  // 10 iterations.)
   const std::int64_t chunks = std::max<std::int64_t>(1, (n + kTotssChunkRows - 1) / kTotssChunkRows);
-  const std::int64_t tasks = chunks * d;
-  std::vector<long double> part(static_cast<std::size_t>(tasks), 0.0L);
+  const std::int64_t groups = (chunks + 3) / 4;
+  const std::int64_t tasks = groups * d;
+  std::vector<long double> part(static_cast<std::size_t>(chunks * d), 0.0L);
 #pragma omp parallel for num_threads(threads_for(threads, tasks)) schedule(static)
   for (std::int64_t task = 0; task < tasks; ++task) {
-    const int c = static_cast<int>(task / chunks);
-    const std::int64_t lo = (task % chunks) * kTotssChunkRows, hi = std::min(n, lo + kTotssChunkRows);
+    const int c = static_cast<int>(task / groups);
+    const std::int64_t q0 = (task % groups) * 4;
     const double* col = x + static_cast<std::int64_t>(c) * n;
-    const double m = mean[c];
-    long double ss = 0.0L;
-    for (std::int64_t i = lo; i < hi; ++i) {
-      double t = col[i] - m;
-      ss += t * t;
+    long double* out = part.data() + static_cast<std::size_t>(c * chunks + q0);
+    if ((q0 + 4) * kTotssChunkRows <= n) {
+      four_chunks_ss(col + q0 * kTotssChunkRows, mean[c], out);
+    } else {
+      for (std::int64_t q = q0; q < std::min(chunks, q0 + 4); ++q) {
+        const std::int64_t lo = q * kTotssChunkRows, hi = std::min(n, lo + kTotssChunkRows);
+        out[q - q0] = chunk_ss(col + lo, hi - lo, mean[c]);
+      }
     }
-    part[static_cast<std::size_t>(task)] = ss;
   }
   long double total = 0.0L;
   for (int c = 0; c < d; ++c) {
