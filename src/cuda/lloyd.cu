@@ -231,16 +231,21 @@ int interrupted(char *err, size_t errlen) {
 // (done were launched before; b = size() at most); after each batch the host
 // reads the state into *hs, calls after(iterations launched) (nonzero: stop
 // with that status) and polls for an interrupt; it stops once the fit has
-// converged or max_iter iterations were launched.
+// converged or max_iter iterations were launched.  read_last = false: the
+// last batch (max_iter reached) is left running, for a caller that neither
+// reports nor reads *hs afterwards: finish() queues behind it at once
+// instead of after a round trip through the host (a fifth of problem A's
+// compute phase, H100).
 template <typename Size, typename Launch, typename After>
 int run_batches(const Fit &f, Size size, const gk_cuda_callbacks *cb, State *hs, Launch launch, After after,
-                char *err, size_t errlen) {
+                char *err, size_t errlen, bool read_last = true) {
   int launched = 0;
   while (launched < f.max_iter) {
     const int b = std::min(size(), f.max_iter - launched);
     int rc = launch(b, launched);
     if (rc != GK_CUDA_OK) return rc;
     launched += b;
+    if (!read_last && launched >= f.max_iter) break;
     GK_CHECK(cudaMemcpyAsync(hs, f.w.st, sizeof(State), cudaMemcpyDeviceToHost, f.s), "reading the state");
     GK_CHECK(cudaStreamSynchronize(f.s), "iterations");
     rc = after(launched);
@@ -290,7 +295,7 @@ int run_persistent(const Fit &f, const PersistentPlan &pp, const gk_cuda_callbac
     return GK_CUDA_OK;
   };
   const int bsz = batch_size(f.D, f.k, f.max_iter);
-  return run_batches(f, [bsz] { return bsz; }, cb, hs, launch, no_report, err, errlen);
+  return run_batches(f, [bsz] { return bsz; }, cb, hs, launch, no_report, err, errlen, false);
 }
 
 // Graph: the first batch is launched kernel by kernel (no capture cost
