@@ -252,8 +252,9 @@ namespace {
 // One column's sum of w_i (x_i - mean)^2 in cpu_totss()'s chunks of the
 // replicated rows: a whole weight w_i stands for w_i rows in a row, its
 // run split where the chunks end; a row of any other weight takes one
-// place (w_i times its term, added once).  Full chunks within one run all have the same sum, so a long run
-// costs two repeat_block() calls, not one addition per replicated row.
+// place (w_i times its term, added once).  Full chunks within one run all
+// have the same sum, so a long run costs two repeat_block() calls, not one
+// addition per replicated row.
 long double chunked_weighted_ss(const double* col, std::int64_t n, const double* w, double mean) {
   constexpr std::uint64_t kChunk = static_cast<std::uint64_t>(kTotssChunkRows);
   long double total = 0.0L, chunk = 0.0L;
