@@ -233,6 +233,17 @@ test_that("totss of whole weights whose runs cross and span totss' chunks of 2^1
   }
 })
 
+test_that("totss of fractional and whole weights mixed over more than one chunk of 2^16 rows is the weighted sum", {
+  set.seed(6)
+  n <- 70000
+  x <- cbind(rnorm(n, 50, 3), runif(n, -1, 1))
+  w <- sample(c(0.25, 1, 2.5, 3), n, TRUE)
+  w[c(10, 40000)] <- c(1e5, 2^17)  # whole runs longer than a chunk, among fractional rows
+  m <- colSums(w * x) / sum(w)
+  a <- suppressWarnings(gpu_kmeans(x, x[1:3, ], weights = w, iter.max = 1, backend = "cpu"))  # (not converged)
+  expect_equal(a$totss, sum(w * rowSums(sweep(x, 2, m)^2)), tolerance = 1e-12)
+})
+
 test_that("whole weights up to 2^53 on data with zeros and tiny values end at once (the CPU engine's long runs)", {
   set.seed(8)
   x <- cbind(make_blobs(3000, 2, 3, sd = 2, spread = 10), 0)  # a column of zeros: zero terms
