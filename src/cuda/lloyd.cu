@@ -234,8 +234,8 @@ int interrupted(char *err, size_t errlen) {
 // converged or max_iter iterations were launched.  read_last = false: the
 // last batch (max_iter reached) is left running, for a caller that neither
 // reports nor reads *hs afterwards: finish() queues behind it at once
-// instead of after a round trip through the host (a fifth of problem A's
-// compute phase, H100).
+// instead of after a round trip through the host (problem A: 0.0094 ->
+// 0.0080 ms an iteration in one run on an H100, 2026-11-26).
 template <typename Size, typename Launch, typename After>
 int run_batches(const Fit &f, Size size, const gk_cuda_callbacks *cb, State *hs, Launch launch, After after,
                 char *err, size_t errlen, bool read_last = true) {
