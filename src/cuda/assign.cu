@@ -23,17 +23,26 @@ size_t small_smem(int k, int d, int dm, bool update) {
     default: return small_smem_bytes<T, 8>(k, d, update);
   }
 }
+size_t small_df_smem(int k, int d, int dm, bool update) {
+  switch (dm) {
+    case 1: return small_df_smem_bytes<1>(k, d, update);
+    case 2: return small_df_smem_bytes<2>(k, d, update);
+    case 4: return small_df_smem_bytes<4>(k, d, update);
+    default: return small_df_smem_bytes<8>(k, d, update);
+  }
+}
 
-template <typename T, int DM, bool U>
-cudaError_t small_grid(const gk_cuda_data *D, size_t smem, int &grid) {
-  auto kern = k_assign_small<T, DM, U>;
+// Blocks of a small-d kernel (ppt points a thread): as many as fit the
+// device at once, at most one per 256 ppt points.
+template <typename Kernel>
+cudaError_t small_grid(const gk_cuda_data *D, Kernel kern, int ppt, size_t smem, int &grid) {
   cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
   if (e != cudaSuccess) return e;
   int per_sm = 0;
   e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, smem);
   if (e != cudaSuccess) return e;
   if (per_sm < 1) per_sm = 1;
-  long long need = (D->n + 256LL * Small<T, DM>::PPT - 1) / (256LL * Small<T, DM>::PPT);
+  long long need = (D->n + 256LL * ppt - 1) / (256LL * ppt);
   grid = (int)std::min<long long>(need, (long long)per_sm * D->sms);
   if (grid < 1) grid = 1;
   return cudaSuccess;
@@ -42,16 +51,33 @@ cudaError_t small_grid(const gk_cuda_data *D, size_t smem, int &grid) {
 template <typename T, bool U>
 cudaError_t small_grid_dm(const gk_cuda_data *D, int dm, size_t smem, int &grid) {
   switch (dm) {
-    case 1: return small_grid<T, 1, U>(D, smem, grid);
-    case 2: return small_grid<T, 2, U>(D, smem, grid);
-    case 4: return small_grid<T, 4, U>(D, smem, grid);
-    default: return small_grid<T, 8, U>(D, smem, grid);
+    case 1: return small_grid(D, k_assign_small<T, 1, U>, Small<T, 1>::PPT, smem, grid);
+    case 2: return small_grid(D, k_assign_small<T, 2, U>, Small<T, 2>::PPT, smem, grid);
+    case 4: return small_grid(D, k_assign_small<T, 4, U>, Small<T, 4>::PPT, smem, grid);
+    default: return small_grid(D, k_assign_small<T, 8, U>, Small<T, 8>::PPT, smem, grid);
+  }
+}
+template <bool U>
+cudaError_t small_df_grid_dm(const gk_cuda_data *D, int dm, size_t smem, int &grid) {
+  switch (dm) {
+    case 1: return small_grid(D, k_assign_small_df<1, U>, SmallDF<1>::PPT, smem, grid);
+    case 2: return small_grid(D, k_assign_small_df<2, U>, SmallDF<2>::PPT, smem, grid);
+    case 4: return small_grid(D, k_assign_small_df<4, U>, SmallDF<4>::PPT, smem, grid);
+    default: return small_grid(D, k_assign_small_df<8, U>, SmallDF<8>::PPT, smem, grid);
   }
 }
 
 template <typename T, int DM, bool U>
 void run_small(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels, State *st,
                int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
+  if constexpr (std::is_same<T, double>::value) {
+    if (p.sdf) {
+      k_assign_small_df<DM, U><<<p.grid, 256, p.smem, s>>>((const double *)D->x, D->n, D->d, cen, k, labels, st,
+                                                           max_iter, acc, counts, scale,
+                                                           SmallDFArgs{p.sdf_im, p.sdf_absd});
+      return;
+    }
+  }
   k_assign_small<T, DM, U><<<p.grid, 256, p.smem, s>>>(
       (const T *)D->x, D->n, D->d, cen, k, labels, st, max_iter, acc, counts, scale);
 }
@@ -65,6 +91,31 @@ void run_small_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int
     case 4: run_small<T, 4, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
     default: run_small<T, 8, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
   }
+}
+
+// The small-d filter in double precision (detail/small_dfilter.cuh): by
+// shape, or as GPUKMEANS_DFILTER says (0 never, 1 or 2 wherever it is
+// sound: the tiled filter's switch), for data within the bound's range.
+// Fills the image and absd of the plan.  By shape: where the exact
+// arithmetic it saves, about (5d - 1.6) / 128 cycles a center, outweighs
+// its cost per point (the image, the bound, the rescan), k (5d - 1.6) >=
+// 800: d = 1 from 236 centers, d = 2 from 96, d = 4 from 44, d = 8 from 21.
+// (Kernel times on an H100, 2026-11-26, 1e6 uniform points, filter / exact:
+// d = 2, k = 32: 0.038 / 0.032 ms; k = 100: 0.060 / 0.066; k = 1000: 0.229 /
+// 0.592; d = 1, k = 64: 0.047 / 0.034; d = 4, k = 256: 0.147 / 0.285.)
+bool small_df_by_shape(int k, int d) { return (double)k * (5.0 * d - 1.6) >= 800.0; }
+bool small_df_wanted(const gk_cuda_data *D, int k, Plan &plan) {
+  if (D->single || D->d > 8) return false;
+  const char *env = std::getenv("GPUKMEANS_DFILTER");
+  const int mode = env && env[0] >= '0' && env[0] <= '2' ? env[0] - '0' : -1;
+  if (mode == 0 || (mode < 0 && !small_df_by_shape(k, D->d))) return false;
+  double M = 0;
+  for (double v : D->maxabs) M = std::max(M, v);
+  if (!(M >= std::ldexp(1.0, -400) && M <= std::ldexp(1.0, 400))) return false;
+  plan.sdf_im = init::float_image(M, false, D->d_mean, D->d, false);
+  const int e = -std::ilogb(plan.sdf_im.scale);  // scale = 2^-e
+  plan.sdf_absd = std::ldexp(D->d + 1.0, -1074 - 2 * e) + 4.9406564584124654e-324;
+  return true;
 }
 
 // The persistent grid of the packed kernels: as many blocks as the device
@@ -148,12 +199,20 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
 
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   const int d = D->d;
+  plan.sdf = false;
   int dm = d <= 1 ? 1 : d <= 2 ? 2 : d <= 4 ? 4 : 8;
   size_t smem = D->single ? small_smem<float>(k, d, dm, update) : small_smem<double>(k, d, dm, update);
   if (d <= 8 && smem <= kSmallSmemLimit) {
     plan.path = 0;
     plan.dm = dm;
     plan.smem = smem;
+    const size_t df_smem = small_df_smem(k, d, dm, update);
+    if (df_smem <= kSmallSmemLimit && small_df_wanted(D, k, plan)) {
+      plan.sdf = true;
+      plan.smem = df_smem;
+      return update ? small_df_grid_dm<true>(D, dm, df_smem, plan.grid)
+                    : small_df_grid_dm<false>(D, dm, df_smem, plan.grid);
+    }
     if (D->single)
       return update ? small_grid_dm<float, true>(D, dm, smem, plan.grid)
                     : small_grid_dm<float, false>(D, dm, smem, plan.grid);

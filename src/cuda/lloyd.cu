@@ -407,6 +407,11 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   const char *base = (const char *)D->ws;
   State hs;
   memcpy(&hs, pk.data() + ((const char *)f.w.st - base), sizeof(State));
+  if (hs.df_points) {  // the small-d filter's counts (each of its iterations ran all n points)
+    D->df_exact = (long long)hs.df_exact;
+    D->df_iters = (long long)(hs.df_points / (u64)n);
+    D->df_used = 1;
+  }
   const double *cres = (const double *)(pk.data() + ((const char *)f.w.cen_d - base));
   const u64 *whp = (const u64 *)(pk.data() + ((const char *)f.w.wacc - base));
   const unsigned int *sz = (const unsigned int *)(pk.data() + ((const char *)f.w.wcnt - base));

@@ -1,10 +1,12 @@
-# CUDA engine, double precision: the certified filter of the assignment
+# CUDA engine, double precision: the certified filters of the assignment
 # (src/cuda/detail/dfilter.cuh: distances on the tensor cores from a float
-# image, a rigorous bound, exact distances for the points it cannot prove)
-# gives the exact kernel's fit bit for bit.  The internal switch
-# GPUKMEANS_DFILTER (read at each fit): 0 the exact kernel, 1 the filter
-# wherever it is sound, 2 its TF32-image variant; unset, by shape (k >= 128
-# on the tiled path).  GPUKMEANS_DF_PAIR=0 makes the exact pass compute
+# image, a rigorous bound, exact distances for the points it cannot prove;
+# small_dfilter.cuh: the same bound on float distances of the small-d
+# kernel, d <= 8, from 2^18 rows) give the exact kernel's fit bit for bit.
+# The internal switch GPUKMEANS_DFILTER (read at each fit): 0 the exact
+# kernel, 1 the filter wherever it is sound, 2 its TF32-image variant (the
+# small-d filter has none: 2 is 1 there); unset, by shape (k >= 128 on the
+# tiled path; on the small-d one k (5d - 1.6) >= 800, so k >= 96 at d = 2).  GPUKMEANS_DF_PAIR=0 makes the exact pass compute
 # every center's distance for every point the filter leaves it, instead of
 # only the two nearest centers' where the image proves every other center
 # farther (the default): both give the exact kernel's fit.  The internal list's screen_exact is the
@@ -53,7 +55,7 @@ test_that("cuda dfilter: blobs and uniform data at several d and k", {
   for (sh in list(c(20000, 3, 256), c(20000, 16, 128), c(8000, 64, 300), c(5000, 130, 129), c(4099, 300, 200),
                   c(2000, 520, 130))) {
     x <- make_blobs(sh[1], sh[2], sh[3] %/% 2, sd = 2, spread = 10)
-    # (d = 3 runs the small-d kernel, which has no filter)
+    # (d = 3 on 20000 rows runs the persistent small-d kernel, which has no filter)
     tiled <- sh[2] > 8
     share <- expect_dfilter_exact(x, x[seq_len(sh[3]), , drop = FALSE], 40L, filtered = tiled,
                                   label = paste(sh, collapse = "x"))
@@ -123,4 +125,89 @@ test_that("cuda dfilter: the fit equals the CPU engine's and stats' (labels, ite
   withr::local_options(gpukmeans.device_memory = 20000 * 24 * 8 + 20000 * 4 + 2^20)
   m <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 50, backend = "cuda"))
   expect_identical(unclass(m)[c("cluster", "centers", "withinss", "iter")], unclass(g)[c("cluster", "centers", "withinss", "iter")])
+})
+
+# The small-d filter runs in the graph batches of 2^18 rows or more (fewer
+# rows: the persistent kernel, exact).
+small_n <- 262144L
+
+test_that("cuda dfilter, small d: blobs and uniform data at d = 1 .. 8", {
+  skip_if_no_gpu()
+  set.seed(5)
+  for (sh in list(c(1, 64), c(2, 100), c(3, 256), c(5, 40), c(8, 128))) {
+    d <- sh[1]
+    k <- sh[2]
+    x <- make_blobs(small_n, d, k %/% 2, sd = 1, spread = 20)
+    share <- expect_dfilter_exact(x, x[seq_len(k), , drop = FALSE], 15L, label = paste("small d", d, "k", k))
+    expect_lt(share, 0.2)
+    u <- matrix(runif(small_n * d), ncol = d)
+    expect_dfilter_exact(u, u[seq_len(k), , drop = FALSE], 8L, label = paste("small d uniform", d, "k", k))
+  }
+  # below 2^18 rows (the persistent kernel), and by shape below 96 centers
+  # at d = 2 (and 44 at d = 4): exact
+  x <- make_blobs(small_n - 1L, 2, 20, sd = 1, spread = 20)
+  expect_identical(dfilter_fit(x, x[1:40, ], "1", 10L)$screen_exact, -1)
+  x <- make_blobs(small_n, 4, 30, sd = 1, spread = 20)
+  expect_identical(dfilter_fit(x[, 1:2], x[1:95, 1:2], NA, 10L)$screen_exact, -1)
+  expect_gte(dfilter_fit(x[, 1:2], x[1:96, 1:2], NA, 10L)$screen_exact, 0)
+  expect_identical(dfilter_fit(x, x[1:43, ], NA, 10L)$screen_exact, -1)
+  expect_gte(dfilter_fit(x, x[1:44, ], NA, 10L)$screen_exact, 0)
+})
+
+test_that("cuda dfilter, small d: ties, duplicates, bisectors, empty clusters, far centers", {
+  skip_if_no_gpu()
+  set.seed(6)
+  g <- as.matrix(expand.grid(0:63, 0:63, 0:63)) + 0  # 2^18 points of a lattice: exact ties
+  expect_dfilter_exact(g, g[seq(1, nrow(g), length.out = 150), ], 30L, label = "small d lattice")
+  gd <- rbind(g, g)                                   # every point twice
+  expect_dfilter_exact(gd, gd[seq(3, nrow(g), length.out = 140), ], 30L, label = "small d duplicates")
+  # duplicate centers: every point ties between two
+  c2 <- g[rep(seq(5, nrow(g), length.out = 40), each = 2), ]
+  expect_dfilter_exact(g, c2, 10L, label = "small d duplicate centers")
+  # points on the bisector of two centers, and 2^-10 .. 2^-50 off it
+  b <- cbind(0, rnorm(small_n))
+  b[seq(2, small_n, 2), 1] <- 2^-(10 + seq_len(small_n / 2) %% 41) * c(-1, 1)
+  c0 <- rbind(c(-1, 0), c(1, 0), matrix(rnorm(128 * 2, 50), ncol = 2))
+  expect_dfilter_exact(b, c0, 20L, label = "small d bisector")
+  # centers far from every point: their clusters empty at once (NaN centers)
+  y <- make_blobs(small_n, 4, 60, sd = 1, spread = 5)
+  c1 <- rbind(y[1:120, ], matrix(1e6 + seq_len(4 * 10), ncol = 4, byrow = TRUE))
+  expect_dfilter_exact(y, c1, 30L, label = "small d empty clusters")
+  # a starting center outside the float image's box: that iteration exact
+  c3 <- rbind(y[1:60, ], 1e12)
+  expect_dfilter_exact(y, c3, 10L, label = "small d a center far outside")
+  # two starting centers in each blob: many points between two close centers
+  z <- make_blobs(small_n, 2, 100, sd = 1, spread = 20)
+  expect_dfilter_exact(z, z[1:200, ], 30L, label = "small d two centers a blob")
+})
+
+test_that("cuda dfilter, small d: offsets and scales, and the exact fallback beyond them", {
+  skip_if_no_gpu()
+  set.seed(7)
+  x <- make_blobs(small_n, 3, 40, sd = 2, spread = 10)
+  c0 <- x[1:80, ]
+  expect_dfilter_exact(x + 1e8, c0 + 1e8, 20L, label = "small d offset 1e8")
+  expect_dfilter_exact(x * 1e-3 + 1e4, c0 * 1e-3 + 1e4, 20L, label = "small d offset 1e4, spread 1e-3")
+  for (sc in c(1e-20, 1e20, 1e-110, 1e110))
+    expect_dfilter_exact(x * sc, c0 * sc, 10L, label = paste("small d scale", sc))
+  for (sc in c(1e-150, 1e140))
+    expect_dfilter_exact(x * sc, c0 * sc, 5L, filtered = FALSE, label = paste("small d scale", sc))
+})
+
+test_that("cuda dfilter, small d: the fit equals stats' (labels, iter, centers), and predict's labels", {
+  skip_if_no_gpu()
+  x <- simulate_blobs(small_n, 2, 60, seed = 8)
+  set.seed(8)
+  c0 <- x[sample.int(small_n, 100), ]
+  g <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 50, backend = "cuda"))
+  s <- suppressWarnings(stats::kmeans(x, c0, iter.max = 50, algorithm = "Lloyd"))
+  expect_identical(g$cluster, s$cluster)
+  expect_identical(g$iter, s$iter)
+  expect_equal(unname(g$centers), unname(s$centers), tolerance = 1e-12)
+  # predict: new points between the centers, exact and filtered alike
+  y <- x + matrix(rnorm(length(x), sd = 0.5), ncol = 2)
+  withr::with_envvar(c(GPUKMEANS_DFILTER = "0"), exact <- predict(g, y, backend = "cuda"))
+  withr::with_envvar(c(GPUKMEANS_DFILTER = "1"), filtered <- predict(g, y, backend = "cuda"))
+  expect_identical(filtered, exact)
+  expect_identical(filtered, predict(g, y, backend = "cpu"))
 })

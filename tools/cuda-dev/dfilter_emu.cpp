@@ -16,6 +16,7 @@
 #define __global__
 static inline float __uint_as_float(unsigned u){float f;memcpy(&f,&u,4);return f;}
 static inline unsigned __float_as_uint(float f){unsigned u;memcpy(&u,&f,4);return u;}
+using std::sqrt; using std::fabs; using std::fmax;
 static inline float __fmaf_rd(float a,float b,float c){fesetround(FE_DOWNWARD);volatile float r=fmaf(a,b,c);fesetround(FE_TONEAREST);return r;}
 namespace gk{ namespace init{
 struct FloatImage{const double*shift;double scale;float uprime,bmax,kappa;double gamma;};
@@ -53,7 +54,7 @@ int main(){
       double bd=INFINITY; int eb=-1;
       for(int j=0;j<k;++j){double acc=0; for(int t=0;t<d;++t){double tt=x[i*d+t]-c[j*d+t]; acc=acc+tt*tt;} if(acc<bd){bd=acc;eb=j;}}
       ++tot;
-      if(df_certified(wb,ws,nb[bi],na,d,a)){ ++cert; if(bi!=eb) {++bad; printf("BAD trial %d i %d d %d k %d\n",trial,i,d,k);} }
+      if(df_certified(wb,ws,nb[bi],na,d,df_bound(a))){ ++cert; if(bi!=eb) {++bad; printf("BAD trial %d i %d d %d k %d\n",trial,i,d,k);} }
     }
   }
   printf("certified %lld / %lld, wrong %lld (float images, then TF32 images)\n",cert,tot,bad); return bad!=0;

@@ -73,6 +73,13 @@ int main(int argc, char **argv) {
     tm("assign+sums (fused)", [&] { OK(launch_assign(D, p, cen, k, labels, st, 1000, true, acc, counts, D->d_scale, 0)); });
   else
     tm("accumulate", [&] { OK(launch_accumulate(D, p, labels, k, st, 1000, acc, counts, D->d_scale, 0)); });
+  {  // the small-d filter's exact share over the runs above (double)
+    State hs;
+    OK(cudaMemcpy(&hs, st, sizeof hs, cudaMemcpyDeviceToHost));
+    if (hs.df_points)
+      printf("  small-d filter: %.4f%% of points exact (%llu of %llu)\n", 100.0 * hs.df_exact / hs.df_points,
+             (unsigned long long)hs.df_exact, (unsigned long long)hs.df_points);
+  }
   tm("finalize", [&] { OK(launch_finalize(D, p, k, st, 1000, acc, counts, cen_d, cen_f, D->d_scale, 0)); });
   tm("withinss", [&] { OK(launch_withinss(D, p, labels, cen_d, k, (unsigned *)counts, wacc, wcnt, 0)); });
   gk_cuda_free(D);

@@ -1,6 +1,6 @@
 # A small run of every CUDA path, for compute-sanitizer on the GPU machine
 # (tools/gpu/sanitize.sh): plain, bounded and step-by-step Lloyd in both
-# precisions, the packed tensor-core tiles and the double filter, k-means++
+# precisions, the packed tensor-core tiles and the double filters, k-means++
 # and k-means||, predict, streamed x, the error paths, and several engines
 # on one GPU (tools/gpu/sanitize-multi.R).
 suppressPackageStartupMessages(library(gpukmeans))
@@ -36,6 +36,14 @@ for (x in list(x16, x130)) {
     invisible(predict(f, x[seq_len(min(333, nrow(x))), ]))
   }
 }
+# the small-d filter (double, d <= 8; bounds from the second iteration: the
+# graph batches at any n, the first iteration through the filter), with a
+# center outside the float image's box, and predict through it
+withr::with_envvar(c(GPUKMEANS_DFILTER = "1"), {
+  invisible(fit(x2, x2[1:100, ], 5L, FALSE, 2L))
+  invisible(fit(x2, rbind(x2[1:50, ], 1e12), 3L, FALSE, 2L))
+  invisible(predict(gpu_kmeans(x2, x2[1:40, ], iter.max = 5, backend = "cuda"), x2))
+})
 # spherical k-means, the quality pass (silhouette) and a sweep of k
 xs <- simulate_blobs(3001, 24, 6, seed = 5)
 for (prec in c("double", "single")) {

@@ -101,6 +101,8 @@ struct State {
   u64 chg[2];           // persistent kernel: changed counts by iteration parity
   u64 active;           // bounded iterations: points whose bounds failed (this iteration)
   u64 active_sum;       // ... summed since the host last cleared it
+  u64 df_points;        // small-d filter (double): points it ran, over the fit
+  u64 df_exact;         // ... and those it gave exact distances
 };
 
 // ---- exact, order-independent sums: 128-bit fixed point --------------------

@@ -74,45 +74,56 @@ struct DFArgs {
   unsigned long long *tot;   // [0] points listed, [1] filtered iterations, in the whole fit
 };
 
+// The bound's constants for one iteration: the image's (kappa, gamma,
+// uprime), absd, and the largest |b_j|^2 of this iteration's centers.
+struct DFBound {
+  float uprime, kappa;
+  double gamma, absd;
+  float nbmax;
+};
+__device__ __forceinline__ DFBound df_bound(const DFArgs &a) {
+  return DFBound{a.im.uprime, a.im.kappa, a.im.gamma, a.absd, __uint_as_float(a.cnt[2])};
+}
+
 // The radius eps of the image's rounding for a point of image norm^2 na (the
 // bound's third line, with the largest center norm of this iteration).
-__device__ __forceinline__ double df_eps(float na, int d, const DFArgs &a) {
+__device__ __forceinline__ double df_eps(float na, int d, const DFBound &a) {
   const double kabs = 7.8886090522101181e-31;
-  const double bmax = sqrt((double)__uint_as_float(a.cnt[2]) * (1.001 + d * 1.2e-7));  // + the norms' rounding
-  return (double)a.im.uprime * (sqrt((double)na) * (1.0 + d * 5.9604644775390625e-08) + bmax) + kabs;
+  const double bmax = sqrt((double)a.nbmax * (1.001 + d * 1.2e-7));  // + the norms' rounding
+  return (double)a.uprime * (sqrt((double)na) * (1.0 + d * 5.9604644775390625e-08) + bmax) + kabs;
 }
 
 // A lower bound of s^2 D_j (D_j: the exact distance of a point of image
 // norm^2 na to a center j whose w is wo), or -inf where none is proven
 // (NaN, +inf, cancellation).
-__device__ __forceinline__ double df_lower(float wo, float na, double eps, const DFArgs &a) {
-  const double kap = a.im.kappa, nad = na, kabs = 7.8886090522101181e-31;
+__device__ __forceinline__ double df_lower(float wo, float na, double eps, const DFBound &a) {
+  const double kap = a.kappa, nad = na, kabs = 7.8886090522101181e-31;
   if (!(wo < 3e38f)) return -HUGE_VAL;
   const double lw = nad * (1.0 - kap) + (double)wo - kabs - (nad + fabs((double)wo)) * 8.8817841970012523e-16;
   if (!(lw > 0)) return -HUGE_VAL;
   const double r = sqrt(lw) - eps;
   if (!(r > 0)) return -HUGE_VAL;
-  return r * r * (1.0 - a.im.gamma) * (1.0 - 9.3132257461547852e-10) - a.absd;
+  return r * r * (1.0 - a.gamma) * (1.0 - 9.3132257461547852e-10) - a.absd;
 }
 
 // An upper bound of s^2 D_i for the center i of lowest w, wi (its norm
 // nbi), of a point of image norm^2 na (eps: df_eps); not finite (NaN, inf)
 // where none is proven.
-__device__ __forceinline__ double df_upper(float wi, float nbi, float na, double eps, const DFArgs &a) {
-  const double kap = a.im.kappa, nad = na, kabs = 7.8886090522101181e-31;
+__device__ __forceinline__ double df_upper(float wi, float nbi, float na, double eps, const DFBound &a) {
+  const double kap = a.kappa, nad = na, kabs = 7.8886090522101181e-31;
   // |a|^2 (1 + kappa) + w_i, its rounding (w rounded down: one ulp), E_i's
   // other term, and the double arithmetic's error (cancellation)
   const double ua = nad * (1.0 + kap) + (double)wi + fabs((double)wi) * 2.384185791015625e-07 +
                     (2.0 * kap + 4.76837158203125e-07) * (double)nbi + kabs +
                     (nad + fabs((double)wi) + (double)nbi) * 8.8817841970012523e-16;
   const double up = sqrt(fmax(ua, 0.0)) + eps;
-  return up * up * (1.0 + a.im.gamma) * (1.0 + 9.3132257461547852e-10) + a.absd;
+  return up * up * (1.0 + a.gamma) * (1.0 + 9.3132257461547852e-10) + a.absd;
 }
 
 // Whether the image distances prove that center i (lowest w, wi; its norm
 // nbi) is the exact rule's choice; wo: the lowest w of the other centers
 // (+inf when there is none).
-__device__ __forceinline__ bool df_certified(float wi, float wo, float nbi, float na, int d, const DFArgs &a) {
+__device__ __forceinline__ bool df_certified(float wi, float wo, float nbi, float na, int d, const DFBound &a) {
   const double eps = df_eps(na, d, a);
   const double hi = df_upper(wi, nbi, na, eps, a);
   if (!(hi < 1e300)) return false;                    // NaN, inf: not proven
@@ -214,9 +225,10 @@ static __global__ void k_df_pair(const double *__restrict__ x, long long n, int 
       const int c1 = fa.c1[e], c2 = fa.c2[e];
       if (c1 >= 0 && c1 < k && c2 >= 0 && c2 < k) {
         const float na = fa.na[row];
-        const double eps = df_eps(na, d, fa);
-        const double hi = df_upper(fa.w1[e], fa.nb[c1], na, eps, fa);
-        if (hi < 1e300 && hi < df_lower(fa.w3[e], na, eps, fa)) {
+        const DFBound bd = df_bound(fa);
+        const double eps = df_eps(na, d, bd);
+        const double hi = df_upper(fa.w1[e], fa.nb[c1], na, eps, bd);
+        if (hi < 1e300 && hi < df_lower(fa.w3[e], na, eps, bd)) {
           const int lo_c = min(c1, c2), hi_c = max(c1, c2);
           const double dl = exact_dist(x, n, d, row, cen, k, lo_c), dh = exact_dist(x, n, d, row, cen, k, hi_c);
           // (the exact rule on the two, in index order; s^2 D_c1 <= hi: one is taken)

@@ -126,6 +126,11 @@ struct Plan {
   int path = 0;          // 0: fused small-d kernel (assign + sums); 1: tiled assign + accumulate
   int dm = 0;            // small path: padded dimension (1, 2, 4, 8)
   size_t smem = 0;       // small path: dynamic shared bytes
+  // small path, double: the certified float filter (detail/small_dfilter.cuh)
+  // with this image of x and absd
+  bool sdf = false;
+  init::FloatImage sdf_im{};
+  double sdf_absd = 0;
   int grid = 0;          // small path: blocks; tiled: blocks
   // accumulate kernel (tiled path)
   int acc_gx = 0, acc_gy = 0, acc_jb = 0;
