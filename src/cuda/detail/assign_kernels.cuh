@@ -183,11 +183,18 @@ template <int DM> struct Small<float, DM> {
   // chosen; a group of NaN only leaves m at +inf).
   enum { SD = DM == 1 ? 2 : ((DM + 4) / 4) * 4, PPT = 4, G = 8 };
   static __host__ __device__ constexpr int padded(int k) { return (k + G - 1) / G * G; }
+  // Row c in shared memory: each group of G rows is followed by 4 floats,
+  // so that the rows a warp's lanes rescan at the end (row g of each
+  // lane's own group) fall in different banks.  Without the padding a group
+  // is a multiple of 128 bytes and those rows share 4 banks: a 6.6-way
+  // conflict on average on B (ncu, H100, 2026-11-26).
+  static __host__ __device__ constexpr size_t row_at(int c) { return (size_t)c * SD + (size_t)(c / G) * 4; }
+  static __host__ __device__ constexpr size_t values(int k) { return row_at(padded(k)); }
   static __device__ __forceinline__ void load(float *sc, const float *cen, int k, int d, bool cg) {
     const int kp = padded(k);
     for (int c = threadIdx.x; c < kp; c += blockDim.x) {
       float cc = 0;
-      float *p = sc + (size_t)c * SD;
+      float *p = sc + row_at(c);
 #pragma unroll
       for (int j = 0; j < DM; ++j) {
         float v = 0;
@@ -212,7 +219,7 @@ template <int DM> struct Small<float, DM> {
     for (int c0 = 0; c0 < kp; c0 += G) {
       float cv[G][SD];
 #pragma unroll
-      for (int g = 0; g < G; ++g) load_row(cv[g], sc + (size_t)(c0 + g) * SD);
+      for (int g = 0; g < G; ++g) load_row(cv[g], sc + row_at(c0 + g));
 #pragma unroll
       for (int r = 0; r < P; ++r) {
         float m = pos_inf<float>();
@@ -235,7 +242,7 @@ template <int DM> struct Small<float, DM> {
 #pragma unroll
         for (int g = G - 2; g >= 0; --g) {
           float cv[SD];
-          load_row(cv, sc + (size_t)(bg[r] + g) * SD);
+          load_row(cv, sc + row_at(bg[r] + g));
           if (dist(xr[r], cv) == best[r]) b = bg[r] + g;
         }
         bi[r] = b;
@@ -253,6 +260,7 @@ template <int DM> struct Small<float, DM> {
 template <int DM> struct Small<double, DM> {
   enum { SD = DM, PPT = 2 };
   static __host__ __device__ constexpr int padded(int k) { return k; }
+  static __host__ __device__ constexpr size_t values(int k) { return (size_t)k * SD; }  // (no groups, no padding)
   static __device__ __forceinline__ void load(double *sc, const double *cen, int k, int d, bool cg) {
     for (int e = threadIdx.x; e < k * DM; e += blockDim.x) {
       int c = e / DM, j = e - c * DM;
@@ -351,10 +359,10 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
                                });
 }
 
-// Shared layout: [limbs 4*k*d u32 (UPDATE)][centers k*SD T][counts k u32 (UPDATE)]
+// Shared layout: [limbs 4*k*d u32 (UPDATE)][centers values(k) T][counts k u32 (UPDATE)]
 template <typename T, int DM>
 __host__ __device__ constexpr size_t small_smem_bytes(int k, int d, bool update) {
-  return (update ? 16 * (size_t)k * d : 0) + (size_t)Small<T, DM>::padded(k) * Small<T, DM>::SD * sizeof(T) +
+  return (update ? 16 * (size_t)k * d : 0) + Small<T, DM>::values(k) * sizeof(T) +
          (update ? 4 * (size_t)k : 0) + 64;
 }
 
@@ -368,7 +376,7 @@ k_assign_small(const T *__restrict__ x, long long n, int d, const T *__restrict_
   __shared__ unsigned int sh_changed;
   unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
   T *sc = reinterpret_cast<T *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
-  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + (size_t)Small<T, DM>::padded(k) * Small<T, DM>::SD);
+  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + Small<T, DM>::values(k));
   const int tid = threadIdx.x;
   if (tid == 0) sh_changed = 0;
   Small<T, DM>::load(sc, cen, k, d, false);
@@ -401,7 +409,7 @@ k_assign_small_df(const double *__restrict__ x, long long n, int d, const double
   __shared__ unsigned int sh_changed, sh_exact, sh_nbmax, sh_out;
   unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
   float *sc = reinterpret_cast<float *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
-  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + (size_t)F::padded(k) * F::SD);
+  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + F::values(k));
   const int tid = threadIdx.x;
   if (tid == 0) sh_changed = sh_exact = sh_nbmax = sh_out = 0;
   __syncthreads();

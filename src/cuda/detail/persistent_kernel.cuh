@@ -35,7 +35,7 @@ k_lloyd_persistent(const T *__restrict__ x, long long n, int d, T *cen, double *
   __shared__ unsigned int sh_changed;
   unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
   T *sc = reinterpret_cast<T *>(slimb + 4 * (size_t)k * d);
-  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + (size_t)Small<T, DM>::padded(k) * Small<T, DM>::SD);
+  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + Small<T, DM>::values(k));
   const int tid = threadIdx.x;
   const size_t kd = (size_t)k * d;
   double pw[DM];

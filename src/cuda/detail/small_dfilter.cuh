@@ -48,6 +48,10 @@ struct SmallDFArgs {
 template <int DM> struct SmallDF {
   enum { SD = (DM + 2 + 3) / 4 * 4, G = 8, PPT = DM <= 2 ? 4 : 2 };
   static __host__ __device__ constexpr int padded(int k) { return (k + G - 1) / G * G; }
+  // Row c in shared memory, 4 floats after each group (Small<float>::row_at:
+  // the rescan's rows in different banks)
+  static __host__ __device__ constexpr size_t row_at(int c) { return (size_t)c * SD + (size_t)(c / G) * 4; }
+  static __host__ __device__ constexpr size_t values(int k) { return row_at(padded(k)); }
 
   // The block's center image into sc (padded(k) rows of SD floats; padding
   // and NaN centers all NaN); *nbmax: the largest |b|^2 (bits of a
@@ -57,7 +61,7 @@ template <int DM> struct SmallDF {
                               unsigned int *nbmax, unsigned int *out) {
     const int kp = padded(k);
     for (int c = threadIdx.x; c < kp; c += blockDim.x) {
-      float *p = sc + (size_t)c * SD;
+      float *p = sc + row_at(c);
       bool nan = c >= k, far = false;
       float nb = 0.f, b[DM];
 #pragma unroll
@@ -184,7 +188,7 @@ template <int DM> struct SmallDF {
 #pragma unroll
         for (int g = 0; g < G; ++g) {  // (a center row at a time: few registers)
           float cv[SD];
-          row(cv, sc + (size_t)(c0 + g) * SD);
+          row(cv, sc + row_at(c0 + g));
 #pragma unroll
           for (int r = 0; r < P; ++r) m[r] = fminf(m[r], w(a[r], cv));
         }
@@ -207,7 +211,7 @@ template <int DM> struct SmallDF {
 #pragma unroll
         for (int g = 0; g < G; ++g) {
           float cv[SD];
-          row(cv, sc + (size_t)(bg[r] + g) * SD);
+          row(cv, sc + row_at(bg[r] + g));
           const float v = w(a[r], cv);
           if (first < 0 && v == b1[r]) {
             first = g;
@@ -227,10 +231,10 @@ template <int DM> struct SmallDF {
 };
 
 // Shared layout of the filtered kernel: [limbs 4*k*d u32 (UPDATE)][image
-// padded(k)*SD floats][counts k u32 (UPDATE)]
+// values(k) floats][counts k u32 (UPDATE)]
 template <int DM>
 __host__ __device__ constexpr size_t small_df_smem_bytes(int k, int d, bool update) {
-  return (update ? 16 * (size_t)k * d : 0) + (size_t)SmallDF<DM>::padded(k) * SmallDF<DM>::SD * sizeof(float) +
+  return (update ? 16 * (size_t)k * d : 0) + SmallDF<DM>::values(k) * sizeof(float) +
          (update ? 4 * (size_t)k : 0) + 64;
 }
 
