@@ -208,16 +208,21 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
     plan.smem = smem;
     const size_t df_smem = small_df_smem(k, d, dm, update);
     if (df_smem <= kSmallSmemLimit && small_df_wanted(D, k, plan)) {
-      plan.sdf = true;
-      plan.smem = df_smem;
-      return update ? small_df_grid_dm<true>(D, dm, df_smem, plan.grid)
-                    : small_df_grid_dm<false>(D, dm, df_smem, plan.grid);
+      const cudaError_t e = update ? small_df_grid_dm<true>(D, dm, df_smem, plan.grid)
+                                   : small_df_grid_dm<false>(D, dm, df_smem, plan.grid);
+      if (e == cudaSuccess) {
+        plan.sdf = true;
+        plan.smem = df_smem;
+        return e;
+      }
+      cudaGetLastError();  // (a device without that much shared memory a block: the exact kernel)
     }
-    if (D->single)
-      return update ? small_grid_dm<float, true>(D, dm, smem, plan.grid)
-                    : small_grid_dm<float, false>(D, dm, smem, plan.grid);
-    return update ? small_grid_dm<double, true>(D, dm, smem, plan.grid)
-                  : small_grid_dm<double, false>(D, dm, smem, plan.grid);
+    const cudaError_t e = D->single ? (update ? small_grid_dm<float, true>(D, dm, smem, plan.grid)
+                                              : small_grid_dm<float, false>(D, dm, smem, plan.grid))
+                                    : (update ? small_grid_dm<double, true>(D, dm, smem, plan.grid)
+                                              : small_grid_dm<double, false>(D, dm, smem, plan.grid));
+    if (e == cudaSuccess) return e;
+    cudaGetLastError();  // (nor for the exact one, 99 KB a block on sm_86 and sm_89: the tiled path below)
   }
   plan.path = 1;
   plan.dm = 0;

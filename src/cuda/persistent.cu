@@ -23,7 +23,10 @@ cudaError_t plan_t(const gk_cuda_data *D, int k, PersistentPlan &p) {
   if (!coop) return cudaSuccess;
   auto kern = k_lloyd_persistent<T, DM>;
   e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-  if (e != cudaSuccess) return e;
+  if (e != cudaSuccess) {  // (a device with less shared memory a block, 99 KB on sm_86 and sm_89: graph batches)
+    cudaGetLastError();
+    return cudaSuccess;
+  }
   int per_sm = 0;
   e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, smem);
   if (e != cudaSuccess) return e;
