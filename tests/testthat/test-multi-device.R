@@ -239,6 +239,24 @@ test_that("device = c(0, 0) and c(0, 0, 0) give the fit of device = 0 bit for bi
   }
 })
 
+test_that("the small-d filter in each part's graph batches: several engines give one GPU's fit and stats' [cuda]", {
+  skip_if_no_gpu()
+  # 2^18 rows or more a part (graph batches, not the persistent kernel),
+  # d = 2 and k = 120: the certified filter by shape in every part
+  set.seed(162)
+  x <- make_blobs(2^19 + 7, 2, 50, sd = 1, spread = 20)
+  c0 <- x[1:120, ]
+  one <- gpu_fit(0L, 1L, x, c0, iter.max = 20)
+  devs <- list(c(0L, 0L))
+  if (length(gpukmeans:::check_devices("all")) > 1L) devs <- c(devs, list(c(0L, 1L)))
+  for (dev in devs)
+    expect_identical(fit_value(gpu_fit(dev, 1L, x, c0, iter.max = 20)), fit_value(one), info = deparse(dev))
+  s <- suppressWarnings(stats::kmeans(x, c0, iter.max = 20, algorithm = "Lloyd"))
+  expect_identical(one$value$cluster, s$cluster)
+  expect_identical(one$value$iter, s$iter)
+  expect_equal(unname(one$value$centers), unname(s$centers), tolerance = 1e-12)
+})
+
 test_that("k-means++ and k-means|| on repeated devices choose device 0's rows, in both precisions [cuda]", {
   skip_if_no_gpu()
   x <- multi_data()
