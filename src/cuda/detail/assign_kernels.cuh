@@ -366,6 +366,19 @@ __host__ __device__ constexpr size_t small_smem_bytes(int k, int d, bool update)
          (update ? 4 * (size_t)k : 0) + 64;
 }
 
+// A fused step's start (UPDATE): the block's shared sums and counts zeroed
+// and the columns' scales pw; the caller's barrier follows.
+template <int DM, bool UPDATE>
+__device__ __forceinline__ void small_sums_begin(unsigned int *slimb, unsigned int *scnt, int k, int d,
+                                                 const int *__restrict__ scale, double (&pw)[DM]) {
+  if (UPDATE) {
+    for (size_t e = threadIdx.x; e < 4 * (size_t)k * d; e += blockDim.x) slimb[e] = 0;
+    for (int c = threadIdx.x; c < k; c += blockDim.x) scnt[c] = 0;
+  }
+#pragma unroll
+  for (int j = 0; j < DM; ++j) pw[j] = (UPDATE && j < d) ? pow2(scale[j]) : 0.0;
+}
+
 template <typename T, int DM, bool UPDATE>
 __global__ void __launch_bounds__(256)
 k_assign_small(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
@@ -380,13 +393,8 @@ k_assign_small(const T *__restrict__ x, long long n, int d, const T *__restrict_
   const int tid = threadIdx.x;
   if (tid == 0) sh_changed = 0;
   Small<T, DM>::load(sc, cen, k, d, false);
-  if (UPDATE) {
-    for (size_t e = tid; e < 4 * (size_t)k * d; e += blockDim.x) slimb[e] = 0;
-    for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
-  }
   double pw[DM];
-#pragma unroll
-  for (int j = 0; j < DM; ++j) pw[j] = (UPDATE && j < d) ? pow2(scale[j]) : 0.0;
+  small_sums_begin<DM, UPDATE>(slimb, scnt, k, d, scale, pw);
   __syncthreads();
   small_pass<T, DM, UPDATE>(x, n, d, k, sc, labels, slimb, scnt, pw, acc, counts, &sh_changed);
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
@@ -414,13 +422,8 @@ k_assign_small_df(const double *__restrict__ x, long long n, int d, const double
   if (tid == 0) sh_changed = sh_exact = sh_nbmax = sh_out = 0;
   __syncthreads();
   F::load(sc, cen, k, d, fa.im, &sh_nbmax, &sh_out);
-  if (UPDATE) {
-    for (size_t e = tid; e < 4 * (size_t)k * d; e += blockDim.x) slimb[e] = 0;
-    for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
-  }
   double pw[DM];
-#pragma unroll
-  for (int j = 0; j < DM; ++j) pw[j] = (UPDATE && j < d) ? pow2(scale[j]) : 0.0;
+  small_sums_begin<DM, UPDATE>(slimb, scnt, k, d, scale, pw);
   __syncthreads();
   const DFBound bd{fa.im.uprime, fa.im.kappa, fa.im.gamma, fa.absd, __uint_as_float(sh_nbmax)};
   const bool all_exact = sh_out != 0;
