@@ -184,7 +184,7 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
     if (v != v) {
       b = __int_as_float(0x7fffffff);  // empty cluster: never chosen by either rule
     } else {
-      b = __double2float_rn(__dsub_rn(v, im.shift[j]) * im.scale);
+      b = init::image_value(v, j, im);
       if (tc) b = __uint_as_float(tf32_rna(b));
       out |= !(fabsf(b) <= kBoxMax);
     }

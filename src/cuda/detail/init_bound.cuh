@@ -52,12 +52,16 @@ inline FloatImage float_image(double M, bool single, const double *shift, int d,
   return im;
 }
 
+// The image of value v of column c: fl32((v - shift_c) * scale).
+__device__ __forceinline__ float image_value(double v, int c, const FloatImage &im) {
+  if (im.shift) v = __dsub_rn(v, im.shift[c]);
+  return __double2float_rn(v * im.scale);
+}
+
 template <typename T>
 __device__ __forceinline__ float image_coord(const T *__restrict__ x, long long n, long long i, int c,
                                              const FloatImage &im) {
-  double v = (double)x[i + n * (long long)c];
-  if (im.shift) v = __dsub_rn(v, im.shift[c]);
-  return __double2float_rn(v * im.scale);
+  return image_value((double)x[i + n * (long long)c], c, im);
 }
 
 // Threshold in the float image: a candidate whose exact (double) distance
@@ -100,9 +104,7 @@ __device__ __forceinline__ float filter_limit(float thr, float na, const FloatIm
 __device__ __forceinline__ float center_image(const double *row, int d, const FloatImage &im, float *cf) {
   float nb = 0.f;
   for (int c = 0; c < d; ++c) {
-    double v = row[c];
-    if (im.shift) v = __dsub_rn(v, im.shift[c]);
-    const float b = __double2float_rn(v * im.scale);
+    const float b = image_value(row[c], c, im);
     cf[c] = b;
     nb = fmaf(b, b, nb);
   }
