@@ -93,6 +93,26 @@ void run_small_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int
   }
 }
 
+// The double filters' switch GPUKMEANS_DFILTER (read at each fit): 0, 1 or
+// 2, or -1 when unset (by shape).
+int dfilter_env_mode() {
+  const char *env = std::getenv("GPUKMEANS_DFILTER");
+  return env && env[0] >= '0' && env[0] <= '2' ? env[0] - '0' : -1;
+}
+// The largest |stored x| of D where the filters' bound holds (finite s^2
+// and absd, no exact distance overflowing: 2^-400 .. 2^400), else 0.
+double dfilter_range(const gk_cuda_data *D) {
+  double M = 0;
+  for (double v : D->maxabs) M = std::max(M, v);
+  return M >= std::ldexp(1.0, -400) && M <= std::ldexp(1.0, 400) ? M : 0.0;
+}
+// absd of the bound for an image of scale 2^-e: (d + 1) 2^-1074 s^2 and one
+// subnormal more.
+double dfilter_absd(int d, double scale) {
+  const int e = -std::ilogb(scale);
+  return std::ldexp(d + 1.0, -1074 - 2 * e) + 4.9406564584124654e-324;
+}
+
 // The small-d filter in double precision (detail/small_dfilter.cuh): by
 // shape, or as GPUKMEANS_DFILTER says (0 never, 1 or 2 wherever it is
 // sound: the tiled filter's switch), for data within the bound's range.
@@ -106,15 +126,12 @@ void run_small_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int
 bool small_df_by_shape(int k, int d) { return (double)k * (5.0 * d - 1.6) >= 800.0; }
 bool small_df_wanted(const gk_cuda_data *D, int k, Plan &plan) {
   if (D->single || D->d > 8) return false;
-  const char *env = std::getenv("GPUKMEANS_DFILTER");
-  const int mode = env && env[0] >= '0' && env[0] <= '2' ? env[0] - '0' : -1;
+  const int mode = dfilter_env_mode();
   if (mode == 0 || (mode < 0 && !small_df_by_shape(k, D->d))) return false;
-  double M = 0;
-  for (double v : D->maxabs) M = std::max(M, v);
-  if (!(M >= std::ldexp(1.0, -400) && M <= std::ldexp(1.0, 400))) return false;
+  const double M = dfilter_range(D);
+  if (M == 0) return false;
   plan.sdf_im = init::float_image(M, false, D->d_mean, D->d, false);
-  const int e = -std::ilogb(plan.sdf_im.scale);  // scale = 2^-e
-  plan.sdf_absd = std::ldexp(D->d + 1.0, -1074 - 2 * e) + 4.9406564584124654e-324;
+  plan.sdf_absd = dfilter_absd(D->d, plan.sdf_im.scale);
   return true;
 }
 
@@ -287,15 +304,12 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   D->df_used = 0;
   D->df_exact = D->df_iters = 0;
   if (D->single || plan.path != 1) return cudaSuccess;
-  const char *env = std::getenv("GPUKMEANS_DFILTER");
-  int mode = env && env[0] >= '0' && env[0] <= '2' ? env[0] - '0' : -1;
+  int mode = dfilter_env_mode();
   if (mode < 0) mode = k >= kDfMinK ? kDfDefault : 0;
   if (mode == 0) return cudaSuccess;
   const bool tc1 = mode == 2;
-  // the bound needs finite s^2 and absd, and no exact distance overflowing
-  double M = 0;
-  for (double v : D->maxabs) M = std::max(M, v);
-  if (!(M >= std::ldexp(1.0, -400) && M <= std::ldexp(1.0, 400))) return cudaSuccess;
+  const double M = dfilter_range(D);
+  if (M == 0) return cudaSuccess;
   const long long n = D->n;
   const int d = D->d;
   if (n > 0x7fffffffLL || d > 4096) return cudaSuccess;  // the list holds int rows; kappa stays small
@@ -370,8 +384,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   // products exact, the images' rounding in uprime)
   if (tc1) f.im = init::float_image(M, false, D->d_mean, d, true);
   f.im.kappa = (float)((8.0 * (2.0 * d + 8.0) + (tc1 ? 0.0 : 32.0)) * std::ldexp(1.0, -24));
-  const int e = -std::ilogb(f.im.scale);  // scale = 2^-e
-  f.absd = std::ldexp(d + 1.0, -1074 - 2 * e) + 4.9406564584124654e-324;
+  f.absd = dfilter_absd(d, f.im.scale);
   err = cudaMemsetAsync(f.tot, 0, 2 * sizeof(unsigned long long), s);
   if (err != cudaSuccess) return err;
   f.on = true;
