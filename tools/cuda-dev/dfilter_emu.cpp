@@ -10,20 +10,7 @@
 #include <random>
 #include <vector>
 #include <algorithm>
-#define __device__
-#define __forceinline__ inline
-#define __host__
-#define __global__
-static inline float __uint_as_float(unsigned u){float f;memcpy(&f,&u,4);return f;}
-static inline unsigned __float_as_uint(float f){unsigned u;memcpy(&u,&f,4);return u;}
-using std::sqrt; using std::fabs; using std::fmax;
-static inline float __fmaf_rd(float a,float b,float c){fesetround(FE_DOWNWARD);volatile float r=fmaf(a,b,c);fesetround(FE_TONEAREST);return r;}
-namespace gk{ namespace init{
-struct FloatImage{const double*shift;double scale;float uprime,bmax,kappa;double gamma;};
-}
-struct DFArgs{init::FloatImage im;double absd;const float*na;const float*nb;int*list;unsigned*cnt;unsigned long long*tot;};
-#include "df_certified.inc"
-}
+#include "df_certified_shim.h"
 using namespace gk;
 static float tf32(float a){unsigned u=__float_as_uint(a); u=(u+0x1000u)&~0x1fffu; return __uint_as_float(u);}
 int main(){
@@ -43,7 +30,7 @@ int main(){
     std::vector<float> cb(k*d), nb(k); float nbmax=0;
     for(int j=0;j<k;++j){float q=0; for(int t=0;t<d;++t){cb[j*d+t]=(float)((c[j*d+t]-mean[t])*s); if(tc) cb[j*d+t]=tf32(cb[j*d+t]); q=fmaf(cb[j*d+t],cb[j*d+t],q);} nb[j]=q; nbmax=std::max(nbmax,q);}
     unsigned cnt[3]={0,0,__float_as_uint(nbmax)};
-    DFArgs a{im, ldexp(d+1.0,-1074+2*e)+4.9406564584124654e-324,nullptr,nb.data(),nullptr,cnt,nullptr};
+    DFArgs a{im, ldexp(d+1.0,-1074+2*e)+4.9406564584124654e-324,cnt};
     for(int i=0;i<n;++i){
       std::vector<float> ai(d); float na=0; for(int t=0;t<d;++t){ai[t]=(float)((x[i*d+t]-mean[t])*s); if(tc) ai[t]=tf32(ai[t]); na=fmaf(ai[t],ai[t],na);}
       float wb=INFINITY, ws=INFINITY; int bi=-1;

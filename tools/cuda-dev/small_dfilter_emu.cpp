@@ -18,30 +18,8 @@
 #include <limits>
 #include <random>
 #include <vector>
-#define __device__
-#define __forceinline__ inline
-#define __host__
-#define __global__
-static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
-static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
-using std::fabs;
-using std::fmax;
-using std::sqrt;
-namespace gk {
-namespace init {
-struct FloatImage { const double *shift; double scale; float uprime, bmax, kappa; double gamma; };
-}
-struct DFArgs { init::FloatImage im; double absd; unsigned *cnt; };
-#include "df_certified.inc"
-}  // namespace gk
+#include "df_certified_shim.h"
 using namespace gk;
-
-static float fma_rd(float a, float b, float c) {
-  fesetround(FE_DOWNWARD);
-  volatile float r = fmaf(a, b, c);
-  fesetround(FE_TONEAREST);
-  return r;
-}
 
 struct Result { long long pts = 0, cert = 0, wrong = 0; };
 
@@ -80,7 +58,7 @@ static void run(const std::vector<double> &x, const std::vector<double> &c, int 
       s = fmaf(b[j], b[j], s);
     }
     for (int j = 0; j < d; ++j) m[(size_t)cc * d + j] = nan ? qnan : -2.0f * b[j];
-    q[cc] = nan ? qnan : fma_rd(-bd.kappa, s, s);
+    q[cc] = nan ? qnan : __fmaf_rd(-bd.kappa, s, s);
     nb[cc] = nan ? qnan : s;
     if (!nan && !far) nbmax = std::max(nbmax, s);
   }
@@ -103,7 +81,7 @@ static void run(const std::vector<double> &x, const std::vector<double> &c, int 
     for (int j = 0; j < d; ++j) { a[j] = (float)((xi[j] - mean[j]) * scale); na = fmaf(a[j], a[j], na); }
     auto w = [&](int cc) {
       float t = q[cc];
-      for (int j = 0; j < d; ++j) t = fma_rd(a[j], m[(size_t)cc * d + j], t);
+      for (int j = 0; j < d; ++j) t = __fmaf_rd(a[j], m[(size_t)cc * d + j], t);
       return t;
     };
     float b1 = INFINITY, b2 = INFINITY;

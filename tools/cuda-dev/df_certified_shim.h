@@ -1,0 +1,38 @@
+// df_certified_shim.h: the bound of src/cuda/detail/dfilter.cuh (DFBound ..
+// df_certified, extracted by the Makefile into build/df_certified.inc) on
+// the CPU, for dfilter_emu and small_dfilter_emu: the CUDA qualifiers and
+// intrinsics it uses, and the structs it reads.  Compile with
+// -ffp-contract=off -frounding-math.
+#ifndef GPUKMEANS_DF_CERTIFIED_SHIM_H
+#define GPUKMEANS_DF_CERTIFIED_SHIM_H
+
+#include <cfenv>
+#include <cmath>
+#include <cstring>
+
+#define __device__
+#define __forceinline__ inline
+#define __host__
+#define __global__
+static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+// fmaf rounded down (the device's __fmaf_rd)
+static inline float __fmaf_rd(float a, float b, float c) {
+  fesetround(FE_DOWNWARD);
+  volatile float r = fmaf(a, b, c);
+  fesetround(FE_TONEAREST);
+  return r;
+}
+using std::fabs;
+using std::fmax;
+using std::sqrt;
+
+namespace gk {
+namespace init {
+struct FloatImage { const double *shift; double scale; float uprime, bmax, kappa; double gamma; };
+}
+struct DFArgs { init::FloatImage im; double absd; unsigned *cnt; };  // (what df_bound reads)
+#include "df_certified.inc"
+}  // namespace gk
+
+#endif
