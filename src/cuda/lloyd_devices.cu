@@ -458,12 +458,11 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
   long long listed = 0, filtered = 0;
   int used = 0;
   for (Part &a : P) {
-    State hs;
-    GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
-    GK_CHECK(fetch(a, &hs, a.f.w.st, sizeof(State)), "reading the state");
-    if (hs.df_points) {  // the small-d filter (each of its iterations ran the part's rows)
-      listed += (long long)hs.df_exact;
-      filtered = std::max(filtered, (long long)(hs.df_points / (u64)a.D->n));
+    // the small-d filter's counts, in the state read after the last batch
+    // (each of its iterations ran the part's rows)
+    if (a.hs.df_points) {
+      listed += (long long)a.hs.df_exact;
+      filtered = std::max(filtered, (long long)(a.hs.df_points / (u64)a.D->n));
       used = 1;
     }
     if (!a.f.df.on) continue;
