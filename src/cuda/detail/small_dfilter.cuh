@@ -72,7 +72,7 @@ template <int DM> struct SmallDF {
           if (v != v) {
             nan = true;
           } else {
-            b[j] = init::image_value(v, j, im);
+            b[j] = __double2float_rn(__dsub_rn(v, im.shift[j]) * im.scale);  // (init::image_value; shift is set)
             far |= !(fabsf(b[j]) <= kBoxMax);
             nb = fmaf(b[j], b[j], nb);
           }
@@ -130,8 +130,19 @@ template <int DM> struct SmallDF {
         double bd = pos_inf<double>();
         int b = 0x7fffffff;
         for (int c = lane; c < k; c += 32) {
-          const double dd = exact_dist(xs, 1, d, 0, cen, k, c);  // (the point's row: xs)
-          if (dd < bd) { bd = dd; b = c; }                      // NaN never taken
+          // common.cuh's exact_dist, unrolled over DM: exact_dist's loop to
+          // a run-time d over this register row put it on the stack and took
+          // the kernel from 110 to 157 registers (C double 0.224 -> 0.283 ms
+          // an iteration, H100, 2026-11-26)
+          const double t0 = __dsub_rn(xs[0], __ldg(&cen[c]));
+          double dd = __dmul_rn(t0, t0);
+#pragma unroll
+          for (int j = 1; j < DM; ++j)
+            if (j < d) {
+              const double t = __dsub_rn(xs[j], __ldg(&cen[c + (size_t)k * j]));
+              dd = __dadd_rn(dd, __dmul_rn(t, t));
+            }
+          if (dd < bd) { bd = dd; b = c; }  // NaN never taken
         }
 #pragma unroll
         for (int off = 16; off; off >>= 1) {
@@ -166,7 +177,9 @@ template <int DM> struct SmallDF {
         na[r] = 0.f;
 #pragma unroll
         for (int j = 0; j < DM; ++j) {
-          a[r][j] = j < d ? init::image_value(xr[r][j], j, im) : 0.f;
+          // init::image_value without its test of a null shift (the means are
+          // always set here): that test cost this kernel 6 registers
+          a[r][j] = j < d ? __double2float_rn(__dsub_rn(xr[r][j], im.shift[j]) * im.scale) : 0.f;
           na[r] = fmaf(a[r][j], a[r][j], na[r]);
         }
         b1[r] = b2[r] = pos_inf<float>();
