@@ -954,6 +954,7 @@ struct TcEpiBase {
 
 // Single precision: dd = |c|^2 - 2 x.c, least (dd, index); NaN never chosen.
 struct TcArgmin : TcEpiBase {
+  static constexpr bool kZeroFirst = true;  // (tc_main_loop)
   float best[8];
   int bidx[8];
   __device__ __forceinline__ void reset() {
@@ -1045,6 +1046,9 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
 // went from 56.0 to 50.7 ms: H200, 2026-11-26.)
 template <bool Pair>
 struct TcFilterEpi : TcEpiBase {
+  // (tc_main_loop; the pair's tracking leaves no registers for a second
+  // copy of the chunk's products: 220 bytes of spills)
+  static constexpr bool kZeroFirst = !Pair;
   int k, d;
   const DFArgs *fa;
   float *rbs, *rb3;  // shared: kTcBM each (second lowest w, the lowest of the others)

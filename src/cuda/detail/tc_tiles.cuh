@@ -142,6 +142,61 @@ __device__ __forceinline__ void mma_tf32_u(float (&c)[4], const uint4 &a, const 
       : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y));
 }
 
+// c = A B (the accumulators' first product: no zeroing of c beforehand,
+// which took a select per accumulator and chunk).
+__device__ __forceinline__ void mma_tf32_z(float (&c)[4], const uint4 &a, const uint2 &b) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%10,%10,%10};\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y), "f"(0.0f));
+}
+
+// One chunk of 16 coordinates: acc (+)= the 3xTF32 products of the warp's
+// 64 points (sa) and 64 centers (sb).  First: the tile's first chunk, whose
+// first product of each accumulator starts it from zero.
+template <bool First>
+__device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa, const float *sb, int wm, int wn,
+                                         int lane) {
+#pragma unroll
+  for (int kk8 = 0; kk8 < 2; ++kk8) {
+    uint4 ah[4], al[4];
+#pragma unroll
+    for (int mt = 0; mt < 4; ++mt) {
+      const float4 v = *reinterpret_cast<const float4 *>(sa + (size_t)((wm * 4 + mt) * 2 + kk8) * 128 + lane * 4);
+      split_tf32_nonan(v.x, ah[mt].x, al[mt].x);
+      split_tf32_nonan(v.y, ah[mt].y, al[mt].y);
+      split_tf32_nonan(v.z, ah[mt].z, al[mt].z);
+      split_tf32_nonan(v.w, ah[mt].w, al[mt].w);
+    }
+#pragma unroll
+    for (int np = 0; np < 8; np += 2) {
+      uint2 bh[2], bl[2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const float2 v = *reinterpret_cast<const float2 *>(sb + (size_t)((wn * 8 + np + j) * 2 + kk8) * 64 + lane * 2);
+        split_tf32_nonan(v.x, bh[j].x, bl[j].x);
+        split_tf32_nonan(v.y, bh[j].y, bl[j].y);
+      }
+      // the three products of an accumulator 8 mma apart (independent in between)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) {
+          if (First && kk8 == 0) mma_tf32_z(acc[mt][np + j], al[mt], bh[j]);
+          else mma_tf32_u(acc[mt][np + j], al[mt], bh[j]);
+        }
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) mma_tf32_u(acc[mt][np + j], ah[mt], bl[j]);
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int mt = 0; mt < 4; ++mt) mma_tf32_u(acc[mt][np + j], ah[mt], bh[j]);
+    }
+  }
+}
+
 // The main loop of one block, over the point tiles blockIdx.x,
 // blockIdx.x + gridDim.x, ... of ntiles (a persistent grid: the copies of a
 // tile's first chunks overlap the previous tile's last products): for every
@@ -150,7 +205,9 @@ __device__ __forceinline__ void mma_tf32_u(float (&c)[4], const uint4 &a, const 
 // centers, nct tiles, their norms after them), then epi.tile(acc, c0,
 // norms); after a point tile's last center tile, epi.finish(bt, labels, na)
 // (which every thread calls: it may hold barriers).  The norms, labels and
-// na passed are the tiles' own, in shared memory.  smem: kTcSmem bytes of
+// na passed are the tiles' own, in shared memory.  Epi::kZeroFirst: the
+// tile's first chunk starts the accumulators by its products (tc_chunk<true>)
+// rather than zeroing them first.  smem: kTcSmem bytes of
 // dynamic shared memory.
 template <class Epi>
 __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const float *__restrict__ cp, int d,
@@ -160,24 +217,27 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
   const int K16 = tc_k16(d), per_tile = K16 * nct;
   const long long mine = ntiles > blockIdx.x ? (ntiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
   const long long nq = mine * per_tile;
-  auto load = [&](long long q) {
-    if (q < nq) {
-      const long long bt = blockIdx.x + (q / per_tile) * (long long)gridDim.x;
-      const int r = (int)(q % per_tile), ct = r / K16, k16 = r - ct * K16;
-      const float4 *ga = reinterpret_cast<const float4 *>(xp + ((size_t)bt * K16 + k16) * kTcChunk);
-      const float4 *gb = reinterpret_cast<const float4 *>(cp + ((size_t)ct * K16 + k16) * kTcChunk);
-      float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)(q % kTcStages) * kTcStage);
+  // The block's chunk lq to load is chunk lk16 of point tile lbt and center
+  // tile lct (counters, not divisions: a 64-bit division a chunk was a
+  // tenth of D's instructions).
+  long long lbt = blockIdx.x;
+  int lct = 0, lk16 = 0;
+  auto load = [&](long long lq) {
+    if (lq < nq) {
+      const float4 *ga = reinterpret_cast<const float4 *>(xp + ((size_t)lbt * K16 + lk16) * kTcChunk);
+      const float4 *gb = reinterpret_cast<const float4 *>(cp + ((size_t)lct * K16 + lk16) * kTcChunk);
+      float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)(lq % kTcStages) * kTcStage);
       float4 *sb = sa + kTcChunk / 4, *sr = sb + kTcChunk / 4;
 #pragma unroll
       for (int e = tid; e < kTcChunk / 4; e += kTcThreads) {
         cp_async16(sa + e, ga + e);
         cp_async16(sb + e, gb + e);
       }
-      if (k16 == K16 - 1 && tid < kTcBN / 4)  // the center tile's norms
-        cp_async16(sr + tid, cp + (size_t)nct * K16 * kTcChunk + (size_t)ct * kTcBN + 4 * tid);
-      if (k16 == K16 - 1 && ct == nct - 1 && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
+      if (lk16 == K16 - 1 && tid < kTcBN / 4)  // the center tile's norms
+        cp_async16(sr + tid, cp + (size_t)nct * K16 * kTcChunk + (size_t)lct * kTcBN + 4 * tid);
+      if (lk16 == K16 - 1 && lct == nct - 1 && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
         const int e = tid - 32, part = e >> 5, u = e & 31;
-        const long long i = bt * kTcBM + 4 * u;
+        const long long i = lbt * kTcBM + 4 * u;
         const float *src = part ? rows.na : reinterpret_cast<const float *>(rows.labels);
         float4 *dst = sr + 32 * (1 + part) + u;
         if (i + 4 <= rows.n) {
@@ -185,6 +245,13 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
         } else {  // the last tile's end: rows up to n, zeros after (nothing read past n)
 #pragma unroll
           for (int q = 0; q < 4; ++q) cp_async4(reinterpret_cast<float *>(dst) + q, src + (i + q < rows.n ? i + q : 0), i + q < rows.n);
+        }
+      }
+      if (++lk16 == K16) {
+        lk16 = 0;
+        if (++lct == nct) {
+          lct = 0;
+          lbt += gridDim.x;
         }
       }
     }
@@ -196,53 +263,22 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
   int k16 = 0, ct = 0;
   long long bt = blockIdx.x;
   for (long long q = 0; q < nq; ++q) {
-    if (k16 == 0) {
-#pragma unroll
-      for (int mt = 0; mt < 4; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
-    }
     cp_async_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
     __syncthreads();           // ... for every thread's; and chunk q - 1's buffer is free
     load(q + kTcStages - 1);
     const float *sa = smem + (size_t)(q % kTcStages) * kTcStage, *sb = sa + kTcChunk, *sr = sb + kTcChunk;
+    if (Epi::kZeroFirst && k16 == 0) {
+      tc_chunk<true>(acc, sa, sb, wm, wn, lane);
+    } else {
+      if (k16 == 0) {
 #pragma unroll
-    for (int kk8 = 0; kk8 < 2; ++kk8) {
-      uint4 ah[4], al[4];
+        for (int mt = 0; mt < 4; ++mt)
 #pragma unroll
-      for (int mt = 0; mt < 4; ++mt) {
-        const float4 v = *reinterpret_cast<const float4 *>(sa + (size_t)((wm * 4 + mt) * 2 + kk8) * 128 + lane * 4);
-        split_tf32(v.x, ah[mt].x, al[mt].x);
-        split_tf32(v.y, ah[mt].y, al[mt].y);
-        split_tf32(v.z, ah[mt].z, al[mt].z);
-        split_tf32(v.w, ah[mt].w, al[mt].w);
+          for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
       }
-#pragma unroll
-      for (int np = 0; np < 8; np += 2) {
-        uint2 bh[2], bl[2];
-#pragma unroll
-        for (int j = 0; j < 2; ++j) {
-          const float2 v =
-              *reinterpret_cast<const float2 *>(sb + (size_t)((wn * 8 + np + j) * 2 + kk8) * 64 + lane * 2);
-          split_tf32(v.x, bh[j].x, bl[j].x);
-          split_tf32(v.y, bh[j].y, bl[j].y);
-        }
-        // the three products of an accumulator 8 mma apart (independent in between)
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int mt = 0; mt < 4; ++mt) mma_tf32_u(acc[mt][np + j], al[mt], bh[j]);
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int mt = 0; mt < 4; ++mt) mma_tf32_u(acc[mt][np + j], ah[mt], bl[j]);
-#pragma unroll
-        for (int j = 0; j < 2; ++j)
-#pragma unroll
-          for (int mt = 0; mt < 4; ++mt) mma_tf32_u(acc[mt][np + j], ah[mt], bh[j]);
-      }
+      tc_chunk<false>(acc, sa, sb, wm, wn, lane);
     }
     if (++k16 == K16) {
       k16 = 0;

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Before/after on one card: builds kbench and harness from the working tree
+# (new) and from a copy with the headers of tools/cuda-dev/old_hdr (old),
+# then D and E per kernel (kbench) and A-E whole iterations (harness bench).
+#   OUT=... sh tools/cuda-dev/ab_run.sh [check]
+OUT=${OUT:-/tmp/gk-out}; mkdir -p "$OUT"
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+rm -rf /tmp/ab_old && mkdir -p /tmp/ab_old && cp -r "$ROOT/src" "$ROOT/tools" /tmp/ab_old/
+cp "$ROOT"/tools/cuda-dev/old_hdr/*.cuh /tmp/ab_old/src/cuda/detail/
+(cd "$ROOT/tools/cuda-dev" && make -j16 kbench harness > "$OUT/build_new.log" 2>&1) || { tail -20 "$OUT/build_new.log"; exit 1; }
+(cd /tmp/ab_old/tools/cuda-dev && rm -rf build kbench harness && make -j16 kbench harness > "$OUT/build_old.log" 2>&1) || { tail -20 "$OUT/build_old.log"; exit 1; }
+N="$ROOT/tools/cuda-dev"; O=/tmp/ab_old/tools/cuda-dev
+nvidia-smi --query-gpu=name --format=csv,noheader
+for r in 1 2; do for a in "10000000 16 256 1" "1000000 128 4096 1" "1000000 32 1024 1"; do
+  echo "== $a old"; $O/kbench $a | grep -E "labels only"
+  echo "== $a new"; $N/kbench $a | grep -E "labels only"
+done; done
+for v in O N; do eval dir=\$$v; echo "== harness bench $v"; (cd $dir && ./harness bench 2>&1 | tail -12); done
+if [ "$1" = check ]; then (cd "$N" && ./harness tcpack 2>&1 | tail -3; ./harness dfilter 2>&1 | tail -3); fi
