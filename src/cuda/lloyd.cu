@@ -239,6 +239,9 @@ int interrupted(char *err, size_t errlen) {
 template <typename Size, typename Launch, typename After>
 int run_batches(const Fit &f, Size size, const gk_cuda_callbacks *cb, State *hs, Launch launch, After after,
                 char *err, size_t errlen, bool read_last = true) {
+  // an interrupt that came before the first batch (a fit of one batch,
+  // left running, would otherwise never poll)
+  if (cb && cb->interrupt && cb->interrupt(cb->ctx)) return interrupted(err, errlen);
   int launched = 0;
   while (launched < f.max_iter) {
     const int b = std::min(size(), f.max_iter - launched);

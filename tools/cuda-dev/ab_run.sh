@@ -11,9 +11,13 @@ cp "$ROOT"/tools/cuda-dev/old_hdr/*.cuh /tmp/ab_old/src/cuda/detail/
 (cd /tmp/ab_old/tools/cuda-dev && rm -rf build kbench harness && make -j16 kbench harness > "$OUT/build_old.log" 2>&1) || { tail -20 "$OUT/build_old.log"; exit 1; }
 N="$ROOT/tools/cuda-dev"; O=/tmp/ab_old/tools/cuda-dev
 nvidia-smi --query-gpu=name --format=csv,noheader
-for r in 1 2; do for a in "10000000 16 256 1" "1000000 128 4096 1" "1000000 32 1024 1"; do
-  echo "== $a old"; $O/kbench $a | grep -E "labels only"
-  echo "== $a new"; $N/kbench $a | grep -E "labels only"
+# KB_ARGS: kbench argument sets, one a line; KB_PAT: the lines of its output to show
+KB_ARGS=${KB_ARGS:-"10000000 16 256 1
+1000000 128 4096 1
+1000000 32 1024 1"}
+for r in 1 2; do echo "$KB_ARGS" | while read -r a; do
+  echo "== $a old"; $O/kbench $a | grep -E "${KB_PAT:-labels only}"
+  echo "== $a new"; $N/kbench $a | grep -E "${KB_PAT:-labels only}"
 done; done
 for v in O N; do eval dir=\$$v; echo "== harness bench $v"; (cd $dir && ./harness bench 2>&1 | tail -12); done
-if [ "$1" = check ]; then (cd "$N" && ./harness tcpack 2>&1 | tail -3; ./harness dfilter 2>&1 | tail -3); fi
+if [ "$1" = check ]; then (cd "$N" && ./harness tcpack 2>&1 | tail -3; ./harness dfilter 2>&1 | tail -3; timeout 240 ./harness test 2>&1 | grep -E "FAIL|tests:" | tail -8); fi
