@@ -271,7 +271,8 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
   } else {
     if (plan.tc_x && ((uintptr_t)labels & 15) == 0) {  // (the kernel stages labels by 16 B)
       const int kp = tc_kp(k);
-      k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f, plan.tc_cen, st, max_iter);
+      k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f, true, plan.tc_cen, st,
+                                                 max_iter);
       k_assign_tc<<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels, st, max_iter);
     } else if (D->single && D->d > 8 && plan.tf32)
       k_assign_tf32<<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d, (const float *)cen, k,
@@ -415,7 +416,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   if (f.tc1) {
     k_assign_tf32_filter<<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
   } else {  // the image's packed tiles, 3xTF32
-    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, f.cpk, st, max_iter);
+    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, false, f.cpk, st, max_iter);
     if (f.pair)
       k_assign_tc_filter<true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k,
                                                                                            labels, st, max_iter, a);

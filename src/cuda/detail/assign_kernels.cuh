@@ -954,7 +954,7 @@ struct TcEpiBase {
 
 // Single precision: dd = |c|^2 - 2 x.c, least (dd, index); NaN never chosen.
 struct TcArgmin : TcEpiBase {
-  static constexpr bool kZeroFirst = true;  // (tc_main_loop)
+  static constexpr bool kZeroFirst = true, kSplitB = true;  // (tc_main_loop)
   float best[8];
   int bidx[8];
   __device__ __forceinline__ void reset() {
@@ -1047,8 +1047,9 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
 template <bool Pair>
 struct TcFilterEpi : TcEpiBase {
   // (tc_main_loop; the pair's tracking leaves no registers for a second
-  // copy of the chunk's products: 220 bytes of spills)
-  static constexpr bool kZeroFirst = !Pair;
+  // copy of the chunk's products: 220 bytes of spills; nor either filter
+  // for split centers, see tc_tiles.cuh)
+  static constexpr bool kZeroFirst = !Pair, kSplitB = false;
   int k, d;
   const DFArgs *fa;
   float *rbs, *rb3;  // shared: kTcBM each (second lowest w, the lowest of the others)

@@ -11,9 +11,14 @@
 //     bytes a thread and copy), four stages in flight;
 //   - a lane reads its A fragment with one 16-byte and its B fragment with
 //     one 8-byte shared load, without bank conflicts.
-// Each value is split (hi = tf32(a), lo = a - hi) in registers after the
-// load: splitting once at packing time would double the bytes every tile
-// moves from L2, which bounds the kernel at high d.
+// The points' values are split (hi = tf32(a), lo = a - hi) in registers
+// after the load: splitting x once at packing time would double its copy
+// and the bytes every tile moves from L2.  For the single-precision kernel
+// the centers, packed again each iteration, come split (their chunk twice
+// the size): three instructions a value fewer in a loop bound by its issue
+// more than by L2 (E 16.4 -> 15.0 ms on an H100).  The filter's epilogue
+// leaves no registers for it (spills: E 21.4 -> 23.3 ms), so its centers
+// come whole and are split in registers.
 //
 // Block: 128 points x 128 centers, 4 warps as 2 (points) x 2 (centers), each
 // 64 x 64: acc[mt][nt] for the 16-point group mt (0..3) and the 8-center
@@ -24,10 +29,12 @@
 // floats): [m16: 8][kk8: 2][lane: 32][slot: 4], slot s of lane
 // 4g + t holding point 16 m16 + g + 8 (s & 1), coordinate
 // 16 k16 + 8 kk8 + t + 4 (s >> 1) (rows beyond n: zero).
-// Packed centers, per tile ct of 128 centers and chunk k16 (2048 floats):
-// [n8: 16][kk8: 2][lane: 32][slot: 2], slot e of lane 4g + t holding
-// center 128 ct + 8 n8 + g, coordinate 16 k16 + 8 kk8 + t + 4 e (centers
-// beyond k: NaN, never chosen).  Their norms (one float a center) follow.
+// Packed centers, per tile ct of 128 centers and chunk k16 (2048 floats,
+// split: 4096): [n8: 16][kk8: 2][lane: 32][slot: 2], slot e of lane 4g + t
+// holding center 128 ct + 8 n8 + g, coordinate 16 k16 + 8 kk8 + t + 4 e
+// (centers beyond k: NaN, never chosen); split, [slot: 4] with the TF32
+// split (hi, lo) of that value in slots e and 2 + e.  Their norms (one
+// float a center) follow.
 #ifndef GPUKMEANS_DETAIL_TC_TILES_CUH
 #define GPUKMEANS_DETAIL_TC_TILES_CUH
 
@@ -37,20 +44,31 @@
 
 namespace gk {
 
-constexpr int kTcBM = 128, kTcBN = 128, kTcThreads = 128, kTcStages = 4;
+#ifndef GK_TC_STAGES
+#define GK_TC_STAGES 3
+#endif
+constexpr int kTcBM = 128, kTcBN = 128, kTcThreads = 128, kTcStages = GK_TC_STAGES;
 constexpr int kTcChunk = 2048;  // floats of one tile's chunk of 16 coordinates (either operand)
+// ... of a center tile's, split (hi and lo) or not
+__host__ __device__ constexpr int tc_chunk_b(bool split) { return split ? 2 * kTcChunk : kTcChunk; }
 // A stage of the pipeline: the points' chunk, the centers' chunk, then (on
 // the last chunk of a center tile) the tile's norms, and (on the last chunk
 // of a point tile) the tile's rows' labels and norms (the epilogues' reads).
-constexpr int kTcStage = 2 * kTcChunk + 3 * kTcBM;
-constexpr size_t kTcSmem = (size_t)kTcStages * kTcStage * sizeof(float);  // 70 KB
+// (room for the split centers; 3 stages, 78 KB: two blocks an SM on sm_80
+// and sm_90, one on sm_86 / sm_89, as the 4 stages of whole centers (70 KB)
+// before.  4 stages of split ones (104 KB) gave E 1% more on an H100, but
+// would leave one block an SM on an A100.  The stage of a chunk is counted,
+// not taken modulo 3 of a 64-bit index: E 15.0 -> 13.8 ms.)
+constexpr int kTcStage = kTcChunk + tc_chunk_b(true) + 3 * kTcBM;
+constexpr size_t kTcSmem = (size_t)kTcStages * kTcStage * sizeof(float);
 
 __host__ __device__ constexpr int tc_k16(int d) { return (d + 15) / 16; }
 __host__ __device__ constexpr int tc_kp(int k) { return (k + kTcBN - 1) / kTcBN * kTcBN; }
-// floats of the packed points / centers (the centers' norms included)
+// floats of the packed points / centers (the centers' norms included; room
+// for split centers)
 inline size_t tc_points_floats(long long n, int d) { return (size_t)((n + kTcBM - 1) / kTcBM) * tc_k16(d) * kTcChunk; }
 inline size_t tc_centers_floats(int k, int d) {
-  return (size_t)(tc_kp(k) / kTcBN) * tc_k16(d) * kTcChunk + tc_kp(k);
+  return (size_t)(tc_kp(k) / kTcBN) * tc_k16(d) * tc_chunk_b(true) + tc_kp(k);
 }
 
 // The packed points from a source src(i, j) (the stored float x, or the
@@ -92,9 +110,9 @@ struct TcImageSource {  // the double filter: x's float image (init_bound.cuh)
 // The packed centers from column-major floats cen (leading dimension ld;
 // centers k..kp-1 NaN) and their norms |c|^2 (fmaf in coordinate order),
 // stored as q, or rounded down to q (1 - kappa) when kappa > 0 (the
-// filter's w).  One thread a center.
+// filter's w); split or not (the layouts above).  One thread a center.
 static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, int k, int kp, int d, float kappa,
-                                         float *__restrict__ out, const State *st, int max_iter) {
+                                         bool split, float *__restrict__ out, const State *st, int max_iter) {
   if (fit_finished(st, max_iter)) return;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= kp) return;
@@ -105,9 +123,17 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
     if (j < d) v = c < k ? cen[c + (size_t)ld * j] : quiet_nan<float>();
     if (j < d) q = fmaf(v, v, q);
     const int k16 = j >> 4, kk8 = (j >> 3) & 1, jj = j & 7, t = jj & 3, e = jj >> 2;
-    out[((((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8) * 64 + (size_t)(4 * g + t) * 2 + e] = v;
+    const size_t f = (((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8;  // the fragment
+    if (split) {
+      unsigned int hi, lo;
+      split_tf32_nonan(v, hi, lo);
+      out[f * 128 + (size_t)(4 * g + t) * 4 + e] = __uint_as_float(hi);
+      out[f * 128 + (size_t)(4 * g + t) * 4 + 2 + e] = __uint_as_float(lo);
+    } else {
+      out[f * 64 + (size_t)(4 * g + t) * 2 + e] = v;
+    }
   }
-  float *norms = out + (size_t)(kp / kTcBN) * K16 * kTcChunk;
+  float *norms = out + (size_t)(kp / kTcBN) * K16 * tc_chunk_b(split);
   norms[c] = kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
 }
 
@@ -152,9 +178,9 @@ __device__ __forceinline__ void mma_tf32_z(float (&c)[4], const uint4 &a, const 
 }
 
 // One chunk of 16 coordinates: acc (+)= the 3xTF32 products of the warp's
-// 64 points (sa) and 64 centers (sb).  First: the tile's first chunk, whose
-// first product of each accumulator starts it from zero.
-template <bool First>
+// 64 points (sa) and 64 centers (sb, split or not).  First: the tile's
+// first chunk, whose first product of each accumulator starts it from zero.
+template <bool First, bool SplitB>
 __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa, const float *sb, int wm, int wn,
                                          int lane) {
 #pragma unroll
@@ -173,9 +199,15 @@ __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa,
       uint2 bh[2], bl[2];
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
-        const float2 v = *reinterpret_cast<const float2 *>(sb + (size_t)((wn * 8 + np + j) * 2 + kk8) * 64 + lane * 2);
-        split_tf32_nonan(v.x, bh[j].x, bl[j].x);
-        split_tf32_nonan(v.y, bh[j].y, bl[j].y);
+        if (SplitB) {  // (hi, lo as packed)
+          const uint4 v = *reinterpret_cast<const uint4 *>(sb + (size_t)((wn * 8 + np + j) * 2 + kk8) * 128 + lane * 4);
+          bh[j] = make_uint2(v.x, v.y);
+          bl[j] = make_uint2(v.z, v.w);
+        } else {
+          const float2 v = *reinterpret_cast<const float2 *>(sb + (size_t)((wn * 8 + np + j) * 2 + kk8) * 64 + lane * 2);
+          split_tf32_nonan(v.x, bh[j].x, bl[j].x);
+          split_tf32_nonan(v.y, bh[j].y, bl[j].y);
+        }
       }
       // the three products of an accumulator 8 mma apart (independent in between)
 #pragma unroll
@@ -207,7 +239,8 @@ __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa,
 // (which every thread calls: it may hold barriers).  The norms, labels and
 // na passed are the tiles' own, in shared memory.  Epi::kZeroFirst: the
 // tile's first chunk starts the accumulators by its products (tc_chunk<true>)
-// rather than zeroing them first.  smem: kTcSmem bytes of
+// rather than zeroing them first; Epi::kSplitB: cp holds split centers.
+// smem: kTcSmem bytes of
 // dynamic shared memory.
 template <class Epi>
 __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const float *__restrict__ cp, int d,
@@ -215,26 +248,26 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp & 1, wn = warp >> 1;
   const int K16 = tc_k16(d), per_tile = K16 * nct;
+  constexpr int kChunkB = tc_chunk_b(Epi::kSplitB);
   const long long mine = ntiles > blockIdx.x ? (ntiles - 1 - blockIdx.x) / gridDim.x + 1 : 0;
   const long long nq = mine * per_tile;
   // The block's chunk lq to load is chunk lk16 of point tile lbt and center
   // tile lct (counters, not divisions: a 64-bit division a chunk was a
   // tenth of D's instructions).
   long long lbt = blockIdx.x;
-  int lct = 0, lk16 = 0;
+  int lct = 0, lk16 = 0, lst = 0;  // (lst: lq's stage, lq % kTcStages)
   auto load = [&](long long lq) {
     if (lq < nq) {
       const float4 *ga = reinterpret_cast<const float4 *>(xp + ((size_t)lbt * K16 + lk16) * kTcChunk);
-      const float4 *gb = reinterpret_cast<const float4 *>(cp + ((size_t)lct * K16 + lk16) * kTcChunk);
-      float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)(lq % kTcStages) * kTcStage);
-      float4 *sb = sa + kTcChunk / 4, *sr = sb + kTcChunk / 4;
+      const float4 *gb = reinterpret_cast<const float4 *>(cp + ((size_t)lct * K16 + lk16) * kChunkB);
+      float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)lst * kTcStage);
+      float4 *sb = sa + kTcChunk / 4, *sr = sb + kChunkB / 4;
 #pragma unroll
-      for (int e = tid; e < kTcChunk / 4; e += kTcThreads) {
-        cp_async16(sa + e, ga + e);
-        cp_async16(sb + e, gb + e);
-      }
+      for (int e = tid; e < kTcChunk / 4; e += kTcThreads) cp_async16(sa + e, ga + e);
+#pragma unroll
+      for (int e = tid; e < kChunkB / 4; e += kTcThreads) cp_async16(sb + e, gb + e);
       if (lk16 == K16 - 1 && tid < kTcBN / 4)  // the center tile's norms
-        cp_async16(sr + tid, cp + (size_t)nct * K16 * kTcChunk + (size_t)lct * kTcBN + 4 * tid);
+        cp_async16(sr + tid, cp + (size_t)nct * K16 * kChunkB + (size_t)lct * kTcBN + 4 * tid);
       if (lk16 == K16 - 1 && lct == nct - 1 && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
         const int e = tid - 32, part = e >> 5, u = e & 31;
         const long long i = lbt * kTcBM + 4 * u;
@@ -255,20 +288,22 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
         }
       }
     }
+    if (++lst == kTcStages) lst = 0;
     cp_async_commit();  // (an empty group past the end keeps the counting uniform)
   };
 #pragma unroll
   for (int q = 0; q < kTcStages - 1; ++q) load(q);
   float acc[4][8][4];
-  int k16 = 0, ct = 0;
+  int k16 = 0, ct = 0, stg = 0;  // (stg: q's stage)
   long long bt = blockIdx.x;
   for (long long q = 0; q < nq; ++q) {
     cp_async_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
     __syncthreads();           // ... for every thread's; and chunk q - 1's buffer is free
     load(q + kTcStages - 1);
-    const float *sa = smem + (size_t)(q % kTcStages) * kTcStage, *sb = sa + kTcChunk, *sr = sb + kTcChunk;
+    const float *sa = smem + (size_t)stg * kTcStage, *sb = sa + kTcChunk, *sr = sb + kChunkB;
+    if (++stg == kTcStages) stg = 0;
     if (Epi::kZeroFirst && k16 == 0) {
-      tc_chunk<true>(acc, sa, sb, wm, wn, lane);
+      tc_chunk<true, Epi::kSplitB>(acc, sa, sb, wm, wn, lane);
     } else {
       if (k16 == 0) {
 #pragma unroll
@@ -278,7 +313,7 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.f;
       }
-      tc_chunk<false>(acc, sa, sb, wm, wn, lane);
+      tc_chunk<false, Epi::kSplitB>(acc, sa, sb, wm, wn, lane);
     }
     if (++k16 == K16) {
       k16 = 0;
