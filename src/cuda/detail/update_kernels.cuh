@@ -11,6 +11,10 @@
 
 #include "common.cuh"
 
+#ifndef GK_ACC_POINTS
+#define GK_ACC_POINTS 8  // (k_accumulate's U; a macro for tools/cuda-dev/ab_run.sh's V3_FLAGS)
+#endif
+
 namespace gk {
 namespace {
 
@@ -40,8 +44,9 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
   const long long end = min(n, beg + per);
   // U points a thread a step, their loads issued before their atomics: with
   // one point a step, E's sums (1e6 x 128, k = 4096: two blocks an SM for
-  // the shared counters) waited on each load in turn (2.2 ms).
-  constexpr int U = 4;
+  // the shared counters) waited on each load in turn (H100: 2.18 ms; 4
+  // points 1.02, 8 points (and the grid rounded down) 0.74).
+  constexpr int U = GK_ACC_POINTS;
   const long long step = (long long)U * blockDim.x;
   int since = 0;
   for (long long b0 = beg; b0 < end; b0 += step) {  // uniform trip count
