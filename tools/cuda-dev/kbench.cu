@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "detail/engine.hpp"
+#include "detail/tc_tiles.cuh"
 
 using namespace gk;
 
@@ -68,6 +69,12 @@ int main(int argc, char **argv) {
     tm(q.tf32 ? "assign TF32 (alternative)" : "assign SIMT (alternative)",
        [&] { OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
     OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0));
+  }
+  if (pa.tc_x && single) {
+    const int kp = tc_kp(k);
+    tm("pack centers (in assign)", [&] {
+      k_tc_pack_centers<<<kp / 128, 128>>>(cen_f, k, k, kp, d, 0.f, true, pa.tc_cen, st, 1000);
+    });
   }
   if (p.path == 0)
     tm("assign+sums (fused)", [&] { OK(launch_assign(D, p, cen, k, labels, st, 1000, true, acc, counts, D->d_scale, 0)); });
