@@ -569,7 +569,9 @@ static void run_bench() {
                {"D", 10000000, 16, 256, 2.0, 4.0},
                {"E", 1000000, 128, 4096, 20, 40}};
   printf("\n%-3s %-6s %9s %4s %5s %6s %11s %8s %s\n", "id", "prec", "n", "d", "k", "iters", "ms/iter", "goal", "upload_ms");
+  const char *only = getenv("GK_BENCH_ONLY");  // (problem ids to run, say "DE")
   for (auto &p : probs) {
+    if (only && !strchr(only, p.id[0])) continue;
     auto x = uniform(p.n, p.d, 2024 + p.k);
     auto c0 = init_centers(x, p.n, p.d, p.k);
     std::vector<int> ref_cl;
@@ -628,7 +630,9 @@ static void run_dbench() {
   struct P { const char *id; long long n; int d, k; };
   P probs[] = {{"D", 10000000, 16, 256}, {"E", 1000000, 128, 4096}};
   printf("\n%-3s %-7s %-6s %6s %11s  %s\n", "id", "kernel", "bounds", "iters", "ms/iter", "filter");
+  const char *only = getenv("GK_BENCH_ONLY");  // (problem ids to run, say "DE")
   for (auto &p : probs) {
+    if (only && !strchr(only, p.id[0])) continue;
     auto x = uniform(p.n, p.d, 2024 + p.k);
     auto c0 = init_centers(x, p.n, p.d, p.k);
     for (int bounds = 0; bounds <= 1; ++bounds) {
@@ -699,7 +703,9 @@ static void run_seq() {
   printf("\nseq: ms per call, median of 6 (first run in brackets)\n");
   printf("%-3s %-6s %8s %8s %8s %8s %8s %8s | %8s %8s %8s\n", "id", "prec", "getdev", "upload", "totss", "lloyd",
          "free", "total", "compute", "download", "ms_upl");
+  const char *only = getenv("GK_BENCH_ONLY");  // (problem ids to run, say "DE")
   for (auto &p : probs) {
+    if (only && !strchr(only, p.id[0])) continue;
     auto x = uniform(p.n, p.d, 2024 + p.k);
     auto c0 = init_centers(x, p.n, p.d, p.k);
     std::vector<int> cl(p.n), sz(p.k);
