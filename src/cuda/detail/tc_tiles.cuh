@@ -56,8 +56,8 @@ __host__ __device__ constexpr int tc_chunk_b(bool split) { return split ? 2 * kT
 // of a point tile) the tile's rows' labels and norms (the epilogues' reads).
 // (room for the split centers; 3 stages, 78 KB: two blocks an SM on sm_80
 // and sm_90, one on sm_86 / sm_89, as the 4 stages of whole centers (70 KB)
-// before.  4 stages of split ones (104 KB) gave E 1% more on an H100, but
-// would leave one block an SM on an A100.  The stage of a chunk is counted,
+// before.  4 stages of split ones (104 KB) gave the same times on an H100
+// (E 13.9 ms either way), and would leave one block an SM on an A100.  The stage of a chunk is counted,
 // not taken modulo 3 of a 64-bit index: E 15.0 -> 13.8 ms.)
 constexpr int kTcStage = kTcChunk + tc_chunk_b(true) + 3 * kTcBM;
 constexpr size_t kTcSmem = (size_t)kTcStages * kTcStage * sizeof(float);
