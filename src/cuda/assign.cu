@@ -432,7 +432,10 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   const size_t smem = (size_t)P * D->d * sizeof(double);
   const unsigned int grid = (unsigned int)std::max(1, D->sms * 8);
   const unsigned int *rest_count = f.cnt + 3;
-  if (P == 16)
+  if (P == 16 && k <= 64 * kDfNarrowCenters)  // (blocks of 64 threads, a few centers each)
+    k_df_exact<16, 4, 64><<<2 * grid, 64, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count,
+                                                       true);
+  else if (P == 16)
     k_df_exact<16, 1><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count, true);
   else if (P == 8)
     k_df_exact<8, 1><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count, true);

@@ -678,15 +678,20 @@ static void run_dbench() {
 static void run_dprof() {
   struct P { long long n; int d, k; };
   P probs[] = {{10000000, 16, 256}, {1000000, 128, 4096}};
+  const bool blob = getenv("GK_DPROF_BLOBS") != nullptr;  // (blobs of k clusters: many points listed)
   for (auto &p : probs) {
-    auto x = uniform(p.n, p.d, 2024 + p.k);
+    auto x = blob ? blobs(p.n, p.d, p.k, 2024 + p.k) : uniform(p.n, p.d, 2024 + p.k);
     auto c0 = init_centers(x, p.n, p.d, p.k);
     Fitter F(x, p.n, p.d, 0, 1);
     for (int filt = 0; filt <= 2; ++filt) {
       char v[2] = {(char)('0' + filt), 0};
       setenv("GPUKMEANS_DFILTER", v, 1);
       Result r = F.fit(p.k, c0, 3);
-      printf("dprof n=%lld d=%d k=%d mode %d: status %d, %.3f ms\n", p.n, p.d, p.k, filt, r.status, r.info.ms_compute);
+      int64_t ex = 0, it = 0;
+      int used = 0;
+      gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+      printf("dprof%s n=%lld d=%d k=%d mode %d: status %d, %.3f ms, exact share %.4f\n", blob ? " blobs" : "", p.n, p.d,
+             p.k, filt, r.status, r.info.ms_compute, it ? (double)ex / ((double)it * p.n) : 0.0);
     }
   }
   unsetenv("GPUKMEANS_DFILTER");

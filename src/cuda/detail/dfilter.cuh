@@ -255,6 +255,7 @@ static __global__ void k_df_pair(const double *__restrict__ x, long long n, int 
 // center value read serves P points, and few points still occupy the
 // device.
 constexpr int kDfExactThreads = 256;
+constexpr int kDfNarrowCenters = 8;  // k up to 64 times this: blocks of 64 threads (k_df_exact)
 constexpr size_t kDfExactSmem = 48 * 1024;  // the P points' rows (doubles): at most this
 
 // The points a block takes (P) for d columns: as many as their rows leave
@@ -272,18 +273,21 @@ __device__ __forceinline__ void df_take(double od, int oi, double &bd, int &bi) 
   if (od < bd || (od == bd && oi < bi)) { bd = od; bi = oi; }
 }
 
-// P points a block; sh: their rows in dynamic shared memory (P d doubles),
-// else read from x.
-template <int P, int MinBlocks>
-__global__ void __launch_bounds__(kDfExactThreads, MinBlocks)
+// P points a block of Threads; sh: their rows in dynamic shared memory (P d
+// doubles), else read from x.  (Threads = 64 where k is small: with 256, D's
+// k = 256 gave each thread one center, and the merge of the threads' minima
+// cost about what the distances did.  The least (distance, index) over the
+// threads does not depend on how they split the centers.)
+template <int P, int MinBlocks, int Threads = kDfExactThreads>
+__global__ void __launch_bounds__(Threads, MinBlocks)
 k_df_exact(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
            int *__restrict__ labels, State *st, int max_iter, const int *__restrict__ list,
            const unsigned int *__restrict__ count, bool sh) {
   if (fit_finished(st, max_iter)) return;
   extern __shared__ __align__(16) unsigned char df_smem[];
   double *s_x = reinterpret_cast<double *>(df_smem);  // P x d (row p at p d)
-  __shared__ double s_d[kDfExactThreads / 32][P];
-  __shared__ int s_i[kDfExactThreads / 32][P];
+  __shared__ double s_d[Threads / 32][P];
+  __shared__ int s_i[Threads / 32][P];
   __shared__ long long s_row[P];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const long long m = *count;
@@ -292,7 +296,7 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
     if (tid < P) s_row[tid] = e0 + tid < m ? (long long)list[e0 + tid] : (long long)list[e0];  // pad: repeat
     __syncthreads();
     if (sh) {
-      for (int e = tid; e < P * d; e += kDfExactThreads) {
+      for (int e = tid; e < P * d; e += Threads) {
         const int p = e / d, j = e - p * d;
         s_x[p * d + j] = x[s_row[p] + n * (long long)j];
       }
@@ -302,7 +306,7 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
     int bi[P];
 #pragma unroll
     for (int p = 0; p < P; ++p) { bd[p] = pos_inf<double>(); bi[p] = 0x7fffffff; }
-    for (int c = tid; c < k; c += kDfExactThreads) {
+    for (int c = tid; c < k; c += Threads) {
       double acc[P];
       {
         const double cv = cen[c];
@@ -336,7 +340,7 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
     if (tid < P && e0 + tid < m) {
       double b = s_d[0][tid];
       int i = s_i[0][tid];
-      for (int w = 1; w < kDfExactThreads / 32; ++w) df_take(s_d[w][tid], s_i[w][tid], b, i);
+      for (int w = 1; w < Threads / 32; ++w) df_take(s_d[w][tid], s_i[w][tid], b, i);
       const long long row = s_row[tid];
       const int old = labels[row];
       const int nl = i == 0x7fffffff ? (old >= 0 ? old : 0) : i;
