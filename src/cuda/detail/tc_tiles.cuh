@@ -7,10 +7,11 @@
 // shared memory and loaded its tiles synchronously.  Here x is copied once
 // per handle and the centers once per iteration into the order in which
 // mma.sync m16n8k8 reads its fragments (tf32.cuh), so that
-//   - a stage of the pipeline is two contiguous 8 KB copies (cp.async, 16
-//     bytes a thread and copy), four stages in flight;
+//   - a stage of the pipeline is two contiguous copies (cp.async, 16 bytes
+//     a thread and copy; 8 KB of points, 8 or 16 KB of centers), three
+//     stages in flight;
 //   - a lane reads its A fragment with one 16-byte and its B fragment with
-//     one 8-byte shared load, without bank conflicts.
+//     one 16-byte (split) or 8-byte shared load, without bank conflicts.
 // The points' values are split (hi = tf32(a), lo = a - hi) in registers
 // after the load: splitting x once at packing time would double its copy
 // and the bytes every tile moves from L2.  For the single-precision kernel
@@ -57,8 +58,9 @@ __host__ __device__ constexpr int tc_chunk_b(bool split) { return split ? 2 * kT
 // (room for the split centers; 3 stages, 78 KB: two blocks an SM on sm_80
 // and sm_90, one on sm_86 / sm_89, as the 4 stages of whole centers (70 KB)
 // before.  4 stages of split ones (104 KB) gave the same times on an H100
-// (E 13.9 ms either way), and would leave one block an SM on an A100.  The stage of a chunk is counted,
-// not taken modulo 3 of a 64-bit index: E 15.0 -> 13.8 ms.)
+// (E 13.9 ms either way) and would leave one block an SM on an A100.  The
+// stage of a chunk is counted, not taken modulo 3 of a 64-bit index: E
+// 15.0 -> 13.8 ms.  GK_TC_STAGES: another depth, for tools/cuda-dev.)
 constexpr int kTcStage = kTcChunk + tc_chunk_b(true) + 3 * kTcBM;
 constexpr size_t kTcSmem = (size_t)kTcStages * kTcStage * sizeof(float);
 
