@@ -29,7 +29,8 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   }
   p.acc_gy = (d + p.acc_jb - 1) / p.acc_jb;
   // about 4 blocks an SM in all, rounded down: E's 128 column groups made
-  // 640 blocks, 2.4 waves of two an SM (the sums 0.78 -> 0.74 ms with 512)
+  // 640 blocks, 2.4 waves of two an SM (measured only together with
+  // k_accumulate's 8 points a step: E's sums 1.02 -> 0.74 ms, H100)
   long long gx = std::max<long long>(1, (4LL * D->sms) / p.acc_gy);
   gx = std::min<long long>(gx, std::max<long long>(1, (n + 2047) / 2048));
   p.acc_gx = (int)gx;
