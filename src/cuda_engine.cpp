@@ -386,10 +386,14 @@ class CudaEngine final : public Engine {
     check(gk_cuda_fit_profile(D_, nullptr, 0, &len, err_, kErrLen), "fit profile", err_);
     r->exact_fraction.resize(len);
     check(gk_cuda_fit_profile(D_, r->exact_fraction.data(), len, &len, err_, kErrLen), "fit profile", err_);
-    std::int64_t exact_points = 0, filtered = 0;
+    std::int64_t exact_points = 0, every_points = 0, filtered = 0;
     int used = 0;
-    if (gk_cuda_dfilter_stats(D_, &exact_points, &filtered, &used) == GK_CUDA_OK && used && filtered > 0)
-      r->screen_exact = static_cast<double>(exact_points) / (static_cast<double>(filtered) * static_cast<double>(rows));
+    if (gk_cuda_dfilter_stats(D_, &exact_points, &every_points, &filtered, &used) == GK_CUDA_OK && used &&
+        filtered > 0) {
+      const double all = static_cast<double>(filtered) * static_cast<double>(rows);
+      r->screen_exact = static_cast<double>(exact_points) / all;
+      r->screen_every = static_cast<double>(every_points) / all;
+    }
   }
   // The CPU engine's code on the host, on the caller's x: the weighted
   // k-means|| rounds (in double precision, as the device's weighted rounds

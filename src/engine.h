@@ -110,8 +110,10 @@ struct LloydFit {
   // engine does not say.
   std::vector<double> exact_fraction;
   // A certified screen of the assignment (the CUDA engine's double filter):
-  // the share of point-iterations it left to exact distances; -1 when none ran.
-  double screen_exact = -1.0;
+  // the share of point-iterations it left to exact distances, and of those
+  // given every center's exact distance (the others: a few candidates');
+  // -1 when none ran.
+  double screen_exact = -1.0, screen_every = -1.0;
 };
 
 // One assignment step's partial results over the engine's rows, exact and

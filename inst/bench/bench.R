@@ -71,13 +71,14 @@ timed <- function(expr, env = parent.frame()) {
 }
 
 # Double precision: the share of point-iterations whose labels the certified
-# filter (src/cuda/detail/dfilter.cuh) left to exact distances, from the
-# engine's internal result (-1: the filter did not run, e.g. the small-d
-# kernel).
+# filter (src/cuda/detail/dfilter.cuh) left to exact distances, and the share
+# given every center's exact distance (the others: two, or a few candidates'),
+# from the engine's internal result (-1: the filter did not run, e.g. the
+# small-d kernel).
 exact_share <- function(x, c0) {
   z <- gpukmeans:::gk_fit_cpp(x, list(c0), iters, FALSE, "cuda", 0L, 0L, FALSE, NULL, Inf,
                               gpukmeans:::cuda_options())
-  z$screen_exact
+  c(z$screen_exact, z$screen_every)
 }
 
 problems <- data.frame(id = c("A", "B", "C", "D", "E"),
@@ -92,10 +93,11 @@ for (i in seq_len(nrow(problems))) {
     invisible(timed(gpu_kmeans(x, c0, iter.max = 2L, precision = prec, backend = "cuda")))  # warm-up
     r <- timed(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda"))
     rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, prec, "gpukmeans-cuda", r$value, r$elapsed)
-    share <- if (prec == "double") exact_share(x, c0) else -1
+    share <- if (prec == "double") exact_share(x, c0) else c(-1, -1)
     cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s\n", p$id, prec,
                 tail(rows, 1)[[1]]$ms_per_iter, min(r$value$iter, iters), r$elapsed,
-                if (share >= 0) sprintf("  [certified filter: %.2f%% of point-iterations exact]", 100 * share) else ""))
+                if (share[1] >= 0) sprintf("  [certified filter: %.2f%% of point-iterations exact, %.2f%% every center]",
+                                           100 * share[1], 100 * share[2]) else ""))
   }
   # The CPU engine on all host threads, a few iterations (E would take minutes).
   if (!quick && p$id != "E") {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "detail/assign_kernels.cuh"
+#include "detail/df_candidates.cuh"
 #include "detail/engine.hpp"
 
 namespace gk {
@@ -303,7 +304,7 @@ size_t al256(size_t b) { return (b + 255) / 256 * 256; }
 cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f, cudaStream_t s) {
   f = DFilter();
   D->df_used = 0;
-  D->df_exact = D->df_iters = 0;
+  D->df_exact = D->df_iters = D->df_every = 0;
   if (D->single || plan.path != 1) return cudaSuccess;
   int mode = dfilter_env_mode();
   if (mode < 0) mode = k >= kDfMinK ? kDfDefault : 0;
@@ -317,14 +318,23 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   // x's image: packed tiles (3xTF32) or n x d floats (TF32 images); room for either
   const size_t o_na = al256(tc_points_floats(n, d) * sizeof(float)), o_list = o_na + al256((size_t)n * sizeof(float));
   // (what the filter knew of the first lcap listed points, for k_df_pair:
-  // a quarter of the rows, at least 2^20, where d allows it; the points past
-  // it go to the full exact pass)
-  const long long lcap = d >= kDfPairMinD ? std::min<long long>(n, std::max<long long>(1LL << 20, n / 4)) : 0;
+  // a quarter of the rows, at least 2^20; the points past it go to the
+  // full exact pass)
+  const long long lcap = std::min<long long>(n, std::max<long long>(1LL << 20, n / 4));
   const size_t o_rest = o_list + al256((size_t)n * sizeof(int)), o_known = o_rest + al256((size_t)n * sizeof(int));
-  const size_t o_cnt = o_known + 4 * al256((size_t)lcap * sizeof(int)), o_tot = o_cnt + 256, total = o_tot + 256;
+  const size_t o_cand = o_known + 4 * al256((size_t)lcap * sizeof(int));
+  // the candidate pass's buffers for as many rest points (threshold, count,
+  // candidates, packed image), where they fit
+  const long long ccap = lcap;
+  const size_t o_ccount = o_cand + al256((size_t)ccap * sizeof(float)),
+               o_clist = o_ccount + al256((size_t)ccap * sizeof(int)),
+               o_rp = o_clist + al256((size_t)ccap * kDfCand * sizeof(int)),
+               cand_bytes = o_rp + al256(tc_points_floats(ccap, d) * sizeof(float)) - o_cand;
   if (D->df_state == 0) {
     D->df_state = -1;
     D->df_tc = -1;
+    D->df_ccap = optional_fits(D, o_cand + cand_bytes + 512) ? ccap : 0;
+    const size_t total = o_cand + (D->df_ccap ? cand_bytes : 0) + 512;
     if (!optional_fits(D, total)) {
       return cudaSuccess;
     }
@@ -360,15 +370,32 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.c1 = (int *)(b + o_known + 2 * al256((size_t)lcap * sizeof(int)));
   f.c2 = (int *)(b + o_known + 3 * al256((size_t)lcap * sizeof(int)));
   f.lcap = lcap;
+  const size_t o_cnt = o_cand + (D->df_ccap ? cand_bytes : 0);
   f.cnt = (unsigned int *)(b + o_cnt);
-  f.tot = (unsigned long long *)(b + o_tot);
+  f.tot = (unsigned long long *)(b + o_cnt + 256);
   f.ci = (float *)D->df_cen;
   f.nb = (float *)((char *)D->df_cen + al256((size_t)kp * d * sizeof(float)));
   f.cpk = (float *)((char *)f.nb + al256((size_t)k * sizeof(float)));
+  // the candidate pass for the rest (3xTF32, where its buffers fit): by
+  // shape (GPUKMEANS_DF_CAND: 0 never, 1 wherever it can)
+  const char *cand = std::getenv("GPUKMEANS_DF_CAND");
+  const int cand_env = cand && cand[0] ? (cand[0] == '0' ? 0 : 1) : -1;
+  if ((cand_env == 1 || (cand_env < 0 && (double)k * d >= kDfCandMinKD)) && !tc1 && D->df_ccap) {
+    f.ccap = D->df_ccap;
+    f.thr = (float *)(b + o_cand);
+    f.ccount = (int *)(b + o_ccount);
+    f.cand = (int *)(b + o_clist);
+    f.rp = (float *)(b + o_rp);
+  }
   // the two nearest centers of the points not certified, kept for k_df_pair
-  // from d = kDfPairMinD on (3xTF32 only), unless GPUKMEANS_DF_PAIR=0
+  // from d = kDfPairMinD on (3xTF32 only) where there is no candidate pass
+  // (GPUKMEANS_DF_PAIR: 0 never, 1 even with one).  With one the filter
+  // runs without the pair on split centers: its epilogue leaves registers
+  // for them (E of bench.R 21.1 -> 16.7 ms, the candidate pass settling
+  // the points the pair did; H100, tools/cuda-dev/LOG.md).
   const char *pair = std::getenv("GPUKMEANS_DF_PAIR");
-  f.pair = !(pair && pair[0] == '0') && !tc1 && d >= kDfPairMinD;
+  const int pair_env = pair && pair[0] ? (pair[0] == '0' ? 0 : 1) : -1;
+  f.pair = !tc1 && d >= kDfPairMinD && (pair_env == 1 || (pair_env < 0 && !f.ccap));
   const void *tc_kernel = f.pair ? (const void *)k_assign_tc_filter<true> : (const void *)k_assign_tc_filter<false>;
   cudaError_t err = tc1 ? cudaFuncSetAttribute(k_assign_tf32_filter, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)df_tc_smem)
@@ -379,6 +406,12 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
     cudaGetLastError();
     return cudaSuccess;
   }
+  const void *cand_kernel = f.pair ? (const void *)k_assign_tc_cand<false> : (const void *)k_assign_tc_cand<true>;
+  if (f.ccap &&
+      cudaFuncSetAttribute(cand_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kTcSmem) != cudaSuccess) {
+    cudaGetLastError();
+    f.ccap = 0;  // (the rest to k_df_exact)
+  }
   f.im = D->df_im;
   f.tc1 = tc1;
   // the bound of dfilter.cuh: products on the tensor cores (TF32 images: the
@@ -386,7 +419,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   if (tc1) f.im = init::float_image(M, false, D->d_mean, d, true);
   f.im.kappa = (float)((8.0 * (2.0 * d + 8.0) + (tc1 ? 0.0 : 32.0)) * std::ldexp(1.0, -24));
   f.absd = dfilter_absd(d, f.im.scale);
-  err = cudaMemsetAsync(f.tot, 0, 2 * sizeof(unsigned long long), s);
+  err = cudaMemsetAsync(f.tot, 0, 3 * sizeof(unsigned long long), s);
   if (err != cudaSuccess) return err;
   f.on = true;
   D->df_used = 1;
@@ -395,7 +428,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
 
 cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFilter &f, const double *cen_d, int k,
                              int *labels, State *st, int max_iter, cudaStream_t s) {
-  cudaError_t e = cudaMemsetAsync(f.cnt, 0, 4 * sizeof(unsigned int), s);
+  cudaError_t e = cudaMemsetAsync(f.cnt, 0, 5 * sizeof(unsigned int), s);
   if (e != cudaSuccess) return e;
   const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;
   k_df_center_image<<<(kp + 127) / 128, 128, 0, s>>>(cen_d, k, kp, D->d, f.im, f.tc1, f.ci, f.nb, f.cnt, st, max_iter);
@@ -409,14 +442,21 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.w3 = f.w3;
   a.c1 = f.c1;
   a.c2 = f.c2;
-  a.lcap = f.pair ? f.lcap : 0;  // (0: every listed point to k_df_exact)
+  a.lcap = f.pair || f.ccap ? f.lcap : 0;  // (0: every listed point to k_df_exact)
   a.rest = f.rest;
+  a.thr = f.thr;
+  a.ccount = f.ccount;
+  a.cand = f.cand;
+  a.rp = f.rp;
+  a.ccap = f.ccap;
   a.cnt = f.cnt;
   a.tot = f.tot;
   if (f.tc1) {
     k_assign_tf32_filter<<<plan.grid, 256, df_tc_smem, s>>>(f.xi, D->n, D->d, f.ci, k, kp, labels, st, max_iter, a);
   } else {  // the image's packed tiles, 3xTF32
-    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, false, f.cpk, st, max_iter);
+    // (split, as the filter without the pair reads them; the pair's epilogue
+    // leaves no registers for split centers)
+    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, !f.pair, f.cpk, st, max_iter);
     if (f.pair)
       k_assign_tc_filter<true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k,
                                                                                            labels, st, max_iter, a);
@@ -427,20 +467,35 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   const double *x = (const double *)D->x;
   const int sms4 = std::max(1, D->sms * 4);
   k_df_pair<<<sms4, 256, 0, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, a);
-  // the rest: every center's exact distance, P points a block
+  // the rest: the candidate pass (df_candidates.cuh), then every center's
+  // exact distance for the points it leaves (in list), P points a block
+  const int *rest = f.rest;
+  const unsigned int *rest_count = f.cnt + 3;
+  if (f.ccap) {
+    k_df_pack_rest<<<std::max(1, D->sms * 8), 256, 0, s>>>(f.xi, D->d, st, max_iter, a);
+    if (f.pair)
+      k_assign_tc_cand<false><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.rp, D->d, f.cpk, k, st,
+                                                                                         max_iter, a);
+    else
+      k_assign_tc_cand<true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.rp, D->d, f.cpk, k, st,
+                                                                                        max_iter, a);
+    // (a full device of threads: each group of lanes waits on its loads)
+    k_df_cand_exact<<<std::max(1, D->sms * 8), 256, 0, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, a);
+    rest = f.list;
+    rest_count = f.cnt + 4;
+  }
   const int P = df_exact_points(D->d);  // (0: the rows read from x, 4 points a block)
   const size_t smem = (size_t)P * D->d * sizeof(double);
   const unsigned int grid = (unsigned int)std::max(1, D->sms * 8);
-  const unsigned int *rest_count = f.cnt + 3;
   if (P == 16 && k <= 64 * kDfNarrowCenters)  // (blocks of 64 threads, a few centers each)
-    k_df_exact<16, 4, 64><<<2 * grid, 64, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count,
-                                                       true);
+    k_df_exact<16, 4, 64><<<2 * grid, 64, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, rest, rest_count,
+                                                       true, f.tot + 2);
   else if (P == 16)
-    k_df_exact<16, 1><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count, true);
+    k_df_exact<16, 1><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, rest, rest_count, true, f.tot + 2);
   else if (P == 8)
-    k_df_exact<8, 1><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count, true);
+    k_df_exact<8, 1><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, rest, rest_count, true, f.tot + 2);
   else
-    k_df_exact<4, 2><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, f.rest, rest_count, P == 4);
+    k_df_exact<4, 2><<<grid, kDfExactThreads, smem, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, rest, rest_count, P == 4, f.tot + 2);
   return cudaGetLastError();
 }
 
@@ -448,9 +503,11 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
 
 using namespace gk;
 
-extern "C" int gk_cuda_dfilter_stats(gk_cuda_data *D, int64_t *exact_points, int64_t *iters, int *used) {
+extern "C" int gk_cuda_dfilter_stats(gk_cuda_data *D, int64_t *exact_points, int64_t *every_points, int64_t *iters,
+                                     int *used) {
   if (!D) return GK_CUDA_INVALID;
   if (exact_points) *exact_points = D->df_exact;
+  if (every_points) *every_points = D->df_every;
   if (iters) *iters = D->df_iters;
   if (used) *used = D->df_used;
   return GK_CUDA_OK;

@@ -234,8 +234,11 @@ int gk_cuda_fit_profile(gk_cuda_data *data, double *out, int max, int *len, char
 /* The last gk_cuda_lloyd in double precision: whether its assignments ran
    the certified filter (*used; environment GPUKMEANS_DFILTER=0 never, =1
    wherever safe, unset by shape), the points it left to exact distances
-   (*exact_points, summed over iterations) and the iterations it filtered. */
-int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *iters, int *used);
+   (*exact_points, summed over iterations), those of them given every
+   center's exact distance (*every_points; the others only their few
+   candidates') and the iterations it filtered.  Any pointer may be NULL. */
+int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *every_points, int64_t *iters,
+                          int *used);
 
 /* gk_cuda_lloyd over `count` handles that hold, in order, contiguous blocks
    of the rows of one data set (uploaded with the same shift, resident, no

@@ -390,7 +390,7 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   auto t0 = std::chrono::steady_clock::now();
   std::vector<unsigned char> pk(f.w.pack);
   GK_CHECK(cudaMemcpyAsync(pk.data(), D->ws, f.w.pack, cudaMemcpyDeviceToHost, f.s), "copying results");
-  unsigned long long dft[2] = {0, 0};
+  unsigned long long dft[3] = {0, 0, 0};
   if (f.df.on)
     GK_CHECK(cudaMemcpyAsync(dft, f.df.tot, sizeof dft, cudaMemcpyDeviceToHost, f.s), "copying the filter's counts");
   // the labels into the caller's memory through pinned buffers (a pageable
@@ -404,6 +404,7 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   auto t1 = std::chrono::steady_clock::now();
   D->df_exact = (long long)dft[0];
   D->df_iters = (long long)dft[1];
+  D->df_every = (long long)dft[2];
   float ms = 0;
   GK_CHECK(cudaEventElapsedTime(&ms, D->ev0, D->ev1), "timing");
 
@@ -411,7 +412,7 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   State hs;
   memcpy(&hs, pk.data() + ((const char *)f.w.st - base), sizeof(State));
   if (hs.df_points) {  // the small-d filter's counts (each of its iterations ran all n points)
-    D->df_exact = (long long)hs.df_exact;
+    D->df_exact = D->df_every = (long long)hs.df_exact;  // (every center's exact distance, small_dfilter.cuh)
     D->df_iters = (long long)(hs.df_points / (u64)n);
     D->df_used = 1;
   }

@@ -455,26 +455,29 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
   }
   const auto t2 = std::chrono::steady_clock::now();
   // the filter's counts (points listed for exact distances) of every part
-  long long listed = 0, filtered = 0;
+  long long listed = 0, every = 0, filtered = 0;
   int used = 0;
   for (Part &a : P) {
     // the small-d filter's counts, in the state read after the last batch
     // (each of its iterations ran the part's rows)
     if (a.hs.df_points) {
       listed += (long long)a.hs.df_exact;
+      every += (long long)a.hs.df_exact;
       filtered = std::max(filtered, (long long)(a.hs.df_points / (u64)a.D->n));
       used = 1;
     }
     if (!a.f.df.on) continue;
-    unsigned long long dft[2] = {0, 0};
+    unsigned long long dft[3] = {0, 0, 0};
     GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
     GK_CHECK(fetch(a, dft, a.f.df.tot, sizeof dft), "copying the filter's counts");
     listed += (long long)dft[0];
+    every += (long long)dft[2];
     filtered = std::max(filtered, (long long)dft[1]);
     used = 1;
   }
   for (Part &a : P) {  // (each handle says what the fit did over all the rows: gk_cuda_fit_profile, ..._dfilter_stats)
     a.D->df_exact = listed;
+    a.D->df_every = every;
     a.D->df_iters = filtered;
     a.D->df_used = used;
     a.D->profile = prof;

@@ -6,46 +6,60 @@
 # The internal switch GPUKMEANS_DFILTER (read at each fit): 0 the exact
 # kernel, 1 the filter wherever it is sound, 2 its TF32-image variant (the
 # small-d filter has none: 2 is 1 there); unset, by shape (k >= 128 on the
-# tiled path; on the small-d one k (5d - 1.6) >= 800, so k >= 96 at d = 2).  GPUKMEANS_DF_PAIR=0 makes the exact pass compute
-# every center's distance for every point the filter leaves it, instead of
-# only the two nearest centers' where the image proves every other center
-# farther (the default): both give the exact kernel's fit.  The internal list's screen_exact is the
-# share of point-iterations the filter left to exact distances (-1: it did
-# not run).
+# tiled path; on the small-d one k (5d - 1.6) >= 800, so k >= 96 at d = 2).
+# The points the bound cannot settle get exact distances: with
+# GPUKMEANS_DF_PAIR (default: from 32 columns where there is no candidate
+# pass) to their two nearest centers where the image proves every other
+# center farther; with GPUKMEANS_DF_CAND (default: by shape, from k d =
+# 16384) the rest to the few candidates whose image bound does not rule
+# them out (df_candidates.cuh); with both 0, to every center.  All give the
+# exact kernel's fit.  The internal list's screen_exact is the share of
+# point-iterations the filter left to exact distances, screen_every the
+# share given every center's (-1: no filter).
 local_edition(3)
 
 fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
 
-dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L, pair = "1") {
-  withr::local_envvar(GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = pair)
+# How the points the bound leaves are settled (see above; the default: by
+# shape).
+screens <- list(both = c(pair = "1", cand = "1"), pair = c(pair = "1", cand = "0"),
+                cand = c(pair = "0", cand = "1"), none = c(pair = "0", cand = "0"),
+                default = c(pair = NA, cand = NA))
+
+dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L, screen = screens$default) {
+  withr::local_envvar(GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = screen[["pair"]],
+                      GPUKMEANS_DF_CAND = screen[["cand"]])
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), FALSE, "cuda", 0L, 0L,
                          FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
 }
 
-# Modes 1, 2 and the default give mode 0's fit, plain and with bounds; the
-# filter ran when `filtered` (its exact share in [0, 1)); returns mode 1's share.
+# Modes 1 (under every screen where d > 8), 2 and the default give mode 0's fit, plain
+# and with bounds; the filter ran when `filtered` (its exact share in
+# [0, 1)); returns mode 1's shares (exact, and every center's) by screen.
 expect_dfilter_exact <- function(x, centers, iter.max = 30L, filtered = TRUE, label = "") {
-  share <- NA_real_
+  shares <- list()
   for (bounds in c(1L, 0L)) {
     ref <- dfilter_fit(x, centers, "0", iter.max, bounds)
     expect_identical(ref$screen_exact, -1, label = paste(label, "mode 0 runs no filter"))
-    for (mode in c("1", "2", NA)) for (pair in c("0", "1")) {
-      got <- dfilter_fit(x, centers, mode, iter.max, bounds, pair)
+    for (mode in c("1", "2", NA)) for (sc in if (identical(mode, "1") && ncol(x) > 8) names(screens) else "default") {
+      got <- dfilter_fit(x, centers, mode, iter.max, bounds, screens[[sc]])
       for (comp in fit_parts)
         expect_identical(got[[comp]], ref[[comp]],
-                         label = paste(label, "mode", mode, "bounds", bounds, "pair", pair, comp))
-      if (identical(mode, "1") && pair == "1") {
+                         label = paste(label, "mode", mode, "bounds", bounds, "screen", sc, comp))
+      if (identical(mode, "1")) {
         if (filtered) {
           expect_gte(got$screen_exact, 0)
           expect_lt(got$screen_exact, 1)
+          expect_gte(got$screen_every, 0)
+          expect_lte(got$screen_every, got$screen_exact)
         } else {
           expect_identical(got$screen_exact, -1, label = paste(label, "outside the filter's range"))
         }
-        share <- got$screen_exact
+        if (bounds == 0L) shares[[sc]] <- c(exact = got$screen_exact, every = got$screen_every)
       }
     }
   }
-  invisible(share)
+  invisible(shares)
 }
 
 test_that("cuda dfilter: blobs and uniform data at several d and k", {
@@ -58,7 +72,7 @@ test_that("cuda dfilter: blobs and uniform data at several d and k", {
     # (d = 3 on 20000 rows runs the persistent small-d kernel, which has no filter)
     tiled <- sh[2] > 8
     share <- expect_dfilter_exact(x, x[seq_len(sh[3]), , drop = FALSE], 40L, filtered = tiled,
-                                  label = paste(sh, collapse = "x"))
+                                  label = paste(sh, collapse = "x"))$default[["exact"]]
     if (tiled) expect_lt(share, 0.2)
     u <- matrix(runif(sh[1] * sh[2]), ncol = sh[2])
     expect_dfilter_exact(u, u[seq_len(sh[3]), , drop = FALSE], 15L, filtered = tiled,
@@ -87,9 +101,35 @@ test_that("cuda dfilter: ties, duplicates, bisectors and empty clusters", {
     y <- wide(make_blobs(10000, 16, 60, sd = 1, spread = 5))
     c1 <- rbind(y[1:120, ], wide(matrix(1e6 + seq_len(16 * 10), ncol = 16, byrow = TRUE)))
     expect_dfilter_exact(y, c1, 30L, label = paste(lab, "empty clusters"))
+    # a starting center outside the float image's box: that iteration exact
+    c3 <- rbind(y[1:120, ], 1e12)
+    expect_dfilter_exact(y, c3, 10L, label = paste(lab, "a center far outside"))
     # two starting centers in each blob: many points between two close centers
     z <- wide(make_blobs(8000, 16, 100, sd = 1, spread = 20))
     expect_dfilter_exact(z, z[1:200, ], 30L, label = paste(lab, "two centers a blob"))
+  }
+})
+
+test_that("cuda dfilter: points between several close centers get a few candidates' exact distances", {
+  skip_if_no_gpu()
+  # four starting centers in each blob, the blobs far apart for their size
+  # (the bound's slack grows with the data's spread): the bound settles few
+  # points of a blob, the pair (40 columns) not those near three or four
+  # centers; the candidate pass leaves almost none to every center's exact
+  # distance
+  for (extra in c(0L, 24L)) {
+    set.seed(5)
+    z <- make_blobs(8000, 16, 100, sd = 1, spread = 200)
+    z <- cbind(z, matrix(0, nrow(z), extra))
+    sh <- expect_dfilter_exact(z, z[1:400, ], 30L, label = paste(ncol(z), "columns: four centers a blob"))
+    expect_gt(sh$none[["every"]], 0.05)
+    expect_identical(sh$none[["every"]], sh$none[["exact"]])
+    for (sc in c("both", "cand")) expect_lt(sh[[sc]][["every"]], sh$none[["every"]] / 10, label = sc)
+    # (by shape, k d = 6400 and 16000 here: no candidate pass; the pair from 32 columns)
+    expect_identical(sh$default[["every"]], if (extra > 0) sh$pair[["every"]] else sh$none[["every"]])
+    for (sc in names(screens))  # (the same points listed: the screens only settle them)
+      expect_identical(sh[[sc]][["exact"]], sh$none[["exact"]], label = sc)
+    if (extra > 0) expect_lt(sh$pair[["every"]], sh$none[["every"]])
   }
 })
 
@@ -139,7 +179,8 @@ test_that("cuda dfilter, small d: blobs and uniform data at d = 1 .. 8", {
     k <- sh[2]
     x <- make_blobs(small_n, d, k %/% 2, sd = 1, spread = 20)
     share <- expect_dfilter_exact(x, x[seq_len(k), , drop = FALSE], 15L, label = paste("small d", d, "k", k))
-    expect_lt(share, 0.2)
+    expect_lt(share$default[["exact"]], 0.2)
+    expect_identical(share$default[["every"]], share$default[["exact"]])  # (the small-d filter: every center)
     u <- matrix(runif(small_n * d), ncol = d)
     expect_dfilter_exact(u, u[seq_len(k), , drop = FALSE], 8L, label = paste("small d uniform", d, "k", k))
   }

@@ -1,5 +1,5 @@
 // df_certified_shim.h: the bound of src/cuda/detail/dfilter.cuh (DFBound ..
-// df_certified, extracted by the Makefile into build/df_certified.inc) on
+// df_certified, df_cand_threshold included, extracted by the Makefile into build/df_certified.inc) on
 // the CPU, for dfilter_emu and small_dfilter_emu: the CUDA qualifiers and
 // intrinsics it uses, and the structs it reads.  Compile with
 // -ffp-contract=off -frounding-math.
@@ -23,6 +23,19 @@ static inline float __fmaf_rd(float a, float b, float c) {
   fesetround(FE_TONEAREST);
   return r;
 }
+// float of a double / float sum rounded up (the device's __double2float_ru, __fadd_ru)
+static inline float __double2float_ru(double v) {
+  fesetround(FE_UPWARD);
+  volatile float r = (float)v;
+  fesetround(FE_TONEAREST);
+  return r;
+}
+static inline float __fadd_ru(float a, float b) {
+  fesetround(FE_UPWARD);
+  volatile float r = a + b;
+  fesetround(FE_TONEAREST);
+  return r;
+}
 using std::fabs;
 using std::fmax;
 using std::sqrt;
@@ -31,6 +44,8 @@ namespace gk {
 namespace init {
 struct FloatImage { const double *shift; double scale; float uprime, bmax, kappa; double gamma; };
 }
+template <typename T> inline T quiet_nan();
+template <> inline float quiet_nan<float>() { return NAN; }
 struct DFArgs { init::FloatImage im; double absd; unsigned *cnt; };  // (what df_bound reads)
 #include "df_certified.inc"
 }  // namespace gk

@@ -2,6 +2,10 @@
 // the Makefile) on the CPU: random, offset and lattice data, fp32 dot
 // products; every certified label must be the exact rule's.  Replacing the
 // test by "lowest < second lowest" gives wrong labels (the check works).
+// The candidate pass's threshold (df_cand_threshold, df_candidates.cuh):
+// for every point with a finite bound of its lowest center, the exact
+// rule's choice must have w below it (dropping the threshold's check of
+// df_lower, or starting it 2^-10 lower, fails this).
 //   make dfilter_emu && ./dfilter_emu
 #include <cmath>
 #include <cstdio>
@@ -14,7 +18,7 @@
 using namespace gk;
 static float tf32(float a){unsigned u=__float_as_uint(a); u=(u+0x1000u)&~0x1fffu; return __uint_as_float(u);}
 int main(){
-  std::mt19937_64 g(1); long long cert=0,tot=0,bad=0;
+  std::mt19937_64 g(1); long long cert=0,tot=0,bad=0,cpts=0,ccands=0,cnone=0,cbad=0;
   for(int tc=0;tc<2;++tc)
   for(int trial=0;trial<300;++trial){
     int d = 1+trial%130, k = 2+trial%50; double off = (trial%3==0)?1e8:0, sp = (trial%5==0)?1e-3:1;
@@ -33,16 +37,29 @@ int main(){
     DFArgs a{im, ldexp(d+1.0,-1074+2*e)+4.9406564584124654e-324,cnt};
     for(int i=0;i<n;++i){
       std::vector<float> ai(d); float na=0; for(int t=0;t<d;++t){ai[t]=(float)((x[i*d+t]-mean[t])*s); if(tc) ai[t]=tf32(ai[t]); na=fmaf(ai[t],ai[t],na);}
-      float wb=INFINITY, ws=INFINITY; int bi=-1;
+      float wb=INFINITY, ws=INFINITY; int bi=-1; std::vector<float> wv(k);
       for(int j=0;j<k;++j){ float dot=0; for(int t=0;t<d;++t) dot=fmaf(ai[t],cb[j*d+t],dot);
-        float w=__fmaf_rd(-2.f,dot,__fmaf_rd(-im.kappa,nb[j],nb[j]));
+        float w=__fmaf_rd(-2.f,dot,__fmaf_rd(-im.kappa,nb[j],nb[j])); wv[j]=w;
         if(w<wb){ws=wb;wb=w;bi=j;} else if(w<ws) ws=w; }
       // exact
       double bd=INFINITY; int eb=-1;
       for(int j=0;j<k;++j){double acc=0; for(int t=0;t<d;++t){double tt=x[i*d+t]-c[j*d+t]; acc=acc+tt*tt;} if(acc<bd){bd=acc;eb=j;}}
       ++tot;
       if(df_certified(wb,ws,nb[bi],na,d,df_bound(a))){ ++cert; if(bi!=eb) {++bad; printf("BAD trial %d i %d d %d k %d\n",trial,i,d,k);} }
+      else if(!tc){  // the candidate pass (3xTF32 only)
+        const DFBound bd_=df_bound(a); const double eps=df_eps(na,d,bd_);
+        const double hi=df_upper(wb,nb[bi],na,eps,bd_);
+        if(hi<1e300){
+          const float wex=df_cand_threshold(hi,na,eps,bd_); ++cpts;
+          if(!(wex==wex)) ++cnone;
+          else { int nc=0; for(int j=0;j<k;++j) nc+= wv[j]<wex; ccands+=nc;
+            if(!(wv[eb]<wex)){++cbad; printf("BAD candidates trial %d i %d d %d k %d\n",trial,i,d,k);} }
+        }
+      }
     }
   }
-  printf("certified %lld / %lld, wrong %lld (float images, then TF32 images)\n",cert,tot,bad); return bad!=0;
+  printf("certified %lld / %lld, wrong %lld (float images, then TF32 images)\n",cert,tot,bad);
+  printf("candidate pass: %lld points, %lld without a threshold, %.2f candidates a point, %lld missing the exact choice\n",
+         cpts,cnone,cpts>cnone?(double)ccands/(cpts-cnone):0.0,cbad);
+  return bad!=0 || cbad!=0 || cnone==cpts;
 }

@@ -299,7 +299,7 @@ static void df_pair(const char *name, const std::vector<double> &x, long long n,
   Result e = F.fit(k, c0, max_iter);
   int64_t ex0 = 0, it0 = 0;
   int used0 = 0;
-  gk_cuda_dfilter_stats(F.data, &ex0, &it0, &used0);
+  gk_cuda_dfilter_stats(F.data, &ex0, nullptr, &it0, &used0);
   CHECK(e.status == 0, "dfilter %s d=%d k=%d: exact status %d %s", name, d, k, e.status, e.msg.c_str());
   if (e.status) return;
   CHECK(used0 == 0, "dfilter %s: filter used with GPUKMEANS_DFILTER=0", name);
@@ -315,9 +315,9 @@ static void df_pair(const char *name, const std::vector<double> &x, long long n,
   for (int mode = 1; mode <= 2; ++mode) {
     setenv("GPUKMEANS_DFILTER", mode == 1 ? "1" : "2", 1);
     Result f = F.fit(k, c0, max_iter);
-    int64_t ex = 0, it = 0;
+    int64_t ex = 0, every = 0, it = 0;
     int used = 0;
-    gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+    gk_cuda_dfilter_stats(F.data, &ex, &every, &it, &used);
     CHECK(f.status == 0, "dfilter %s d=%d k=%d mode %d: status %d %s", name, d, k, mode, f.status, f.msg.c_str());
     if (f.status) continue;
     long long diff = 0;
@@ -329,9 +329,10 @@ static void df_pair(const char *name, const std::vector<double> &x, long long n,
           same_bits(e.wss, f.wss) ? "same" : "DIFFER", f.info.iter, e.info.iter);
     const double share = it > 0 ? (double)ex / ((double)n * it) : 0.0;
     if (used) { g_df_exact[mode] += ex; g_df_points[mode] += (long long)n * it; }
-    printf("  [dfilter %-11s m%d] n=%-6lld d=%-4d k=%-5d iter %-3d used %d, filtered iters %lld, exact share %.4f%s, ms exact %.2f filter %.2f\n",
-           name, mode, n, d, k, f.info.iter, used, (long long)it, share, same ? "" : " MISMATCH", e.info.ms_compute,
-           f.info.ms_compute);
+    const double share_every = it > 0 ? (double)every / ((double)n * it) : 0.0;
+    printf("  [dfilter %-11s m%d] n=%-6lld d=%-4d k=%-5d iter %-3d used %d, filtered iters %lld, exact share %.4f (every center %.4f)%s, ms exact %.2f filter %.2f\n",
+           name, mode, n, d, k, f.info.iter, used, (long long)it, share, share_every, same ? "" : " MISMATCH",
+           e.info.ms_compute, f.info.ms_compute);
   }
   unsetenv("GPUKMEANS_DFILTER");
   fflush(stdout);
@@ -605,7 +606,7 @@ static void run_bench() {
       if (pass == 0) {
         int64_t ex = 0, it = 0;
         int used = 0;
-        gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+        gk_cuda_dfilter_stats(F.data, &ex, nullptr, &it, &used);
         const bool same = last.cl == ref_cl && same_bits(last.centers, ref_c) && last.info.iter == ref_iter;
         CHECK(same, "bench %s: filtered double fit differs from the exact one", p.id);
         snprintf(extra, sizeof extra, " [filter used %d, exact share %.4f, %s]", used,
@@ -656,7 +657,7 @@ static void run_dbench() {
         else {
           int64_t ex = 0, it = 0;
           int used = 0;
-          gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
+          gk_cuda_dfilter_stats(F.data, &ex, nullptr, &it, &used);
           const bool same = last.cl == ref.cl && same_bits(last.centers, ref.centers) && same_bits(last.wss, ref.wss) &&
                             last.info.iter == ref.info.iter;
           CHECK(same, "dbench %s bounds %d mode %d: filtered fit differs from the exact one", p.id, bounds, filt);
@@ -687,11 +688,12 @@ static void run_dprof() {
       char v[2] = {(char)('0' + filt), 0};
       setenv("GPUKMEANS_DFILTER", v, 1);
       Result r = F.fit(p.k, c0, 3);
-      int64_t ex = 0, it = 0;
+      int64_t ex = 0, every = 0, it = 0;
       int used = 0;
-      gk_cuda_dfilter_stats(F.data, &ex, &it, &used);
-      printf("dprof%s n=%lld d=%d k=%d mode %d: status %d, %.3f ms, exact share %.4f\n", blob ? " blobs" : "", p.n, p.d,
-             p.k, filt, r.status, r.info.ms_compute, it ? (double)ex / ((double)it * p.n) : 0.0);
+      gk_cuda_dfilter_stats(F.data, &ex, &every, &it, &used);
+      printf("dprof%s n=%lld d=%d k=%d mode %d: status %d, %.3f ms, exact share %.4f (every center %.4f)\n",
+             blob ? " blobs" : "", p.n, p.d, p.k, filt, r.status, r.info.ms_compute,
+             it ? (double)ex / ((double)it * p.n) : 0.0, it ? (double)every / ((double)it * p.n) : 0.0);
     }
   }
   unsetenv("GPUKMEANS_DFILTER");

@@ -1043,13 +1043,15 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
 // k_df_pair decides most such points from their two nearest centers.  (The
 // extra tracking costs the filter about 1 ms an iteration on D of bench.R,
 // d = 16, more than k_df_pair saves there; on E, d = 128, the iteration
-// went from 56.0 to 50.7 ms: H200, 2026-11-26.)
+// went from 56.0 to 50.7 ms: H200, 2026-11-26.  The candidate pass,
+// df_candidates.cuh, settles those points too, and the filter without the
+// pair is the faster: the pair runs only where that pass does not.)
 template <bool Pair>
 struct TcFilterEpi : TcEpiBase {
   // (tc_main_loop; the pair's tracking leaves no registers for a second
-  // copy of the chunk's products: 220 bytes of spills; nor either filter
-  // for split centers, see tc_tiles.cuh)
-  static constexpr bool kZeroFirst = !Pair, kSplitB = false;
+  // copy of the chunk's products, 220 bytes of spills, nor for split
+  // centers; without it the filter reads them split: E 21.1 -> 16.7 ms)
+  static constexpr bool kZeroFirst = !Pair, kSplitB = !Pair;
   int k, d;
   const DFArgs *fa;
   float *rbs, *rb3;  // shared: kTcBM each (second lowest w, the lowest of the others)
@@ -1149,7 +1151,7 @@ struct TcFilterEpi : TcEpiBase {
       } else if (Pair) {
         df_list(i, *fa, rbd[tid], b, rbi2[tid], rb3[tid]);
       } else {
-        df_list(i, *fa);
+        df_list(i, *fa, rbd[tid], b);  // (the candidate pass's threshold; no second center)
       }
     }
     reset();  // (the shared minima are rewritten after the main loop's next barrier)

@@ -19,10 +19,15 @@
 //                      df_certified holds, i is the exact rule's label; the
 //                      other points go to a list;
 //   k_df_pair          the listed points whose image leaves only the two
-//                      lowest w as candidates: their two exact distances;
-//   k_df_exact         the other listed points: exact distances to every
-//                      center, least (distance, index) over the distances
-//                      below +inf.
+//                      lowest w as candidates (the filter keeps the second
+//                      lowest's center where there is no candidate pass):
+//                      their two exact distances;
+//   candidate pass     (df_candidates.cuh) the other listed points: the
+//                      centers their bound does not rule out, by the
+//                      filter's products again, and their exact distances;
+//   k_df_exact         the points left (too many candidates; no candidate
+//                      pass): exact distances to every center, least
+//                      (distance, index) over the distances below +inf.
 //
 // The bound: with R_j = ||x - c_j||^2 (real), D_j the exact double
 // distance, s the image's scale and A_j = |a|^2 + v_j,
@@ -68,10 +73,20 @@ struct DFArgs {
   float *w1, *w3;
   int *c1, *c2;
   long long lcap;
-  int *rest;                 // n: the listed points k_df_pair leaves to k_df_exact
+  int *rest;                 // n: the listed points k_df_pair leaves (to k_df_exact, or first
+                             // to the candidate pass, df_candidates.cuh)
+  // The candidate pass, by rest position below ccap (0: no such pass): the
+  // threshold wex (NaN: none proven), the number of candidates, kDfCand of
+  // them a point; rp: those points' packed image (tc_tiles.cuh)
+  float *thr;
+  int *ccount, *cand;
+  float *rp;
+  long long ccap;
   unsigned int *cnt;         // [0] points listed this iteration, [1] a center's image out of the
-                             // box, [2] the bits of max_j |b_j|^2, [3] the points in rest
-  unsigned long long *tot;   // [0] points listed, [1] filtered iterations, in the whole fit
+                             // box, [2] the bits of max_j |b_j|^2, [3] the points in rest,
+                             // [4] those the candidate pass leaves to k_df_exact (in list)
+  unsigned long long *tot;   // [0] points listed, [1] filtered iterations, [2] points given every
+                             // center's exact distance (k_df_exact), in the whole fit
 };
 
 // The bound's constants for one iteration: the image's (kappa, gamma,
@@ -118,6 +133,26 @@ __device__ __forceinline__ double df_upper(float wi, float nbi, float na, double
                     (nad + fabs((double)wi) + (double)nbi) * 8.8817841970012523e-16;
   const double up = sqrt(fmax(ua, 0.0)) + eps;
   return up * up * (1.0 + a.gamma) * (1.0 + 9.3132257461547852e-10) + a.absd;
+}
+
+// The candidate pass's threshold for a point whose lowest center is
+// bounded by hi (s^2 D_c1 <= hi): a float wex with df_lower(wex) > hi,
+// checked here (df_candidates.cuh says why no center of w >= wex can be the
+// exact rule's choice); NaN where none is found.  The start inverts
+// df_lower's formula, each try after it moves up by 2^-20 of the scale.
+__device__ __forceinline__ float df_cand_threshold(double hi, float na, double eps, const DFBound &a) {
+  const double kabs = 7.8886090522101181e-31, nad = na;
+  if (!(hi < 1e300)) return quiet_nan<float>();
+  const double t = (fmax(hi, 0.0) + a.absd) / ((1.0 - a.gamma) * (1.0 - 9.3132257461547852e-10));
+  const double r = sqrt(t) + eps, lw = r * r;
+  const double w0 = lw - nad * (1.0 - (double)a.kappa) + kabs;
+  float w = __double2float_ru(w0 + (nad + fabs(w0)) * 1.7763568394002505e-15);
+  for (int tries = 0; tries < 8; ++tries) {
+    if (!(w < 3e38f)) break;
+    if (df_lower(w, na, eps, a) > hi) return w;
+    w = __fadd_ru(w, fmaxf(fabsf(w), na) * 9.5367431640625e-07f);
+  }
+  return quiet_nan<float>();
 }
 
 // Whether the image distances prove that center i (lowest w, wi; its norm
@@ -202,13 +237,14 @@ constexpr int kDfPairMinD = 32;
 
 // The listed points whose image leaves two candidates, one thread a point.
 // The filter listed the point with its lowest w (center c1), the center of
-// the second lowest (c2) and w3, at most the w of every other center.
-// Where the image proves s^2 D_c1 <= hi < df_lower(w3) (df_lower grows
-// with w), every other center is farther than c1: the exact rule's choice
-// is the nearer of c1 and c2 by exact distances (the lower index of
-// equals).  Most listed points are such: a point between two close
-// centers.  The others go to `rest` for k_df_exact.  Counts the listed
-// points for the fit's exact share.
+// the second lowest (c2) and w3, at most the w of every other center (the
+// filter without the pair: c2 = -1).  Where the image proves s^2 D_c1 <= hi
+// < df_lower(w3) (df_lower grows with w), every other center is farther
+// than c1: the exact rule's choice is the nearer of c1 and c2 by exact
+// distances (the lower index of equals).  Most listed points are such: a
+// point between two close centers.  The others go to `rest`, with the
+// candidate pass's threshold from hi (df_cand_threshold; NaN: not proven).
+// Counts the listed points for the fit's exact share.
 static __global__ void k_df_pair(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen,
                                  int k, int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
   if (fit_finished(st, max_iter)) return;
@@ -221,14 +257,15 @@ static __global__ void k_df_pair(const double *__restrict__ x, long long n, int 
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (long long)gridDim.x * blockDim.x) {
     const long long row = fa.list[e];
     bool done = false;
+    float thr = quiet_nan<float>();
     if (e < fa.lcap && !fa.cnt[1]) {
       const int c1 = fa.c1[e], c2 = fa.c2[e];
-      if (c1 >= 0 && c1 < k && c2 >= 0 && c2 < k) {
+      if (c1 >= 0 && c1 < k) {
         const float na = fa.na[row];
         const DFBound bd = df_bound(fa);
         const double eps = df_eps(na, d, bd);
         const double hi = df_upper(fa.w1[e], fa.nb[c1], na, eps, bd);
-        if (hi < 1e300 && hi < df_lower(fa.w3[e], na, eps, bd)) {
+        if (hi < 1e300 && c2 >= 0 && c2 < k && hi < df_lower(fa.w3[e], na, eps, bd)) {
           const int lo_c = min(c1, c2), hi_c = max(c1, c2);
           const double dl = exact_dist(x, n, d, row, cen, k, lo_c), dh = exact_dist(x, n, d, row, cen, k, hi_c);
           // (the exact rule on the two, in index order; s^2 D_c1 <= hi: one is taken)
@@ -240,15 +277,25 @@ static __global__ void k_df_pair(const double *__restrict__ x, long long n, int 
           const int nl = bi >= 0 ? bi : (old >= 0 ? old : 0);
           if (old != nl) { ++ch; labels[row] = nl; }
           done = true;
+        } else if (fa.ccap) {
+          thr = df_cand_threshold(hi, na, eps, bd);
         }
       }
     }
-    if (!done) fa.rest[atomicAdd(&fa.cnt[3], 1u)] = (int)row;
+    if (!done) {
+      const unsigned int pos = atomicAdd(&fa.cnt[3], 1u);
+      fa.rest[pos] = (int)row;
+      if ((long long)pos < fa.ccap) {
+        fa.thr[pos] = thr;
+        fa.ccount[pos] = 0;
+      }
+    }
   }
   if (ch && st) atomicAdd(&st->changed, (u64)ch);
 }
 
-// k_df_exact: the points k_df_pair left (rest, count cnt[3]), P a block:
+// k_df_exact: the points k_df_pair left (rest, count cnt[3]), or those the
+// candidate pass left (list, count cnt[4]), P a block (counted in tot_every):
 // exact distances to every center, least (distance, index) over the
 // distances below +inf (none: the label stays).  Threads split the
 // centers, each in index order, the P points' chains independent: each
@@ -282,7 +329,7 @@ template <int P, int MinBlocks, int Threads = kDfExactThreads>
 __global__ void __launch_bounds__(Threads, MinBlocks)
 k_df_exact(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
            int *__restrict__ labels, State *st, int max_iter, const int *__restrict__ list,
-           const unsigned int *__restrict__ count, bool sh) {
+           const unsigned int *__restrict__ count, bool sh, unsigned long long *tot_every) {
   if (fit_finished(st, max_iter)) return;
   extern __shared__ __align__(16) unsigned char df_smem[];
   double *s_x = reinterpret_cast<double *>(df_smem);  // P x d (row p at p d)
@@ -291,6 +338,7 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
   __shared__ long long s_row[P];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const long long m = *count;
+  if (blockIdx.x == 0 && tid == 0) *tot_every += (unsigned long long)m;
   unsigned int ch = 0;
   for (long long e0 = (long long)blockIdx.x * P; e0 < m; e0 += (long long)gridDim.x * P) {
     if (tid < P) s_row[tid] = e0 + tid < m ? (long long)list[e0 + tid] : (long long)list[e0];  // pad: repeat

@@ -96,17 +96,21 @@ struct gk_cuda_data {
   gk::WeightSpec wspec;
   // The certified filter of double-precision assignments (assign.cu,
   // detail/dfilter.cuh): x's float image (n x d) | its norms (n) | the list
-  // of points left to the exact pass (n) | counters; made at the first fit
+  // of points left to the exact pass (n) | the rest (n) | what the filter
+  // knew of them | the candidate pass's buffers (df_ccap points; 0: no room
+  // for them, detail/df_candidates.cuh) | counters; made at the first fit
   // that uses it (df_state 1; -1: no room, exact kernels).  df_cen: the
   // centers' image (k x d floats), grown on demand.
   void *df_block = nullptr;
   int df_state = 0;
+  long long df_ccap = 0;
   int df_tc = 0;                          // the image is rounded to TF32
   gk::init::FloatImage df_im;
   void *df_cen = nullptr;
   size_t df_cen_bytes = 0;
   int gx_df = 0;                          // the kept graphs run the filter
   long long df_exact = 0, df_iters = 0;   // the last fit: points listed, filtered iterations
+  long long df_every = 0;                 // ... and of those, the points given every center's exact distance
   int df_used = 0;                        // the last fit used the filter
   // Single precision on the tensor cores (detail/tc_tiles.cuh): x copied
   // into packed tiles in the tensor cores' fragment order, made at the first
@@ -171,18 +175,26 @@ struct DFilter {
   bool tc1 = false;  // TF32 images, one mma a product (else 3xTF32 on the images' packed tiles)
   // The filter keeps the two nearest centers of the points it lists, and
   // those whose image leaves only them get two exact distances (dfilter.cuh,
-  // k_df_pair): 3xTF32, d >= kDfPairMinD, unless GPUKMEANS_DF_PAIR=0 (the
-  // tests and benchmarks compare both).
+  // k_df_pair): 3xTF32, d >= kDfPairMinD, where there is no candidate pass
+  // (GPUKMEANS_DF_PAIR=0 never, =1 also with one: the tests and benchmarks
+  // compare them).
   bool pair = false;
   float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
   float *cpk = nullptr;  // 3xTF32: the centers' image in packed tiles (tc_tiles.cuh); xi: x's, likewise
   int *list = nullptr;
-  int *rest = nullptr;                      // the listed points left to k_df_exact
+  int *rest = nullptr;                      // the listed points k_df_pair leaves
   float *w1 = nullptr, *w3 = nullptr;       // by list position below lcap: what the filter
   int *c1 = nullptr, *c2 = nullptr;         //   knew of the point (dfilter.cuh, DFArgs)
   long long lcap = 0;
-  unsigned int *cnt = nullptr;       // [0] listed this iteration, [1] a center out of the box, [2] max |b|^2
-  unsigned long long *tot = nullptr; // [0] listed, [1] filtered iterations (this fit)
+  // The candidate pass (df_candidates.cuh) for the first ccap rest points
+  // (3xTF32 only; 0: none, every rest point to k_df_exact), unless
+  // GPUKMEANS_DF_CAND=0 (the tests compare both).
+  float *thr = nullptr, *rp = nullptr;
+  int *ccount = nullptr, *cand = nullptr;
+  long long ccap = 0;
+  unsigned int *cnt = nullptr;       // [0] listed this iteration, [1] a center out of the box, [2] max |b|^2,
+                                     // [3] rest, [4] left by the candidate pass
+  unsigned long long *tot = nullptr; // [0] listed, [1] filtered iterations, [2] every center exact (this fit)
   init::FloatImage im;
   double absd = 0;
 };

@@ -1,7 +1,8 @@
 // detail/tc_tiles.cuh: 3xTF32 tensor-core tiles on packed, fragment-native
 // operands (issue 15): the main loop shared by the single-precision
 // assignment (k_assign_tc) and the double-precision certified filter
-// (k_assign_tc_filter), both in assign_kernels.cuh.
+// (k_assign_tc_filter), both in assign_kernels.cuh, and the filter's
+// candidate pass (k_assign_tc_cand, df_candidates.cuh).
 //
 // Why a packed copy of the operands: the earlier kernel read scalars from
 // shared memory and loaded its tiles synchronously.  Here x is copied once
@@ -17,8 +18,9 @@
 // and the bytes every tile moves from L2.  For the single-precision kernel
 // the centers, packed again each iteration, come split (their chunk twice
 // the size): three instructions a value fewer in a loop bound by its issue
-// more than by L2 (E 16.4 -> 15.0 ms on an H100).  The filter's epilogue
-// leaves no registers for it (spills: E 21.4 -> 23.3 ms), so its centers
+// more than by L2 (E 16.4 -> 15.0 ms on an H100).  So do the double
+// filter's without its pair (TcFilterEpi<false>); the pair's epilogue
+// leaves no registers for them (spills: E 21.4 -> 23.3 ms), so its centers
 // come whole and are split in registers.
 //
 // Block: 128 points x 128 centers, 4 warps as 2 (points) x 2 (centers), each
@@ -68,17 +70,17 @@ __host__ __device__ constexpr int tc_k16(int d) { return (d + 15) / 16; }
 __host__ __device__ constexpr int tc_kp(int k) { return (k + kTcBN - 1) / kTcBN * kTcBN; }
 // floats of the packed points / centers (the centers' norms included; room
 // for split centers)
-inline size_t tc_points_floats(long long n, int d) { return (size_t)((n + kTcBM - 1) / kTcBM) * tc_k16(d) * kTcChunk; }
+__host__ __device__ inline size_t tc_points_floats(long long n, int d) { return (size_t)((n + kTcBM - 1) / kTcBM) * tc_k16(d) * kTcChunk; }
 inline size_t tc_centers_floats(int k, int d) {
   return (size_t)(tc_kp(k) / kTcBN) * tc_k16(d) * tc_chunk_b(true) + tc_kp(k);
 }
 
 // The packed points from a source src(i, j) (the stored float x, or the
-// float image of double x); one thread a lane's 4 slots of one fragment.
+// float image of double x); one thread a lane's 4 slots of one fragment:
+// group e of the layout's float4s, in order.
 template <class Src>
-__global__ void k_tc_pack_points(Src src, long long n, int d, float *__restrict__ out, long long groups) {
-  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (e >= groups) return;
+__device__ __forceinline__ void tc_pack_group(const Src &src, long long n, int d, float *__restrict__ out,
+                                              long long e) {
   const int lane = (int)(e & 31), kk8 = (int)((e >> 5) & 1), m16 = (int)((e >> 6) & 7);
   const long long rest = e >> 9;
   const int K16 = tc_k16(d);
@@ -93,7 +95,12 @@ __global__ void k_tc_pack_points(Src src, long long n, int d, float *__restrict_
     const int j = k16 * 16 + kk8 * 8 + t + 4 * (s >> 1);
     w[s] = (i < n && j < d) ? src(i, j) : 0.f;
   }
-  reinterpret_cast<float4 *>(out)[e] = v;  // (e enumerates the layout's float4s in order)
+  reinterpret_cast<float4 *>(out)[e] = v;
+}
+template <class Src>
+__global__ void k_tc_pack_points(Src src, long long n, int d, float *__restrict__ out, long long groups) {
+  const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (e < groups) tc_pack_group(src, n, d, out, e);
 }
 
 struct TcFloatSource {  // single precision: x as stored (n x d floats)
@@ -155,8 +162,8 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 // Per-row inputs of the epilogues, staged with a point tile's last chunk:
-// labels (n ints, 16-byte aligned) and the filter's point norms na (or
-// nullptr).
+// labels (n ints, 16-byte aligned; nullptr: none, with na nullptr too) and
+// the filter's point norms na (or nullptr).
 struct TcRows {
   const int *labels;
   const float *na;
@@ -270,7 +277,7 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       for (int e = tid; e < kChunkB / 4; e += kTcThreads) cp_async16(sb + e, gb + e);
       if (lk16 == K16 - 1 && tid < kTcBN / 4)  // the center tile's norms
         cp_async16(sr + tid, cp + (size_t)nct * K16 * kChunkB + (size_t)lct * kTcBN + 4 * tid);
-      if (lk16 == K16 - 1 && lct == nct - 1 && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
+      if (lk16 == K16 - 1 && lct == nct - 1 && rows.labels && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
         const int e = tid - 32, part = e >> 5, u = e & 31;
         const long long i = lbt * kTcBM + 4 * u;
         const float *src = part ? rows.na : reinterpret_cast<const float *>(rows.labels);
