@@ -317,24 +317,15 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   if (n > 0x7fffffffLL || d > 4096) return cudaSuccess;  // the list holds int rows; kappa stays small
   // x's image: packed tiles (3xTF32) or n x d floats (TF32 images); room for either
   const size_t o_na = al256(tc_points_floats(n, d) * sizeof(float)), o_list = o_na + al256((size_t)n * sizeof(float));
-  // (what the filter knew of the first lcap listed points, for k_df_pair:
-  // a quarter of the rows, at least 2^20; the points past it go to the
-  // full exact pass)
+  // (what the filter knew of the first lcap listed points, for k_df_pair and
+  // the candidate pass: a quarter of the rows, at least 2^20; the points
+  // past it go to the full exact pass)
   const long long lcap = std::min<long long>(n, std::max<long long>(1LL << 20, n / 4));
   const size_t o_rest = o_list + al256((size_t)n * sizeof(int)), o_known = o_rest + al256((size_t)n * sizeof(int));
-  const size_t o_cand = o_known + 4 * al256((size_t)lcap * sizeof(int));
-  // the candidate pass's buffers for as many rest points (threshold, count,
-  // candidates, packed image), where they fit
-  const long long ccap = lcap;
-  const size_t o_ccount = o_cand + al256((size_t)ccap * sizeof(float)),
-               o_clist = o_ccount + al256((size_t)ccap * sizeof(int)),
-               o_rp = o_clist + al256((size_t)ccap * kDfCand * sizeof(int)),
-               cand_bytes = o_rp + al256(tc_points_floats(ccap, d) * sizeof(float)) - o_cand;
+  const size_t o_cnt = o_known + 4 * al256((size_t)lcap * sizeof(int)), total = o_cnt + 512;
   if (D->df_state == 0) {
     D->df_state = -1;
     D->df_tc = -1;
-    D->df_ccap = optional_fits(D, o_cand + cand_bytes + 512) ? ccap : 0;
-    const size_t total = o_cand + (D->df_ccap ? cand_bytes : 0) + 512;
     if (!optional_fits(D, total)) {
       return cudaSuccess;
     }
@@ -370,7 +361,6 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.c1 = (int *)(b + o_known + 2 * al256((size_t)lcap * sizeof(int)));
   f.c2 = (int *)(b + o_known + 3 * al256((size_t)lcap * sizeof(int)));
   f.lcap = lcap;
-  const size_t o_cnt = o_cand + (D->df_ccap ? cand_bytes : 0);
   f.cnt = (unsigned int *)(b + o_cnt);
   f.tot = (unsigned long long *)(b + o_cnt + 256);
   f.ci = (float *)D->df_cen;
@@ -380,12 +370,29 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   // shape (GPUKMEANS_DF_CAND: 0 never, 1 wherever it can)
   const char *cand = std::getenv("GPUKMEANS_DF_CAND");
   const int cand_env = cand && cand[0] ? (cand[0] == '0' ? 0 : 1) : -1;
-  if ((cand_env == 1 || (cand_env < 0 && (double)k * d >= kDfCandMinKD)) && !tc1 && D->df_ccap) {
-    f.ccap = D->df_ccap;
-    f.thr = (float *)(b + o_cand);
-    f.ccount = (int *)(b + o_ccount);
-    f.cand = (int *)(b + o_clist);
-    f.rp = (float *)(b + o_rp);
+  if ((cand_env == 1 || (cand_env < 0 && (double)k * d >= kDfCandMinKD)) && !tc1) {
+    // its buffers for as many rest points as lcap (threshold, count,
+    // candidates, packed image): once per handle, at the first fit that
+    // runs the pass, where they fit
+    const long long ccap = lcap;
+    const size_t o_ccount = al256((size_t)ccap * sizeof(float)), o_clist = o_ccount + al256((size_t)ccap * sizeof(int)),
+                 o_rp = o_clist + al256((size_t)ccap * kDfCand * sizeof(int)),
+                 cbytes_all = o_rp + al256(tc_points_floats(ccap, d) * sizeof(float));
+    if (!D->df_cand && !D->df_cand_tried) {
+      D->df_cand_tried = 1;
+      if (optional_fits(D, cbytes_all) && cudaMalloc(&D->df_cand, cbytes_all) != cudaSuccess) {
+        cudaGetLastError();
+        D->df_cand = nullptr;
+      }
+    }
+    if (D->df_cand) {
+      char *c = (char *)D->df_cand;
+      f.ccap = ccap;
+      f.thr = (float *)c;
+      f.ccount = (int *)(c + o_ccount);
+      f.cand = (int *)(c + o_clist);
+      f.rp = (float *)(c + o_rp);
+    }
   }
   // the two nearest centers of the points not certified, kept for k_df_pair
   // from d = kDfPairMinD on (3xTF32 only) where there is no candidate pass

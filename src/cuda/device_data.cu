@@ -43,6 +43,7 @@ void destroy(gk_cuda_data *D) {
   if (D->ws) cudaFree(D->ws);
   if (D->bounds) cudaFree(D->bounds);
   if (D->df_block) cudaFree(D->df_block);
+  if (D->df_cand) cudaFree(D->df_cand);
   if (D->df_cen) cudaFree(D->df_cen);
   if (D->tc_x) cudaFree(D->tc_x);
   if (D->tc_cen) cudaFree(D->tc_cen);

@@ -97,13 +97,14 @@ struct gk_cuda_data {
   // The certified filter of double-precision assignments (assign.cu,
   // detail/dfilter.cuh): x's float image (n x d) | its norms (n) | the list
   // of points left to the exact pass (n) | the rest (n) | what the filter
-  // knew of them | the candidate pass's buffers (df_ccap points; 0: no room
-  // for them, detail/df_candidates.cuh) | counters; made at the first fit
-  // that uses it (df_state 1; -1: no room, exact kernels).  df_cen: the
-  // centers' image (k x d floats), grown on demand.
+  // knew of them | counters; made at the first fit that uses it (df_state
+  // 1; -1: no room, exact kernels).  df_cand: the candidate pass's buffers
+  // (detail/df_candidates.cuh), at the first fit that runs it (tried once).
+  // df_cen: the centers' image (k x d floats), grown on demand.
   void *df_block = nullptr;
   int df_state = 0;
-  long long df_ccap = 0;
+  void *df_cand = nullptr;
+  int df_cand_tried = 0;
   int df_tc = 0;                          // the image is rounded to TF32
   gk::init::FloatImage df_im;
   void *df_cen = nullptr;
