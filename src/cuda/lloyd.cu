@@ -195,7 +195,8 @@ cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
 // Which assignment kernels a fit's graphs run (their key, beside the shape):
 // the filter's mode, and whether single precision runs on packed tiles.
 int graph_variant(const Fit &f) {
-  return (f.df.on ? (f.df.tc1 ? 2 : 1) : 0) + (f.plan.tc_x ? 4 : 0) + (f.df.pair ? 8 : 0) + (f.df.ccap ? 16 : 0);
+  return (f.df.on ? (f.df.tc1 ? 2 : 1) : 0) + (f.plan.tc_x ? 4 : 0) + (f.df.pair ? 8 : 0) + (f.df.ccap ? 16 : 0) +
+         (f.df.top2 ? 32 : 0);
 }
 
 // The graphs of a fit of max_iter iterations in batches of bsz: [0] bsz

@@ -22,13 +22,15 @@ fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
 
 # How the points the bound leaves are settled (see above; the default: by
 # shape).
-screens <- list(both = c(pair = "1", cand = "1"), pair = c(pair = "1", cand = "0"),
-                cand = c(pair = "0", cand = "1"), none = c(pair = "0", cand = "0"),
-                default = c(pair = NA, cand = NA))
+# (none: also without the filter's tournament of a tile's two least values,
+# GPUKMEANS_DF_TOP2, by shape where k <= 512 and the pair is off)
+screens <- list(both = c(pair = "1", cand = "1", top2 = NA), pair = c(pair = "1", cand = "0", top2 = NA),
+                cand = c(pair = "0", cand = "1", top2 = NA), none = c(pair = "0", cand = "0", top2 = "0"),
+                default = c(pair = NA, cand = NA, top2 = NA))
 
 dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L, screen = screens$default) {
   withr::local_envvar(GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = screen[["pair"]],
-                      GPUKMEANS_DF_CAND = screen[["cand"]])
+                      GPUKMEANS_DF_CAND = screen[["cand"]], GPUKMEANS_DF_TOP2 = screen[["top2"]])
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), FALSE, "cuda", 0L, 0L,
                          FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
 }

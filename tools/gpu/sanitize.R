@@ -37,10 +37,12 @@ for (x in list(x16, x130)) {
   }
 }
 # the double filter's ways with the points its bound leaves: the pair, the
-# candidate pass (by shape from k d = 16384; forced here), both; and a
-# center outside the float image's box
-for (sc in list(c("1", "0"), c("0", "1"), c("1", "1")))
-  withr::with_envvar(c(GPUKMEANS_DFILTER = "1", GPUKMEANS_DF_PAIR = sc[1], GPUKMEANS_DF_CAND = sc[2]), {
+# candidate pass (by shape from k d = 16384; forced here), both, neither
+# (and the tile's update without its tournament); and a center outside
+# the float image's box
+for (sc in list(c("1", "0", "1"), c("0", "1", "1"), c("1", "1", "1"), c("0", "0", "0")))
+  withr::with_envvar(c(GPUKMEANS_DFILTER = "1", GPUKMEANS_DF_PAIR = sc[1], GPUKMEANS_DF_CAND = sc[2],
+                       GPUKMEANS_DF_TOP2 = sc[3]), {
     for (x in list(x16, x130)) invisible(fit(x, x[seq_len(130), ], 10L, FALSE, 1L))
     invisible(fit(x16, rbind(x16[1:129, ], 1e12), 3L, FALSE, 1L))
   })

@@ -944,6 +944,32 @@ struct TcEpiBase {
       }
     return m;
   }
+  // The same values, their least m1 and a lower bound m2 of the second
+  // least (a tournament of pairs: 44 min/max instead of 15; a NaN value may
+  // repeat its partner, which only lowers m2).
+  template <bool DOWN>
+  __device__ __forceinline__ void row_top2(const float (&acc)[4][8][4], int r, const float2 (&nv)[8], float (&v)[16],
+                                           float &m1, float &m2) const {
+    float lo[8], hi[8];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      const float a0 = acc[r >> 1][nt][(r & 1) * 2], a1 = acc[r >> 1][nt][(r & 1) * 2 + 1];
+      v[nt * 2] = DOWN ? __fmaf_rd(-2.0f, a0, nv[nt].x) : fmaf(-2.0f, a0, nv[nt].x);
+      v[nt * 2 + 1] = DOWN ? __fmaf_rd(-2.0f, a1, nv[nt].y) : fmaf(-2.0f, a1, nv[nt].y);
+      lo[nt] = fminf(v[nt * 2], v[nt * 2 + 1]);
+      hi[nt] = fmaxf(v[nt * 2], v[nt * 2 + 1]);
+    }
+#pragma unroll
+    for (int w = 1; w < 8; w *= 2)
+#pragma unroll
+      for (int q = 0; q < 8; q += 2 * w) {
+        const float l = fminf(lo[q], lo[q + w]);
+        hi[q] = fminf(fmaxf(lo[q], lo[q + w]), fminf(hi[q], hi[q + w]));
+        lo[q] = l;
+      }
+    m1 = lo[0];
+    m2 = hi[0];
+  }
   __device__ __forceinline__ void norms_of(const float *norms, float2 (&nv)[8]) const {
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + cb + nt * 8);
@@ -1046,7 +1072,7 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
 // went from 56.0 to 50.7 ms: H200, 2026-11-26.  The candidate pass,
 // df_candidates.cuh, settles those points too, and the filter without the
 // pair is the faster: the pair runs only where that pass does not.)
-template <bool Pair>
+template <bool Pair, bool Top2 = false>
 struct TcFilterEpi : TcEpiBase {
   // (tc_main_loop; the pair's tracking leaves no registers for a second
   // copy of the chunk's products, 220 bytes of spills, nor for split
@@ -1071,6 +1097,23 @@ struct TcFilterEpi : TcEpiBase {
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
       float w[16];
+      if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
+                            // the least and a bound of the second least make the same update)
+        float m1, m2;
+        row_top2<true>(acc, r, nv, w, m1, m2);
+        if (m1 < w1[r]) {
+          int v0 = 15;
+#pragma unroll
+          for (int v = 14; v >= 0; --v)
+            if (w[v] == m1) v0 = v;
+          w2[r] = fminf(w1[r], m2);
+          w1[r] = m1;
+          i1[r] = center(c0, v0);
+        } else {
+          w2[r] = fminf(w2[r], m1);
+        }
+        continue;
+      }
       const float m = row_values<true>(acc, r, nv, w);
       if (m < (Pair ? w2[r] : w1[r])) {  // the sequential update, in index order
 #pragma unroll
@@ -1158,7 +1201,7 @@ struct TcFilterEpi : TcEpiBase {
   }
 };
 
-template <bool Pair>
+template <bool Pair, bool Top2 = false>
 __global__ void __launch_bounds__(kTcThreads, 2)
 k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
                    int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
@@ -1175,7 +1218,7 @@ k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float
   __shared__ int rbi[kTcBM], rbi2[kTcBM];
   __shared__ unsigned int sh_changed;
   if (tid == 0) sh_changed = 0;
-  TcFilterEpi<Pair> epi;
+  TcFilterEpi<Pair, Top2> epi;
   epi.place(n, labels, rbd, rbi);
   epi.k = k;
   epi.d = d;

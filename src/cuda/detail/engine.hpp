@@ -180,6 +180,8 @@ struct DFilter {
   // (GPUKMEANS_DF_PAIR=0 never, =1 also with one: the tests and benchmarks
   // compare them).
   bool pair = false;
+  bool top2 = false;  // the filter without the pair takes each tile's two least values by a tournament
+                      // (k <= 512, unless GPUKMEANS_DF_TOP2=0)
   float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
   float *cpk = nullptr;  // 3xTF32: the centers' image in packed tiles (tc_tiles.cuh); xi: x's, likewise
   int *list = nullptr;

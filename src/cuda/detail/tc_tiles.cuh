@@ -35,7 +35,7 @@
 // Packed centers, per tile ct of 128 centers and chunk k16 (2048 floats,
 // split: 4096): [n8: 16][kk8: 2][lane: 32][slot: 2], slot e of lane 4g + t
 // holding center 128 ct + 8 n8 + g, coordinate 16 k16 + 8 kk8 + t + 4 e
-// (centers beyond k: NaN, never chosen); split, [slot: 4] with the TF32
+// (centers beyond k, and NaN ones: zeros, norm +inf); split, [slot: 4] with the TF32
 // split (hi, lo) of that value in slots e and 2 + e.  Their norms (one
 // float a center) follow.
 #ifndef GPUKMEANS_DETAIL_TC_TILES_CUH
@@ -116,20 +116,25 @@ struct TcImageSource {  // the double filter: x's float image (init_bound.cuh)
   __device__ float operator()(long long i, int j) const { return init::image_coord(x, n, i, j, im); }
 };
 
-// The packed centers from column-major floats cen (leading dimension ld;
-// centers k..kp-1 NaN) and their norms |c|^2 (fmaf in coordinate order),
-// stored as q, or rounded down to q (1 - kappa) when kappa > 0 (the
-// filter's w); split or not (the layouts above).  One thread a center.
+// The packed centers from column-major floats cen (leading dimension ld)
+// and their norms |c|^2 (fmaf in coordinate order), stored as q, or rounded
+// down to q (1 - kappa) when kappa > 0 (the filter's w); split or not (the
+// layouts above).  One thread a center.  A NaN center (an empty cluster:
+// every coordinate NaN) and the padding k..kp-1 are packed as zeros with
+// norm +inf: their values |c|^2 - 2 x.c are +inf, never taken, as NaN
+// ones would be, but they sort above every other value (the filter's
+// tournament of a tile's two least values, assign_kernels.cuh, relies on it).
 static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, int k, int kp, int d, float kappa,
                                          bool split, float *__restrict__ out, const State *st, int max_iter) {
   if (fit_finished(st, max_iter)) return;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= kp) return;
   const int K16 = tc_k16(d), ct = c / kTcBN, n8 = (c % kTcBN) >> 3, g = c & 7;
+  const bool none = c >= k || !(cen[c] == cen[c]);
   float q = 0.f;
   for (int j = 0; j < K16 * 16; ++j) {
     float v = 0.f;
-    if (j < d) v = c < k ? cen[c + (size_t)ld * j] : quiet_nan<float>();
+    if (j < d && !none) v = cen[c + (size_t)ld * j];
     if (j < d) q = fmaf(v, v, q);
     const int k16 = j >> 4, kk8 = (j >> 3) & 1, jj = j & 7, t = jj & 3, e = jj >> 2;
     const size_t f = (((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8;  // the fragment
@@ -143,7 +148,7 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
     }
   }
   float *norms = out + (size_t)(kp / kTcBN) * K16 * tc_chunk_b(split);
-  norms[c] = kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
+  norms[c] = none ? pos_inf<float>() : kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
 }
 
 // Asynchronous copies into shared memory (also the filter kernel of
