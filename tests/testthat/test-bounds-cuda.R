@@ -80,6 +80,26 @@ test_that("cuda: bounded iterations in single precision stay as close to double 
   }
 })
 
+test_that("cuda: where they pay, no bounds when the plain iterations run on the tensor cores at high d", {
+  skip_if_no_gpu()
+  # n k >= 2^22 point-center pairs (smaller fits never bound); k = 256: the
+  # tensor cores in single precision, the certified filter in double
+  set.seed(12)
+  hi <- make_blobs(33000, 128, 60, sd = 1, spread = 5)  # d = 128, k d = 32768: plain iterations
+  lo <- matrix(runif(33000 * 32), ncol = 32)            # d = 32, k d = 8192: bounds where they pay
+  parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
+  for (single in c(FALSE, TRUE)) {
+    where <- fit_bounds(hi, hi[1:256, ], 60L, 3L, single)
+    forced <- fit_bounds(hi, hi[1:256, ], 60L, 2L, single)
+    expect_gt(where$iter, 3L)
+    expect_true(all(where$exact_fraction == 1), label = paste("d = 128, single =", single))
+    expect_lt(min(forced$exact_fraction), 0.5)  # (the bounds work there when asked for)
+    if (!single) expect_identical(where[parts], forced[parts])
+    low <- fit_bounds(lo, lo[1:256, ], 60L, 3L, single)
+    expect_lt(min(low$exact_fraction), 1)
+  }
+})
+
 test_that("cuda: gpu_kmeans to convergence with bounds where they pay equals stats", {
   skip_if_no_gpu()
   x <- simulate_blobs(100000, 4, 20, seed = 4)

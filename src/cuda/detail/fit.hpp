@@ -82,12 +82,22 @@ struct BoundsPolicy {
   double enter, leave;
   int batch = 16;
   int max_leaves = 2;
+  bool worth = true;  // false: plain iterations only, whatever the mode "where they pay" says
   BoundsPolicy(const gk_cuda_data *D, const Fit &f) {
     // double arithmetic on active points costs more against float plain kernels
     // (the certified filter makes plain double iterations about as cheap as single ones)
     const bool cheap = D->single || f.df.on;
     enter = D->opts.bounds == 2 ? 2.0 : cheap ? 0.02 : 0.05;
     leave = cheap ? 0.25 : 0.5;
+    // Where the plain iterations run on the tensor cores (single precision's
+    // packed kernel, double's certified filter) from d = 96 with k d >=
+    // 32768, bounded ones lose: they compute their active points on the
+    // SIMT cores.  To convergence on an H100 (2026-11-26, blobs, random and
+    // k-means|| starts; tools/cuda-dev/LOG.md): bounded / plain compute
+    // 0.46-0.67x at d = 128 and 256, 0.5-1.0x on bench.R's E; 0.8-1.3x at
+    // d = 64, k = 1024; 1.1-2.3x at d = 32, or k d = 16384, and 4-8x on D.
+    const bool tensor = f.plan.tc_x || (f.df.on && !f.df.tc1);
+    worth = D->opts.bounds == 2 || !(tensor && D->d >= 96 && (double)f.k * D->d >= 32768.0);
   }
 };
 
@@ -104,7 +114,7 @@ class BoundsSwitch {
  public:
   enum class Move { kStay, kEnter, kLeave };
   BoundsSwitch(const BoundsPolicy &policy, double rows, int max_iter, bool may_bound)
-      : policy_(policy), rows_(rows), may_bound_(may_bound), kind_(std::min(max_iter, kBoundsHist), 0) {}
+      : policy_(policy), rows_(rows), may_bound_(may_bound && policy.worth), kind_(std::min(max_iter, kBoundsHist), 0) {}
 
   bool bounded() const { return bounded_; }
   bool has_buffers() const { return buffers_; }
