@@ -135,6 +135,19 @@ test_that("cuda dfilter: points between several close centers get a few candidat
   }
 })
 
+test_that("cuda dfilter: more tied candidates than the candidate pass keeps go to every center", {
+  skip_if_no_gpu()
+  # twenty copies of one starting center: the points nearest to it have 20
+  # equal candidates, more than the 16 the pass keeps (the copies after the
+  # first lose their points at once: NaN centers from the second iteration)
+  set.seed(7)
+  x <- make_blobs(6000, 40, 30, sd = 1, spread = 20)
+  c0 <- rbind(x[rep(1, 20), ], x[2:140, ])
+  sh <- expect_dfilter_exact(x, c0, 20L, label = "twenty equal centers")
+  expect_gt(sh$cand[["every"]], 0)
+  expect_lte(sh$cand[["every"]], sh$none[["every"]])
+})
+
 test_that("cuda dfilter: offsets and scales, and the exact fallback beyond them", {
   skip_if_no_gpu()
   set.seed(3)
