@@ -150,11 +150,15 @@ bool tf32_wanted(const gk_cuda_data *D, int k) {
   return D->single && D->d > 8 && (kernel == 2 || (kernel == 0 && k >= 32));
 }
 
-// The packed kernels unless GPUKMEANS_TC=0 (the tests compare both).
-bool tc_wanted() {
-  const char *env = std::getenv("GPUKMEANS_TC");
-  return !(env && env[0] == '0');
+// An internal on/off switch of the environment: -1 unset (or empty), 0
+// when it starts with '0', else 1.
+int env_switch(const char *name) {
+  const char *env = std::getenv(name);
+  return env && env[0] ? (env[0] == '0' ? 0 : 1) : -1;
 }
+
+// The packed kernels unless GPUKMEANS_TC=0 (the tests compare both).
+bool tc_wanted() { return env_switch("GPUKMEANS_TC") != 0; }
 
 // x's n points (read from src: floats, or the filter's image of doubles)
 // as packed tiles into dst (tc_points_floats(n, d) floats).
@@ -368,8 +372,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.cpk = (float *)((char *)f.nb + al256((size_t)k * sizeof(float)));
   // the candidate pass for the rest (3xTF32, where its buffers fit): by
   // shape (GPUKMEANS_DF_CAND: 0 never, 1 wherever it can)
-  const char *cand = std::getenv("GPUKMEANS_DF_CAND");
-  const int cand_env = cand && cand[0] ? (cand[0] == '0' ? 0 : 1) : -1;
+  const int cand_env = env_switch("GPUKMEANS_DF_CAND");
   if ((cand_env == 1 || (cand_env < 0 && (double)k * d >= kDfCandMinKD)) && !tc1) {
     // its buffers for as many rest points as lcap (threshold, count,
     // candidates, packed image): once per handle, at the first fit that
@@ -400,16 +403,14 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   // runs without the pair on split centers: its epilogue leaves registers
   // for them (E of bench.R 21.1 -> 16.7 ms, the candidate pass settling
   // the points the pair did; H100, tools/cuda-dev/LOG.md).
-  const char *pair = std::getenv("GPUKMEANS_DF_PAIR");
-  const int pair_env = pair && pair[0] ? (pair[0] == '0' ? 0 : 1) : -1;
+  const int pair_env = env_switch("GPUKMEANS_DF_PAIR");
   f.pair = !tc1 && d >= kDfPairMinD && (pair_env == 1 || (pair_env < 0 && !f.ccap));
   // Without the pair, up to 4 center tiles a row (k <= 512), the filter
   // takes each tile's two least values by a tournament instead of the
   // sequential update, which runs on most such tiles (D of bench.R:
   // 3.63 -> 3.10 ms an iteration, H100); GPUKMEANS_DF_TOP2=0: never (the
   // tests compare both).
-  const char *top2 = std::getenv("GPUKMEANS_DF_TOP2");
-  f.top2 = !f.pair && k <= 4 * kTcBN && !(top2 && top2[0] == '0');
+  f.top2 = !f.pair && k <= 4 * kTcBN && env_switch("GPUKMEANS_DF_TOP2") != 0;
   const void *tc_kernel = f.pair   ? (const void *)k_assign_tc_filter<true>
                           : f.top2 ? (const void *)k_assign_tc_filter<false, true>
                                    : (const void *)k_assign_tc_filter<false>;

@@ -944,18 +944,13 @@ struct TcEpiBase {
       }
     return m;
   }
-  // The same values, their least m1 and a lower bound m2 of the second
-  // least (a tournament of pairs: 44 min/max instead of 15; a NaN value may
-  // repeat its partner, which only lowers m2).
-  template <bool DOWN>
-  __device__ __forceinline__ void row_top2(const float (&acc)[4][8][4], int r, const float2 (&nv)[8], float (&v)[16],
-                                           float &m1, float &m2) const {
+  // A row's 16 values (row_values): their least m1 and a lower bound m2 of
+  // the second least (a tournament of pairs: 44 min/max instead of 15; a
+  // NaN value may repeat its partner, which only lowers m2).
+  static __device__ __forceinline__ void top2(const float (&v)[16], float &m1, float &m2) {
     float lo[8], hi[8];
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) {
-      const float a0 = acc[r >> 1][nt][(r & 1) * 2], a1 = acc[r >> 1][nt][(r & 1) * 2 + 1];
-      v[nt * 2] = DOWN ? __fmaf_rd(-2.0f, a0, nv[nt].x) : fmaf(-2.0f, a0, nv[nt].x);
-      v[nt * 2 + 1] = DOWN ? __fmaf_rd(-2.0f, a1, nv[nt].y) : fmaf(-2.0f, a1, nv[nt].y);
       lo[nt] = fminf(v[nt * 2], v[nt * 2 + 1]);
       hi[nt] = fmaxf(v[nt * 2], v[nt * 2 + 1]);
     }
@@ -1100,7 +1095,8 @@ struct TcFilterEpi : TcEpiBase {
       if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
                             // the least and a bound of the second least make the same update)
         float m1, m2;
-        row_top2<true>(acc, r, nv, w, m1, m2);
+        (void)row_values<true>(acc, r, nv, w);  // (its minimum unused: the tournament's m1)
+        top2(w, m1, m2);
         if (m1 < w1[r]) {
           int v0 = 15;
 #pragma unroll
