@@ -394,6 +394,9 @@ class CudaEngine final : public Engine {
       r->screen_exact = static_cast<double>(exact_points) / all;
       r->screen_every = static_cast<double>(every_points) / all;
     }
+    std::int64_t grid_seen = 0, grid_served = 0;
+    if (gk_cuda_grid_stats(D_, &grid_seen, &grid_served) == GK_CUDA_OK && grid_seen > 0)
+      r->grid_share = static_cast<double>(grid_served) / static_cast<double>(grid_seen);
   }
   // The CPU engine's code on the host, on the caller's x: the weighted
   // k-means|| rounds (in double precision, as the device's weighted rounds

@@ -114,6 +114,9 @@ struct LloydFit {
   // given every center's exact distance (the others: a few candidates');
   // -1 when none ran.
   double screen_exact = -1.0, screen_every = -1.0;
+  // CUDA, d <= 3: the share of point-iterations the grid of cells' lists
+  // served (-1: no grid)
+  double grid_share = -1.0;
 };
 
 // One assignment step's partial results over the engine's rows, exact and

@@ -12,9 +12,16 @@
 # Every fit starts from fixed centers (rows drawn with a fixed seed) and runs
 # at most `iters` iterations; ms per iteration is the compute phase (CUDA
 # events) over the iterations actually run.  These are plain Lloyd
-# iterations (every distance computed, as the peer computes them): the
-# distance bounds, which skip most distances once few points move, are
-# switched off here; bench_convergence.R measures them to convergence.  End-to-end seconds are measured
+# iterations: every point is assigned afresh each iteration, nothing is
+# carried from one iteration to the next.  The distance bounds, which skip
+# most distances once few points move, are switched off here
+# (bench_convergence.R measures them to convergence).  Unlike the peer,
+# which computes all n k distances, the engine skips centers it proves
+# farther: at d <= 3 a point computes its distances only to the centers its
+# cell of a grid over the centers lists (printed: the share of
+# point-iterations the lists served); in double precision the certified
+# filter computes exact distances only for the points its float bound
+# leaves open.  Labels are those of the full computation either way.  End-to-end seconds are measured
 # in R around the whole call (upload, iterations, download, the kmeans object).
 suppressPackageStartupMessages(library(gpukmeans))
 args <- commandArgs(trailingOnly = TRUE)
@@ -70,15 +77,15 @@ timed <- function(expr, env = parent.frame()) {
   list(value = v, elapsed = stats::median(times))
 }
 
-# Double precision: the share of point-iterations whose labels the certified
-# filter (src/cuda/detail/dfilter.cuh) left to exact distances, and the share
-# given every center's exact distance (the others: two, or a few candidates'),
-# from the engine's internal result (-1: the filter did not run, e.g. the
-# small-d kernel).
-exact_share <- function(x, c0) {
-  z <- gpukmeans:::gk_fit_cpp(x, list(c0), iters, FALSE, "cuda", 0L, 0L, FALSE, NULL, Inf,
+# From the engine's internal result (-1: did not run): in double precision
+# the share of point-iterations whose labels the certified filter
+# (src/cuda/detail/dfilter.cuh) left to exact distances, and the share given
+# every center's exact distance (the others: two, or a few candidates'); in
+# both, the share the grid of cells' lists served (cell_grid.cuh, d <= 3).
+screen_shares <- function(x, c0, prec) {
+  z <- gpukmeans:::gk_fit_cpp(x, list(c0), iters, prec == "single", "cuda", 0L, 0L, FALSE, NULL, Inf,
                               gpukmeans:::cuda_options())
-  c(z$screen_exact, z$screen_every)
+  c(z$screen_exact, z$screen_every, z$grid_share)
 }
 
 problems <- data.frame(id = c("A", "B", "C", "D", "E"),
@@ -93,11 +100,12 @@ for (i in seq_len(nrow(problems))) {
     invisible(timed(gpu_kmeans(x, c0, iter.max = 2L, precision = prec, backend = "cuda")))  # warm-up
     r <- timed(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda"))
     rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, prec, "gpukmeans-cuda", r$value, r$elapsed)
-    share <- if (prec == "double") exact_share(x, c0) else c(-1, -1)
-    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s\n", p$id, prec,
+    share <- screen_shares(x, c0, prec)
+    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s%s\n", p$id, prec,
                 tail(rows, 1)[[1]]$ms_per_iter, min(r$value$iter, iters), r$elapsed,
                 if (share[1] >= 0) sprintf("  [certified filter: %.2f%% of point-iterations exact, %.2f%% every center]",
-                                           100 * share[1], 100 * share[2]) else ""))
+                                           100 * share[1], 100 * share[2]) else "",
+                if (share[3] >= 0) sprintf("  [grid: %.2f%% of point-iterations from cell lists]", 100 * share[3]) else ""))
   }
   # The CPU engine on all host threads, a few iterations (E would take minutes).
   if (!quick && p$id != "E") {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "detail/assign_kernels.cuh"
+#include "detail/cell_grid.cuh"
 #include "detail/df_candidates.cuh"
 #include "detail/engine.hpp"
 
@@ -94,6 +95,35 @@ void run_small_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int
   }
 }
 
+// The small-d kernel on the grid of cells (detail/cell_grid.cuh), with the
+// build of the grid before it.
+template <typename T, int DM, bool U>
+void run_small_grid(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels, State *st,
+                    int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
+  const GridBufs g = grid_bufs(p.gbuf, p.gcells);
+  k_grid_build<T><<<p.gblocks, 256, (size_t)D->d * k * sizeof(float), s>>>(cen, k, D->d, g, D->single, st, max_iter);
+  k_assign_small_grid<T, DM, U><<<p.grid, 256, p.smem, s>>>((const T *)D->x, D->n, D->d, cen, k, labels, st,
+                                                            max_iter, acc, counts, scale, g);
+}
+template <typename T, bool U>
+cudaError_t small_grid_kernel_dm(const gk_cuda_data *D, int dm, size_t smem, int &grid) {
+  switch (dm) {
+    case 1: return small_grid(D, k_assign_small_grid<T, 1, U>, Small<T, 1>::PPT, smem, grid);
+    case 2: return small_grid(D, k_assign_small_grid<T, 2, U>, Small<T, 2>::PPT, smem, grid);
+    default: return small_grid(D, k_assign_small_grid<T, 4, U>, Small<T, 4>::PPT, smem, grid);
+  }
+}
+template <typename T, bool U>
+void run_small_grid_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels, State *st,
+                       int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
+  switch (p.dm) {
+    case 1: run_small_grid<T, 1, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
+    case 2: run_small_grid<T, 2, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
+    default: run_small_grid<T, 4, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
+  }
+}
+
+
 // The double filters' switch GPUKMEANS_DFILTER (read at each fit): 0, 1 or
 // 2, or -1 when unset (by shape).
 int dfilter_env_mode() {
@@ -160,6 +190,23 @@ int env_switch(const char *name) {
 // The packed kernels unless GPUKMEANS_TC=0 (the tests compare both).
 bool tc_wanted() { return env_switch("GPUKMEANS_TC") != 0; }
 
+// The grid of cells for resident x: at d <= 2 from k = 160 centers to
+// kGridMaxK, unless GPUKMEANS_GRID says 0 (never) or 1 (at d <= 3 from k =
+// 2).  About 4 cells a center (tools/cuda-dev/grid_emu: B's lists 3-8
+// centers, C's 6-10).  Measured on an H100 (2026-11-26, 1e6 blobs, ms an
+// iteration, scan / grid, single and double): d = 2, k = 1000: 0.221 /
+// 0.095 and 0.231 / 0.106; k = 300: 0.087 / 0.061, 0.099 / 0.063; k = 100:
+// 0.047 / 0.054, 0.061 / 0.058 (the fused sums set that kernel's pace);
+// d = 1, k = 300: 0.069 / 0.046, 0.137 / 0.050; but d = 3, k = 500: 0.178 /
+// 0.245, 0.196 / 0.292 (lists of ~23 centers, and 2% of points scanning).
+bool grid_wanted(const gk_cuda_data *D, int k) {
+  const int mode = env_switch("GPUKMEANS_GRID");
+  if (mode == 0 || D->src || D->d > (mode == 1 ? kGridMaxD : 2) || k > kGridMaxK || k < (mode == 1 ? 2 : 160))
+    return false;
+  return (size_t)D->d * k * sizeof(float) <= 40 * 1024;  // (the build's centers, within 48 KB a block)
+}
+int grid_cells(int k) { return std::min(8192, std::max(64, 4 * k)); }
+
 // x's n points (read from src: floats, or the filter's image of doubles)
 // as packed tiles into dst (tc_points_floats(n, d) floats).
 template <typename Src>
@@ -188,6 +235,8 @@ bool grow_buffer(gk_cuda_data *D, void **buf, size_t *have, size_t bytes) {
 }
 
 }  // namespace
+
+namespace {
 
 cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
   const int d = D->d;
@@ -219,15 +268,40 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
   return cudaSuccess;
 }
 
+}  // namespace
+
+cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s) {
+  // (no room for the grid: plan_assign plans the scan)
+  if (grid_wanted(D, k)) grow_buffer(D, &D->grid_buf, &D->grid_bytes, grid_bytes(grid_cells(k)));
+  return prepare_tc(D, k, s);
+}
+
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   const int d = D->d;
   plan.sdf = false;
+  plan.gbuf = nullptr;
   int dm = d <= 1 ? 1 : d <= 2 ? 2 : d <= 4 ? 4 : 8;
   size_t smem = D->single ? small_smem<float>(k, d, dm, update) : small_smem<double>(k, d, dm, update);
   if (d <= 8 && smem <= kSmallSmemLimit) {
     plan.path = 0;
     plan.dm = dm;
     plan.smem = smem;
+    const int cells = grid_cells(k);
+    if (grid_wanted(D, k) && D->grid_buf && D->grid_bytes >= grid_bytes(cells)) {
+      const cudaError_t e = D->single ? (update ? small_grid_kernel_dm<float, true>(D, dm, smem, plan.grid)
+                                                : small_grid_kernel_dm<float, false>(D, dm, smem, plan.grid))
+                                      : (update ? small_grid_kernel_dm<double, true>(D, dm, smem, plan.grid)
+                                                : small_grid_kernel_dm<double, false>(D, dm, smem, plan.grid));
+      if (e == cudaSuccess) {
+        plan.gbuf = D->grid_buf;
+        plan.gcells = cells;
+        int per_sup = 1;  // (a block a super-cell of kGridSuper^d cells)
+        for (int j = 0; j < d; ++j) per_sup *= kGridSuper;
+        plan.gblocks = std::max(1, std::min(cells / per_sup + 1, 2 * D->sms));
+        return e;
+      }
+      cudaGetLastError();  // (the scan below)
+    }
     const size_t df_smem = small_df_smem(k, d, dm, update);
     if (df_smem <= kSmallSmemLimit && small_df_wanted(D, k, plan)) {
       const cudaError_t e = update ? small_df_grid_dm<true>(D, dm, df_smem, plan.grid)
@@ -265,7 +339,15 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
 cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *cen, int k,
                           int *labels, State *st, int max_iter, bool update, u64 *acc,
                           unsigned int *counts, const int *scale, cudaStream_t s) {
-  if (plan.path == 0) {
+  if (plan.path == 0 && plan.gbuf) {
+    if (D->single) {
+      if (update) run_small_grid_dm<float, true>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
+      else run_small_grid_dm<float, false>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
+    } else {
+      if (update) run_small_grid_dm<double, true>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
+      else run_small_grid_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
+    }
+  } else if (plan.path == 0) {
     if (D->single) {
       if (update) run_small_dm<float, true>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
       else run_small_dm<float, false>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
@@ -533,6 +615,13 @@ extern "C" int gk_cuda_dfilter_stats(gk_cuda_data *D, int64_t *exact_points, int
   return GK_CUDA_OK;
 }
 
+extern "C" int gk_cuda_grid_stats(gk_cuda_data *D, int64_t *seen, int64_t *served) {
+  if (!D) return GK_CUDA_INVALID;
+  if (seen) *seen = D->grid_seen;
+  if (served) *served = D->grid_served;
+  return GK_CUDA_OK;
+}
+
 extern "C" int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers, int *cluster,
                               char *err, size_t errlen) {
   if (!data || !centers || !cluster || k < 1) {
@@ -570,7 +659,7 @@ extern "C" int gk_cuda_assign(gk_cuda_data *data, int k, const double *centers, 
     GK_CHECK(launch_to_float(cen_d.p, cen_f.p, (long long)kd, s), "converting centers");
     cen = cen_f.p;
   }
-  GK_CHECK(prepare_tc(data, k, s), "packing x for the tensor cores");
+  GK_CHECK(prepare_assign(data, k, s), "preparing the assignment");
   // over the chunks of streamed x (resident x is one chunk)
   int st = for_each_chunk(data, labels.p, [&](const gk_cuda_data &V) -> cudaError_t {
     Plan plan;

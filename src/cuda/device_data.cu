@@ -47,6 +47,7 @@ void destroy(gk_cuda_data *D) {
   if (D->df_cen) cudaFree(D->df_cen);
   if (D->tc_x) cudaFree(D->tc_x);
   if (D->tc_cen) cudaFree(D->tc_cen);
+  if (D->grid_buf) cudaFree(D->grid_buf);
   if (D->wspec.w) cudaFree((void *)D->wspec.w);
   if (D->block) cudaFree(D->block);
   delete D;

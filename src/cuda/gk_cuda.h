@@ -240,6 +240,12 @@ int gk_cuda_fit_profile(gk_cuda_data *data, double *out, int max, int *len, char
 int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *every_points, int64_t *iters,
                           int *used);
 
+/* The last gk_cuda_lloyd: the point-iterations the small-d kernel ran on the
+   grid of cells (*seen; environment GPUKMEANS_GRID=0 never, =1 at d <= 3
+   from k = 2, unset at d <= 2 from k = 160) and those its cells' lists served
+   (*served; the others scanned every center).  Any pointer may be NULL. */
+int gk_cuda_grid_stats(gk_cuda_data *data, int64_t *seen, int64_t *served);
+
 /* gk_cuda_lloyd over `count` handles that hold, in order, contiguous blocks
    of the rows of one data set (uploaded with the same shift, resident, no
    weights), on one device each or several on one device: one fit, the

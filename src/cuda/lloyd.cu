@@ -153,7 +153,7 @@ int begin_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const
   if (D->weighted) GK_CHECK(cudaMemsetAsync(f.w.wsum, 0, 2 * (size_t)k * sizeof(u64), f.s), "clearing counts");
   GK_CHECK(cudaMemsetAsync(f.w.st, 0, sizeof(State), f.s), "clearing the state");
   GK_CHECK(cudaEventRecord(D->ev0, f.s), "recording an event");
-  GK_CHECK(prepare_tc(D, k, f.s), "packing x for the tensor cores");
+  GK_CHECK(prepare_assign(D, k, f.s), "preparing the assignment");
   GK_CHECK(plan_assign(D, k, !D->weighted, f.plan), "planning the assignment");
   GK_CHECK(plan_update(D, k, f.plan), "planning the update");
   if (D->weighted) GK_CHECK(plan_weighted(D, k, f.plan), "planning the weighted update");
@@ -193,10 +193,11 @@ cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
 }
 
 // Which assignment kernels a fit's graphs run (their key, beside the shape):
-// the filter's mode, and whether single precision runs on packed tiles.
+// the filter's mode, whether single precision runs on packed tiles, and
+// whether the small-d kernel runs on the grid of cells.
 int graph_variant(const Fit &f) {
   return (f.df.on ? (f.df.tc1 ? 2 : 1) : 0) + (f.plan.tc_x ? 4 : 0) + (f.df.pair ? 8 : 0) + (f.df.ccap ? 16 : 0) +
-         (f.df.top2 ? 32 : 0);
+         (f.df.top2 ? 32 : 0) + (f.plan.gbuf ? 64 : 0);
 }
 
 // The graphs of a fit of max_iter iterations in batches of bsz: [0] bsz
@@ -419,6 +420,8 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
     D->df_iters = (long long)(hs.df_points / (u64)n);
     D->df_used = 1;
   }
+  D->grid_seen = (long long)hs.grid_seen;
+  D->grid_served = (long long)hs.grid_served;
   const double *cres = (const double *)(pk.data() + ((const char *)f.w.cen_d - base));
   const u64 *whp = (const u64 *)(pk.data() + ((const char *)f.w.wacc - base));
   const unsigned int *sz = (const unsigned int *)(pk.data() + ((const char *)f.w.wcnt - base));

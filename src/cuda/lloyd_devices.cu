@@ -475,7 +475,14 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
     filtered = std::max(filtered, (long long)dft[1]);
     used = 1;
   }
-  for (Part &a : P) {  // (each handle says what the fit did over all the rows: gk_cuda_fit_profile, ..._dfilter_stats)
+  long long grid_seen = 0, grid_served = 0;
+  for (const Part &a : P) {
+    grid_seen += (long long)a.hs.grid_seen;
+    grid_served += (long long)a.hs.grid_served;
+  }
+  for (Part &a : P) {  // (each handle says what the fit did over all the rows: gk_cuda_fit_profile, ..._dfilter_stats, ..._grid_stats)
+    a.D->grid_seen = grid_seen;
+    a.D->grid_served = grid_served;
     a.D->df_exact = listed;
     a.D->df_every = every;
     a.D->df_iters = filtered;

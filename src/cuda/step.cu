@@ -58,7 +58,7 @@ extern "C" int gk_cuda_step(gk_cuda_data *D, int k, const double *centers, const
   Plan full;
   DFilter df;
   if (!D->src) {
-    GK_CHECK(prepare_tc(D, k, s), "packing x for the tensor cores");
+    GK_CHECK(prepare_assign(D, k, s), "preparing the assignment");
     GK_CHECK(plan_assign(D, k, true, full), "planning the assignment");
     GK_CHECK(plan_update(D, k, full), "planning the update");
     GK_CHECK(prepare_dfilter(D, k, full, df, s), "preparing the filter");

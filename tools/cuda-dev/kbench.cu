@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
   OK(launch_to_float(cen_d, cen_f, kd, 0));
   OK(cudaMemset(labels, 0xff, n * 4)); OK(cudaMemset(acc, 0, kd * 16)); OK(cudaMemset(counts, 0, k * 8));
   OK(cudaMemset(st, 0, sizeof(State)));
-  OK(prepare_tc(D, k, 0));
+  OK(prepare_assign(D, k, 0));
   Plan p;
   OK(plan_assign(D, k, true, p)); OK(plan_update(D, k, p));
   Plan pa;

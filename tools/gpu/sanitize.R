@@ -54,6 +54,18 @@ withr::with_envvar(c(GPUKMEANS_DFILTER = "1"), {
   invisible(fit(x2, rbind(x2[1:50, ], 1e12), 3L, FALSE, 2L))
   invisible(predict(gpu_kmeans(x2, x2[1:40, ], iter.max = 5, backend = "cuda"), x2))
 })
+# the small-d kernel on the grid of cells (d <= 3; forced from k = 2, and
+# bounds from the second iteration: graph batches at any n), with a center
+# far outside (the lists of most cells too long: their points scan), and
+# predict through it
+x3 <- simulate_blobs(if (quick) 3001 else 12007, 3, 8, seed = 9)
+withr::with_envvar(c(GPUKMEANS_GRID = "1"), {
+  for (x in list(x2[, 1, drop = FALSE], x2, x3)) for (single in c(FALSE, TRUE)) {
+    invisible(fit(x, x[1:60, , drop = FALSE], 5L, single, 2L))
+    invisible(fit(x, rbind(x[1:40, , drop = FALSE], 1e6), 3L, single, 2L))
+  }
+  invisible(predict(gpu_kmeans(x3, x3[1:40, ], iter.max = 5, backend = "cuda"), x3))
+})
 # spherical k-means, the quality pass (silhouette) and a sweep of k
 xs <- simulate_blobs(3001, 24, 6, seed = 5)
 for (prec in c("double", "single")) {

@@ -103,6 +103,8 @@ struct State {
   u64 active_sum;       // ... summed since the host last cleared it
   u64 df_points;        // small-d filter (double): points it ran, over the fit
   u64 df_exact;         // ... and those it gave exact distances
+  u64 grid_seen;        // small-d grid of cells (cell_grid.cuh): points it ran, over the fit
+  u64 grid_served;      // ... and those its cells' lists served (the others scanned every center)
 };
 
 // ---- exact, order-independent sums: 128-bit fixed point --------------------

@@ -122,6 +122,11 @@ struct gk_cuda_data {
   void *tc_cen = nullptr;
   size_t tc_cen_bytes = 0;
   int tc_per_sm = 0, tc_filter_per_sm = 0;  // blocks a multiprocessor holds (their persistent grids)
+  // The small-d grid of cells (detail/cell_grid.cuh): its box, counts and
+  // lists, grown on demand.
+  void *grid_buf = nullptr;
+  size_t grid_bytes = 0;
+  long long grid_seen = 0, grid_served = 0;  // the last fit: points the grid ran, and those its lists served
 };
 
 namespace gk {
@@ -149,6 +154,10 @@ struct Plan {
   int tf32 = 0;          // tiled single (d > 8): tensor-core 3xTF32 kernel instead of SIMT
   const float *tc_x = nullptr;  // tf32 on packed tiles (prepare_tc): x's, and the centers' buffer
   float *tc_cen = nullptr;
+  // small path, d <= 3: the grid of cells (detail/cell_grid.cuh) in this
+  // buffer (prepare_assign) with at most gcells cells, built by gblocks blocks
+  void *gbuf = nullptr;
+  int gcells = 0, gblocks = 0;
   // weighted fits (weights.cu): accumulate and within-SS kernels
   int wacc_gx = 0, wacc_gy = 0, wacc_jb = 0;
   size_t wacc_smem = 0, ww_smem = 0;
@@ -158,10 +167,11 @@ struct Plan {
 // assign.cu --------------------------------------------------------------
 // Fills the assignment part of plan (path, dm, smem, grid) for k centers.
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
-// Single precision, tensor cores: x's packed tiles (once per handle, on
-// stream s) and room for k centers' tiles, where the device has the memory;
-// plan_assign then plans the packed kernel.  Call before plan_assign.
-cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s);
+// The assignment's buffers, where the device has the memory (plan_assign
+// then plans the kernels that use them; call it first): in single
+// precision on the tensor cores, x's packed tiles (once per handle, on
+// stream s) and room for k centers' tiles; at d <= 3, the grid of cells.
+cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s);
 // One assignment step: labels (0-based, -1 = none yet) and st->changed; with
 // plan.path == 0 and update, also adds the centroid sums into acc/counts.
 // scale: the per-column fixed-point scales of the sums (D->d_scale in a fit).
