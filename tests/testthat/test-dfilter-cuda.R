@@ -28,8 +28,10 @@ screens <- list(both = c(pair = "1", cand = "1", top2 = NA), pair = c(pair = "1"
                 cand = c(pair = "0", cand = "1", top2 = NA), none = c(pair = "0", cand = "0", top2 = "0"),
                 default = c(pair = NA, cand = NA, top2 = NA))
 
+# (without the grid of cells, which replaces the small-d filter at d <= 2
+# from k = 160: test-grid-cuda.R)
 dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L, screen = screens$default) {
-  withr::local_envvar(GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = screen[["pair"]],
+  withr::local_envvar(GPUKMEANS_GRID = "0", GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = screen[["pair"]],
                       GPUKMEANS_DF_CAND = screen[["cand"]], GPUKMEANS_DF_TOP2 = screen[["top2"]])
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), FALSE, "cuda", 0L, 0L,
                          FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
