@@ -190,9 +190,10 @@ int env_switch(const char *name) {
 // The packed kernels unless GPUKMEANS_TC=0 (the tests compare both).
 bool tc_wanted() { return env_switch("GPUKMEANS_TC") != 0; }
 
-// The grid of cells for resident x: at d <= 2 from k = 160 centers to
-// kGridMaxK, unless GPUKMEANS_GRID says 0 (never) or 1 (at d <= 3 from k =
-// 2).  About 4 cells a center (tools/cuda-dev/grid_emu: B's lists 3-8
+// The grid of cells for resident x: at d <= 2 from k = 160 centers in
+// single precision and k = 96 in double (where it replaces the small-d
+// filter) to kGridMaxK, unless GPUKMEANS_GRID says 0 (never) or 1 (at d <= 3
+// from k = 2).  About 4 cells a center (tools/cuda-dev/grid_emu: B's lists 3-8
 // centers, C's 6-10).  Measured on an H100 (2026-11-26, 1e6 blobs, ms an
 // iteration, scan / grid, single and double): d = 2, k = 1000: 0.221 /
 // 0.095 and 0.231 / 0.106; k = 300: 0.087 / 0.061, 0.099 / 0.063; k = 100:
@@ -201,7 +202,8 @@ bool tc_wanted() { return env_switch("GPUKMEANS_TC") != 0; }
 // 0.245, 0.196 / 0.292 (lists of ~23 centers, and 2% of points scanning).
 bool grid_wanted(const gk_cuda_data *D, int k) {
   const int mode = env_switch("GPUKMEANS_GRID");
-  if (mode == 0 || D->src || D->d > (mode == 1 ? kGridMaxD : 2) || k > kGridMaxK || k < (mode == 1 ? 2 : 160))
+  if (mode == 0 || D->src || D->d > (mode == 1 ? kGridMaxD : 2) || k > kGridMaxK ||
+      k < (mode == 1 ? 2 : D->single ? 160 : 96))
     return false;
   return (size_t)D->d * k * sizeof(float) <= 40 * 1024;  // (the build's centers, within 48 KB a block)
 }

@@ -98,15 +98,19 @@ test_that("cuda grid: by shape (switch, limits) and weighted fits", {
   skip_if_no_gpu()
   set.seed(23)
   x <- make_blobs(270000, 2, 30, sd = 2, spread = 40)
-  # k = 2 and 159 only when GPUKMEANS_GRID=1; k = 160 and 1500 by default
-  # (the fused sums' shared memory leaves the small-d kernel near k = 1900
-  # at d = 2); d = 3 only when GPUKMEANS_GRID=1
-  for (k in c(2L, 159L)) {
-    expect_identical(grid_raw(x, x[seq_len(k), ], NA, iter.max = 3L)$grid_share, -1)
-    expect_grid_exact(x, x[seq_len(k), ], "1", iter.max = 5L, label = paste("k", k))
+  # by default from k = 160 in single precision and 96 in double; below,
+  # and from k = 2, when GPUKMEANS_GRID=1; up to k = 1500 here (the fused
+  # sums' shared memory leaves the small-d kernel near k = 1900 at d = 2);
+  # d = 3 only when GPUKMEANS_GRID=1
+  for (single in c(FALSE, TRUE)) {
+    low <- if (single) 159L else 95L
+    for (k in c(2L, low)) {
+      expect_identical(grid_raw(x, x[seq_len(k), ], NA, single, iter.max = 3L)$grid_share, -1)
+      expect_grid_exact(x, x[seq_len(k), ], "1", single, iter.max = 5L, label = paste("k", k))
+    }
+    for (k in c(low + 1L, 1500L))
+      expect_gt(expect_grid_exact(x, x[seq_len(k), ], NA, single, iter.max = 4L, label = paste("k", k)), 0.9)
   }
-  for (k in c(160L, 1500L))
-    expect_gt(expect_grid_exact(x, x[seq_len(k), ], NA, iter.max = 4L, label = paste("k", k)), 0.9)
   x3 <- make_blobs(270000, 3, 30, sd = 2, spread = 40)
   expect_identical(grid_raw(x3, x3[1:300, ], NA, iter.max = 2L)$grid_share, -1)
   expect_gt(expect_grid_exact(x3, x3[1:300, ], "1", iter.max = 3L, label = "d 3"), 0)

@@ -184,12 +184,13 @@ struct GridBufs {
   unsigned short *lists;
   int cells;  // at most
 };
-inline size_t grid_bytes(int cells) {
-  return 256 + (size_t)cells * sizeof(int) + (size_t)cells * kGridCap * sizeof(unsigned short);
-}
+// (the lists 16-byte aligned: the kernel reads 8 entries at once)
+static_assert(kGridCap % 8 == 0, "a cell's list is whole 16-byte groups");
+inline size_t grid_lists_at(int cells) { return 256 + ((size_t)cells * sizeof(int) + 15) / 16 * 16; }
+inline size_t grid_bytes(int cells) { return grid_lists_at(cells) + (size_t)cells * kGridCap * sizeof(unsigned short); }
 inline GridBufs grid_bufs(void *block, int cells) {
   char *p = (char *)block;
-  return GridBufs{(GridBox *)p, (int *)(p + 256), (unsigned short *)(p + 256 + (size_t)cells * sizeof(int)), cells};
+  return GridBufs{(GridBox *)p, (int *)(p + 256), (unsigned short *)(p + grid_lists_at(cells)), cells};
 }
 
 // A warp's list for one box: of the candidates src[0, m) (null: centers 0
@@ -430,26 +431,51 @@ k_assign_small_grid(const T *__restrict__ x, long long n, int d, const T *__rest
   small_pass<T, DM, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
       [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P]) {
+        // the P points' lists side by side (their loads and distances
+        // overlap), 8 entries a 16-byte load
+        int cell[P], cnt[P], cmax = 0;
+        T best[P];
 #pragma unroll
         for (int r = 0; r < P; ++r) {
           bi[r] = -1;
-          if (!((valid >> r) & 1u)) continue;
-          const int cell = box.usable ? grid_cell<DM>(box, xr[r], d) : -1;
-          const int cnt = cell >= 0 ? __ldg(&g.counts[cell]) : -1;
-          if (cnt >= 0) {
-            ++served;
-            const unsigned short *list = g.lists + (size_t)cell * kGridCap;
-            T best = pos_inf<T>();
-            for (int t = 0; t < cnt; ++t) {
-              const int c = __ldg(&list[t]);
-              const T dd = grid_dist<T, DM>(xr[r], sc, c);
-              if (dd < best) { best = dd; bi[r] = c; }
+          best[r] = pos_inf<T>();
+          cell[r] = ((valid >> r) & 1u) && box.usable ? grid_cell<DM>(box, xr[r], d) : -1;
+          cnt[r] = cell[r] >= 0 ? __ldg(&g.counts[cell[r]]) : -1;
+          cmax = max(cmax, cnt[r]);
+          if (cnt[r] >= 0) ++served;
+        }
+        const uint4 *lists = reinterpret_cast<const uint4 *>(g.lists);
+        for (int t0 = 0; t0 < cmax; t0 += 8) {
+          unsigned long long v[P][2];  // entries t0 .. t0 + 7, 16 bits each
+#pragma unroll
+          for (int r = 0; r < P; ++r) {
+            v[r][0] = v[r][1] = 0;
+            if (t0 < cnt[r]) {
+              const uint4 q = __ldg(&lists[(size_t)cell[r] * (kGridCap / 8) + t0 / 8]);
+              v[r][0] = q.x | ((unsigned long long)q.y << 32);
+              v[r][1] = q.z | ((unsigned long long)q.w << 32);
             }
-          } else {
-            const T(&one)[1][DM] = *reinterpret_cast<const T(*)[1][DM]>(&xr[r]);
-            int b1[1];
-            Small<T, DM>::nearest(one, sc, k, b1);
-            bi[r] = b1[0];
+          }
+          const int un = min(8, cmax - t0);  // (a loop, not unrolled: short lists stop early)
+          for (int u = 0; u < un; ++u) {
+#pragma unroll
+            for (int r = 0; r < P; ++r) {
+              if (t0 + u >= cnt[r]) continue;
+              const int c = (int)(((u < 4 ? v[r][0] : v[r][1]) >> (16 * (u & 3))) & 0xffffu);
+              const T dd = grid_dist<T, DM>(xr[r], sc, c);
+              if (dd < best[r]) { best[r] = dd; bi[r] = c; }
+            }
+          }
+        }
+        // the others (outside the grid, or a cell with too many candidates):
+        // every center, one after the other (the scan's rule; Small's
+        // grouped scan would hold 8 centers in registers)
+#pragma unroll
+        for (int r = 0; r < P; ++r) {
+          if (!((valid >> r) & 1u) || cnt[r] >= 0) continue;
+          for (int c = 0; c < k; ++c) {
+            const T dd = grid_dist<T, DM>(xr[r], sc, c);
+            if (dd < best[r]) { best[r] = dd; bi[r] = c; }
           }
         }
       });
