@@ -87,9 +87,17 @@ test_that("cuda grid: exact ties, bisectors, duplicate and NaN centers, outliers
       xt <- matrix(rt(n * d, df = 1.2), ncol = d)
       share <- expect_grid_exact(xt, xt[seq_len(80), , drop = FALSE], single = single, label = paste("tails d", d))
       expect_lt(share, 1)
+      # longitude and latitude: far from the origin, a small spread (the
+      # grid's float values are relative to its middle, scaled)
+      ll <- cbind(-74.2 + 0.4 * runif(150), 40.5 + 0.4 * runif(150))
+      xl <- ll[sample.int(150, n, TRUE), ] + rnorm(2 * n, sd = 0.01)
+      if (d == 2)
+        expect_gt(expect_grid_exact(xl, ll, single = single, iter.max = 5L, label = "longitude, latitude"), 0.9)
       # tiny and huge scales (outside the grid's range in part: the scan)
-      for (s in if (single) c(1e-6, 1e6) else c(1e-200, 1e-20, 1e20, 1e150))
-        expect_grid_exact(u * s, cu * s, single = single, iter.max = 5L, label = paste("scale", s, "d", d))
+      for (s in if (single) c(1e-6, 1e6) else c(1e-200, 1e-20, 1e20, 1e150)) {
+        share <- expect_grid_exact(u * s, cu * s, single = single, iter.max = 5L, label = paste("scale", s, "d", d))
+        if (s >= 1e-20) expect_gt(share, 0.9, label = paste("scale", s, "d", d, "share"))
+      }
     }
   }
 })

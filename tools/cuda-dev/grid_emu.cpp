@@ -100,6 +100,9 @@ static Grid build(const std::vector<double> &c, int k, int d, int cells, bool si
   }
   grid_box(bmin, bmax, d, cells, single, g.box);
   if (!g.box.usable) return g;
+  for (int i = 0; i < k; ++i)  // (the kernel's values: relative to the box's middle)
+    if (!std::isnan(cf[(size_t)i * d]))
+      for (int j = 0; j < d; ++j) cf[(size_t)i * d + j] = (float)((c[(size_t)i * d + j] - g.box.mid[j]) * g.box.scale);
   const int ncell = g.box.g[0] * g.box.g[1] * g.box.g[2];
   g.counts.assign(ncell, 0);
   g.lists.assign((size_t)ncell * kGridCap, 0);
@@ -170,11 +173,13 @@ static void check(const char *what, const std::vector<double> &x, const std::vec
                   int d, bool single, int cells) {
   std::vector<double> cx = c;
   std::vector<float> xf, cfl;
-  if (single) {  // the float engine's values (and the grid built from them)
+  if (single) {  // the float engine's values, x - its column means (and the grid built from them)
+    std::vector<double> mean(d, 0.0);
+    for (long long i = 0; i < n; ++i) for (int j = 0; j < d; ++j) mean[j] += x[(size_t)i * d + j] / n;
     xf.resize(x.size());
     cfl.resize(c.size());
-    for (size_t i = 0; i < x.size(); ++i) xf[i] = (float)x[i];
-    for (size_t i = 0; i < c.size(); ++i) { cfl[i] = (float)c[i]; cx[i] = (double)cfl[i]; }
+    for (size_t i = 0; i < x.size(); ++i) xf[i] = (float)(x[i] - mean[i % d]);
+    for (size_t i = 0; i < c.size(); ++i) { cfl[i] = (float)(c[i] - mean[i % d]); cx[i] = (double)cfl[i]; }
     for (int i = 0; i < k; ++i) {  // Small<float>: NaN in any coordinate never taken
       bool fin = true;
       for (int j = 0; j < d; ++j) fin = fin && std::isfinite(cfl[(size_t)i * d + j]);
@@ -304,6 +309,18 @@ int main(int argc, char **argv) {
         both("NaN centers, one far", x, cs, n, k, d, 4 * k);
       }
     }
+  }
+  {  // longitude and latitude: far from the origin, a small spread
+    const int k = 300, d = 2;
+    const long long n = 100000;
+    std::vector<double> x((size_t)n * d), c((size_t)k * d);
+    std::normal_distribution<double> N(0, 0.01);
+    for (int i = 0; i < k; ++i) { c[(size_t)i * d] = -74.2 + 0.4 * U01(rng); c[(size_t)i * d + 1] = 40.5 + 0.4 * U01(rng); }
+    for (long long i = 0; i < n; ++i) {
+      const int l = (int)(rng() % k);
+      for (int j = 0; j < d; ++j) x[(size_t)i * d + j] = c[(size_t)l * d + j] + N(rng);
+    }
+    both("longitude, latitude", x, c, n, k, d, 4 * k);
   }
   {  // a line: the second coordinate constant among the centers
     const int k = 300, d = 2;

@@ -11,21 +11,25 @@
 // every side so that a point the kernel places in it lies inside whatever
 // the rounding of its cell index), LB(c) and UB(c) are the least and the
 // largest squared distance from the box to center c, and U = min_c UB(c).
-// The grid computes them in float, from inputs rounded to float: each is
-// within e_b = (4d^2 + 17d) 1.01 u M^2 of the true value (u = 2^-24, M the
-// largest coordinate of the box one cell wider: inputs off by u M, the
-// differences by 4 u M, the squares and their sum).  A center c* the kernel
+// The grid computes them in float, from inputs taken relative to the box's
+// middle and scaled by a power of two 2^s (in double), rounded to float:
+// each is within e_b = (4d^2 + 17d) 1.01 u M^2 of the true value (in scaled
+// units; u = 2^-24, M in [1, 2) the largest distance from the middle of a
+// coordinate of the box one cell wider: inputs off by u M, the differences
+// by 4 u M, the squares and their sum; the subtraction's own rounding, 2^-53
+// of it, is far inside the 1.01).  A center c* the kernel
 // takes for a point x of the cell has a computed distance no larger than
 // that of the center reaching U, so
 //   double: its true distance is within (d + 3) 2^-53 relative (and d
 //           subnormals) of the computed one: LB(c*) <= U (1 + 3e-16) + 2^-1070;
 //   float:  the dot form |c|^2 - 2 x.c is within E = (2d + 1) 1.01 u 3 M2
-//           (M2 = sum_j M_j^2) of |x - c|^2 - |x|^2: LB(c*) <= U + 2 E.
-// With the float errors: LB_f(c*) <= (U_f + 2 e_b [+ 2 E] + 2^-1000)
+//           (M2 = sum_j M_j^2, M_j the box's largest |coordinate| j) of
+//           |x - c|^2 - |x|^2: LB(c*) <= U + 2 E.
+// With the float errors: LB_f(c*) <= (U_f + 2 e_b + (2 E + 2^-1000) 2^2s)
 // (1 + 2^-40), the list's test; a center tied with c* passes it too, so the
-// first of them in index order is the full scan's choice.  The box must lie
-// within 2^-50 .. 2^60 (no float overflow or loss to subnormals beyond e_b)
-// and a cell be wider than 2^-40 M (its edges' rounding well inside 1/16).
+// first of them in index order is the full scan's choice.  In float the
+// box's coordinates must stay below 2^60 (E), and a cell be wider than
+// 2^-40 of M (its edges' rounding well inside 1/16).
 //
 // Internal to the CUDA engine.  The part above the kernels also compiles as
 // plain C++ (tools/cuda-dev/grid_emu.cpp checks it on the CPU).
@@ -50,6 +54,8 @@ constexpr int kGridSuperCap = 1024;  // centers a super-cell lists (more: its ce
 
 // The grid of one iteration (written by the build's first block).
 struct GridBox {
+  double mid[kGridMaxD];  // middle (the build's float values are relative to it,
+  double scale;           // ... times this power of two)
   double lo[kGridMaxD];   // lower corner
   double inv[kGridMaxD];  // cells per unit
   double cw[kGridMaxD];   // a cell's width
@@ -65,21 +71,23 @@ struct GridBox {
 GK_GRID_HD void grid_box(const double *bmin, const double *bmax, int d, int cells, bool single, GridBox &b) {
   b.usable = 0;
   b.slack = 0;
-  for (int j = 0; j < kGridMaxD; ++j) { b.lo[j] = 0; b.inv[j] = 0; b.cw[j] = 0; b.g[j] = 1; }
+  b.scale = 1;
+  for (int j = 0; j < kGridMaxD; ++j) { b.mid[j] = 0; b.lo[j] = 0; b.inv[j] = 0; b.cw[j] = 0; b.g[j] = 1; }
   if (!(bmin[0] <= bmax[0]) || d < 1 || d > kGridMaxD || cells < 2) return;
   double wmax = 0;
   for (int j = 0; j < d; ++j) wmax = fmax(wmax, bmax[j] - bmin[j]);
   if (!(wmax > 0) || !(wmax < 1e300)) return;
-  double W[kGridMaxD], vol = 1;
+  double W[kGridMaxD], vol = 1;  // (vol in units of wmax^d: no overflow)
   for (int j = 0; j < d; ++j) {
     W[j] = (bmax[j] - bmin[j]) + 0.25 * wmax;
     b.lo[j] = bmin[j] - 0.125 * wmax;
-    vol *= W[j];
+    b.mid[j] = b.lo[j] + 0.5 * W[j];
+    vol *= W[j] / wmax;
   }
-  const double s = pow((double)cells / vol, 1.0 / d);
+  const double per_side = pow((double)cells / vol, 1.0 / d);  // cells along a side of wmax
   long long prod = 1;
   for (int j = 0; j < d; ++j) {
-    double gj = floor(W[j] * s);
+    double gj = floor(W[j] / wmax * per_side);
     b.g[j] = gj < 1 ? 1 : gj > cells ? cells : (int)gj;
     prod *= b.g[j];
   }
@@ -90,21 +98,25 @@ GK_GRID_HD void grid_box(const double *bmin, const double *bmax, int d, int cell
     --b.g[jm];
   }
   if (prod < 2) return;
-  double M = 0, M2 = 0;
+  double M = 0, Mabs = 0, M2 = 0;
   for (int j = 0; j < d; ++j) {
     b.cw[j] = W[j] / b.g[j];
     b.inv[j] = b.g[j] / W[j];
-    const double mj = fmax(fabs(b.lo[j] - b.cw[j]), fabs(b.lo[j] + W[j] + b.cw[j]));
-    M = fmax(M, mj);
+    const double lo = b.lo[j] - b.cw[j], hi = b.lo[j] + W[j] + b.cw[j];
+    M = fmax(M, fmax(fabs(lo - b.mid[j]), fabs(hi - b.mid[j])));
+    const double mj = fmax(fabs(lo), fabs(hi));
+    Mabs = fmax(Mabs, mj);
     M2 += mj * mj;
   }
-  if (!(M >= 0x1p-50 && M <= 0x1p60)) return;
+  if (!(M > 0 && M < 1e300) || (single && !(Mabs <= 0x1p60))) return;
   for (int j = 0; j < d; ++j)
     if (!(b.cw[j] >= M * 0x1p-40)) return;
-  const double u = 0x1p-24;
-  const double eb = (4.0 * d * d + 17.0 * d) * 1.01 * u * M * M;
+  const int s = -ilogb(M);  // M 2^s in [1, 2)
+  b.scale = ldexp(1.0, s);
+  const double Ms = M * b.scale, u = 0x1p-24;
+  const double eb = (4.0 * d * d + 17.0 * d) * 1.01 * u * Ms * Ms;
   const double E = single ? (2.0 * d + 1) * 1.01 * u * 3.0 * M2 + (2.0 * d + 1) * 0x1p-149 : 0.0;
-  b.slack = 2 * eb + 2 * E + 0x1p-1000;
+  b.slack = 2 * eb + ldexp(2 * E + 0x1p-1000, 2 * s);  // (beyond double: +inf, every center listed)
   b.usable = 1;
 }
 
@@ -128,9 +140,13 @@ GK_GRID_HD int grid_cell(const GridBox &b, const T (&x)[N], int d) {
 }
 
 // The lower and upper edge of cell i along dimension j, in float (widened by
-// 1/16 of a cell).
-GK_GRID_HD float edge_lo(const GridBox &b, int j, int i) { return (float)(b.lo[j] + (i - 0.0625) * b.cw[j]); }
-GK_GRID_HD float edge_hi(const GridBox &b, int j, int i) { return (float)(b.lo[j] + (i + 1.0625) * b.cw[j]); }
+// 1/16 of a cell), relative to the box's middle, scaled.
+GK_GRID_HD float edge_lo(const GridBox &b, int j, int i) {
+  return (float)(((b.lo[j] - b.mid[j]) + (i - 0.0625) * b.cw[j]) * b.scale);
+}
+GK_GRID_HD float edge_hi(const GridBox &b, int j, int i) {
+  return (float)(((b.lo[j] - b.mid[j]) + (i + 1.0625) * b.cw[j]) * b.scale);
+}
 
 // A cell's box in float.
 GK_GRID_HD void cell_box(const GridBox &b, int cell, int d, float (&lo)[kGridMaxD], float (&hi)[kGridMaxD]) {
@@ -234,9 +250,9 @@ __device__ __forceinline__ int warp_cell_list(const float (&lo)[kGridMaxD], cons
 }
 
 // The grid of this iteration's centers (column-major, k <= kGridMaxK, d <=
-// 3): every block finds the finite centers' box (the same in each) and keeps
-// the centers in shared memory as floats ([j][c], NaN in row 0 for a
-// non-finite center); block 0 writes the box.  Then a block a super-cell
+// 3): every block finds the finite centers' box (the same in each), then
+// keeps the centers in shared memory as floats relative to its middle, scaled ([j][c],
+// NaN in row 0 for a non-finite center); block 0 writes the box.  Then a block a super-cell
 // (kGridSuper cells a side): the super-cell's list from all centers, then
 // a warp a cell its list from the super-cell's.  (A center that can be
 // nearest in a cell passes the super-cell's test: its least distance to
@@ -263,10 +279,8 @@ k_grid_build(const T *__restrict__ cen, int k, int d, GridBufs g, bool single, c
     for (int j = 0; j < kGridMaxD; ++j) {
       v[j] = j < d ? (double)cen[c + (size_t)k * j] : 0.0;
       fin = fin && isfinite(v[j]);
-      if (j < d) sgc[j * k + c] = (float)v[j];
     }
-    if (!fin) sgc[c] = quiet_nan<float>();
-    else {
+    if (fin) {
 #pragma unroll
       for (int j = 0; j < kGridMaxD; ++j) { mn[j] = fmin(mn[j], v[j]); mx[j] = fmax(mx[j], v[j]); }
     }
@@ -296,6 +310,19 @@ k_grid_build(const T *__restrict__ cen, int k, int d, GridBufs g, bool single, c
   }
   __syncthreads();
   if (!sbox.usable) return;
+  // the centers relative to the box's middle (read again: L2)
+  for (int c = tid; c < k; c += blockDim.x) {
+    bool fin = true;
+#pragma unroll
+    for (int j = 0; j < kGridMaxD; ++j) {
+      if (j >= d) continue;
+      const double v = (double)cen[c + (size_t)k * j];
+      fin = fin && isfinite(v);
+      sgc[j * k + c] = (float)((v - sbox.mid[j]) * sbox.scale);
+    }
+    if (!fin) sgc[c] = quiet_nan<float>();
+  }
+  __syncthreads();
   int sg[kGridMaxD], nsup = 1, per_sup = 1;
 #pragma unroll
   for (int j = 0; j < kGridMaxD; ++j) {
