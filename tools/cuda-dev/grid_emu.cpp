@@ -28,16 +28,18 @@ using namespace gk;
 static bool naive = false;
 static long long total_wrong = 0;
 
-// The full scan's choice (-1: no finite distance).
-static int scan_double(const double *x, const std::vector<double> &c, int k, int d) {
+// The exact rule over the centers list[0, cnt) (null: 0 .. cnt - 1), in
+// that order (-1: no finite distance).
+static int scan_double(const double *x, const std::vector<double> &c, int d, const int *list, int cnt) {
   double best = INFINITY;
   int bi = -1;
-  for (int j = 0; j < k; ++j) {
+  for (int t = 0; t < cnt; ++t) {
+    const int j = list ? list[t] : t;
     double dd = 0;
-    for (int t = 0; t < d; ++t) {
-      const double df = x[t] - c[(size_t)j * d + t];
+    for (int q = 0; q < d; ++q) {
+      const double df = x[q] - c[(size_t)j * d + q];
       const double sq = df * df;
-      dd = t == 0 ? sq : dd + sq;
+      dd = q == 0 ? sq : dd + sq;
     }
     if (dd < best) { best = dd; bi = j; }
   }
@@ -60,22 +62,6 @@ static int scan_float(const float *x, const std::vector<float> &c, int k, int d,
   }
   return bi;
 }
-static int scan_double_list(const double *x, const std::vector<double> &c, int d, const int *list, int cnt) {
-  double best = INFINITY;
-  int bi = -1;
-  for (int t = 0; t < cnt; ++t) {
-    const int j = list[t];
-    double dd = 0;
-    for (int q = 0; q < d; ++q) {
-      const double df = x[q] - c[(size_t)j * d + q];
-      const double sq = df * df;
-      dd = q == 0 ? sq : dd + sq;
-    }
-    if (dd < best) { best = dd; bi = j; }
-  }
-  return bi;
-}
-
 struct Grid {
   GridBox box;
   std::vector<int> counts, lists;
@@ -203,8 +189,8 @@ static void check(const char *what, const std::vector<double> &x, const std::vec
       want = scan_float(xp, cfl, k, d, nullptr, k);
       got = cnt >= 0 ? scan_float(xp, cfl, k, d, &g.lists[(size_t)cell * kGridCap], cnt) : want;
     } else {
-      want = scan_double(xd, c, k, d);
-      got = cnt >= 0 ? scan_double_list(xd, c, d, &g.lists[(size_t)cell * kGridCap], cnt) : want;
+      want = scan_double(xd, c, d, nullptr, k);
+      got = cnt >= 0 ? scan_double(xd, c, d, &g.lists[(size_t)cell * kGridCap], cnt) : want;
     }
     if (cnt >= 0) { ++served; listed += cnt; }
     if (got != want) ++wrong;
@@ -243,7 +229,7 @@ static void blobs(const char *what, long long n, int d, int k, int lloyd, int ce
     std::vector<double> s((size_t)k * d, 0.0);
     std::vector<long long> cnt(k, 0);
     for (long long i = 0; i < n; ++i) {
-      const int l = scan_double(&x[(size_t)i * d], c, k, d);
+      const int l = scan_double(&x[(size_t)i * d], c, d, nullptr, k);
       ++cnt[l];
       for (int j = 0; j < d; ++j) s[(size_t)l * d + j] += x[(size_t)i * d + j];
     }

@@ -209,6 +209,15 @@ inline GridBufs grid_bufs(void *block, int cells) {
   return GridBufs{(GridBox *)p, (int *)(p + 256), (unsigned short *)(p + grid_lists_at(cells)), cells};
 }
 
+// box_dist for center c of the build's shared copy ([j][c] floats).
+__device__ __forceinline__ void center_box_dist(const float (&lo)[kGridMaxD], const float (&hi)[kGridMaxD],
+                                                const float *sgc, int k, int d, int c, float &lb, float &ub) {
+  float cv[kGridMaxD];
+#pragma unroll
+  for (int j = 0; j < kGridMaxD; ++j) cv[j] = j < d ? sgc[j * k + c] : 0.f;
+  box_dist(lo, hi, cv, d, lb, ub);
+}
+
 // A warp's list for one box: of the candidates src[0, m) (null: centers 0
 // .. m - 1), in their order, those that pass the test against the least
 // largest distance among them (a subset's least is larger: still an upper
@@ -219,10 +228,8 @@ __device__ __forceinline__ int warp_cell_list(const float (&lo)[kGridMaxD], cons
   float U = pos_inf<float>();
   for (int t = lane; t < m; t += 32) {
     const int c = src ? src[t] : t;
-    float cv[kGridMaxD], lb, ub;
-#pragma unroll
-    for (int j = 0; j < kGridMaxD; ++j) cv[j] = j < d ? sgc[j * k + c] : 0.f;
-    box_dist(lo, hi, cv, d, lb, ub);
+    float lb, ub;
+    center_box_dist(lo, hi, sgc, k, d, c, lb, ub);
     U = fminf(U, ub);
   }
 #pragma unroll
@@ -235,10 +242,8 @@ __device__ __forceinline__ int warp_cell_list(const float (&lo)[kGridMaxD], cons
     int c = 0;
     if (t < m) {
       c = src ? src[t] : t;
-      float cv[kGridMaxD], lb, ub;
-#pragma unroll
-      for (int j = 0; j < kGridMaxD; ++j) cv[j] = j < d ? sgc[j * k + c] : 0.f;
-      box_dist(lo, hi, cv, d, lb, ub);
+      float lb, ub;
+      center_box_dist(lo, hi, sgc, k, d, c, lb, ub);
       pass = (double)lb <= lim;
     }
     const unsigned int msk = __ballot_sync(0xffffffffu, pass);
@@ -350,10 +355,8 @@ k_grid_build(const T *__restrict__ cen, int k, int d, GridBufs g, bool single, c
     // its list, in index order, by the whole block
     float U = pos_inf<float>();
     for (int c = tid; c < k; c += blockDim.x) {
-      float cv[kGridMaxD], lb, ub;
-#pragma unroll
-      for (int j = 0; j < kGridMaxD; ++j) cv[j] = j < d ? sgc[j * k + c] : 0.f;
-      box_dist(lo, hi, cv, d, lb, ub);
+      float lb, ub;
+      center_box_dist(lo, hi, sgc, k, d, c, lb, ub);
       U = fminf(U, ub);
     }
 #pragma unroll
@@ -368,10 +371,8 @@ k_grid_build(const T *__restrict__ cen, int k, int d, GridBufs g, bool single, c
       const int c = c0 + tid;
       bool pass = false;
       if (c < k) {
-        float cv[kGridMaxD], lb, ub;
-#pragma unroll
-        for (int j = 0; j < kGridMaxD; ++j) cv[j] = j < d ? sgc[j * k + c] : 0.f;
-        box_dist(lo, hi, cv, d, lb, ub);
+        float lb, ub;
+        center_box_dist(lo, hi, sgc, k, d, c, lb, ub);
         pass = (double)lb <= lim;
       }
       const unsigned int msk = __ballot_sync(0xffffffffu, pass);
