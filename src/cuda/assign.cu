@@ -69,9 +69,21 @@ cudaError_t small_df_grid_dm(const gk_cuda_data *D, int dm, size_t smem, int &gr
   }
 }
 
+// The small-d kernels' launch for the plan's (the grid of cells, the
+// double filter or the scan).
 template <typename T, int DM, bool U>
 void run_small(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels, State *st,
                int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
+  if constexpr (DM <= 4) {  // (the grid: d <= kGridMaxD)
+    if (p.gbuf) {
+      const GridBufs g = grid_bufs(p.gbuf, p.gcells);
+      k_grid_build<T><<<p.gblocks, 256, (size_t)D->d * k * sizeof(float), s>>>(cen, k, D->d, g, D->single, st,
+                                                                               max_iter);
+      k_assign_small_grid<T, DM, U><<<p.grid, 256, p.smem, s>>>((const T *)D->x, D->n, D->d, cen, k, labels, st,
+                                                                max_iter, acc, counts, scale, g);
+      return;
+    }
+  }
   if constexpr (std::is_same<T, double>::value) {
     if (p.sdf) {
       k_assign_small_df<DM, U><<<p.grid, 256, p.smem, s>>>((const double *)D->x, D->n, D->d, cen, k, labels, st,
@@ -95,16 +107,7 @@ void run_small_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int
   }
 }
 
-// The small-d kernel on the grid of cells (detail/cell_grid.cuh), with the
-// build of the grid before it.
-template <typename T, int DM, bool U>
-void run_small_grid(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels, State *st,
-                    int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
-  const GridBufs g = grid_bufs(p.gbuf, p.gcells);
-  k_grid_build<T><<<p.gblocks, 256, (size_t)D->d * k * sizeof(float), s>>>(cen, k, D->d, g, D->single, st, max_iter);
-  k_assign_small_grid<T, DM, U><<<p.grid, 256, p.smem, s>>>((const T *)D->x, D->n, D->d, cen, k, labels, st,
-                                                            max_iter, acc, counts, scale, g);
-}
+// The grid's kernel for plan_assign (its blocks by occupancy).
 template <typename T, bool U>
 cudaError_t small_grid_kernel_dm(const gk_cuda_data *D, int dm, size_t smem, int &grid) {
   switch (dm) {
@@ -113,16 +116,6 @@ cudaError_t small_grid_kernel_dm(const gk_cuda_data *D, int dm, size_t smem, int
     default: return small_grid(D, k_assign_small_grid<T, 4, U>, Small<T, 4>::PPT, smem, grid);
   }
 }
-template <typename T, bool U>
-void run_small_grid_dm(const gk_cuda_data *D, const Plan &p, const T *cen, int k, int *labels, State *st,
-                       int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
-  switch (p.dm) {
-    case 1: run_small_grid<T, 1, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
-    case 2: run_small_grid<T, 2, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
-    default: run_small_grid<T, 4, U>(D, p, cen, k, labels, st, max_iter, acc, counts, scale, s); break;
-  }
-}
-
 
 // The double filters' switch GPUKMEANS_DFILTER (read at each fit): 0, 1 or
 // 2, or -1 when unset (by shape).
@@ -236,10 +229,6 @@ bool grow_buffer(gk_cuda_data *D, void **buf, size_t *have, size_t bytes) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
   const int d = D->d;
   if (D->src || !tf32_wanted(D, k) || !tc_wanted()) return cudaSuccess;
@@ -297,9 +286,7 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
       if (e == cudaSuccess) {
         plan.gbuf = D->grid_buf;
         plan.gcells = cells;
-        int per_sup = 1;  // (a block a super-cell of kGridSuper^d cells)
-        for (int j = 0; j < d; ++j) per_sup *= kGridSuper;
-        plan.gblocks = std::max(1, std::min(cells / per_sup + 1, 2 * D->sms));
+        plan.gblocks = grid_build_blocks(cells, d, D->sms);
         return e;
       }
       cudaGetLastError();  // (the scan below)
@@ -341,15 +328,7 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
 cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *cen, int k,
                           int *labels, State *st, int max_iter, bool update, u64 *acc,
                           unsigned int *counts, const int *scale, cudaStream_t s) {
-  if (plan.path == 0 && plan.gbuf) {
-    if (D->single) {
-      if (update) run_small_grid_dm<float, true>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
-      else run_small_grid_dm<float, false>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
-    } else {
-      if (update) run_small_grid_dm<double, true>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
-      else run_small_grid_dm<double, false>(D, plan, (const double *)cen, k, labels, st, max_iter, acc, counts, scale, s);
-    }
-  } else if (plan.path == 0) {
+  if (plan.path == 0) {
     if (D->single) {
       if (update) run_small_dm<float, true>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);
       else run_small_dm<float, false>(D, plan, (const float *)cen, k, labels, st, max_iter, acc, counts, scale, s);

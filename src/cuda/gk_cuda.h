@@ -242,7 +242,8 @@ int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *ev
 
 /* The last gk_cuda_lloyd: the point-iterations the small-d kernel ran on the
    grid of cells (*seen; environment GPUKMEANS_GRID=0 never, =1 at d <= 3
-   from k = 2, unset at d <= 2 from k = 160) and those its cells' lists served
+   from k = 2, unset at d <= 2 from k = 160 in single precision and 96 in
+   double) and those its cells' lists served
    (*served; the others scanned every center).  Any pointer may be NULL. */
 int gk_cuda_grid_stats(gk_cuda_data *data, int64_t *seen, int64_t *served);
 

@@ -454,10 +454,13 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
     if (st != GK_CUDA_OK) return st;
   }
   const auto t2 = std::chrono::steady_clock::now();
-  // the filter's counts (points listed for exact distances) of every part
-  long long listed = 0, every = 0, filtered = 0;
+  // the filter's counts (points listed for exact distances) and the grid's
+  // of every part
+  long long listed = 0, every = 0, filtered = 0, grid_seen = 0, grid_served = 0;
   int used = 0;
   for (Part &a : P) {
+    grid_seen += (long long)a.hs.grid_seen;
+    grid_served += (long long)a.hs.grid_served;
     // the small-d filter's counts, in the state read after the last batch
     // (each of its iterations ran the part's rows)
     if (a.hs.df_points) {
@@ -474,11 +477,6 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
     every += (long long)dft[2];
     filtered = std::max(filtered, (long long)dft[1]);
     used = 1;
-  }
-  long long grid_seen = 0, grid_served = 0;
-  for (const Part &a : P) {
-    grid_seen += (long long)a.hs.grid_seen;
-    grid_served += (long long)a.hs.grid_served;
   }
   for (Part &a : P) {  // (each handle says what the fit did over all the rows: gk_cuda_fit_profile, ..._dfilter_stats, ..._grid_stats)
     a.D->grid_seen = grid_seen;

@@ -260,6 +260,7 @@ template <int DM> struct Small<float, DM> {
 template <int DM> struct Small<double, DM> {
   enum { SD = DM, PPT = 2 };
   static __host__ __device__ constexpr int padded(int k) { return k; }
+  static __host__ __device__ constexpr size_t row_at(int c) { return (size_t)c * SD; }
   static __host__ __device__ constexpr size_t values(int k) { return (size_t)k * SD; }  // (no groups, no padding)
   static __device__ __forceinline__ void load(double *sc, const double *cen, int k, int d, bool cg) {
     for (int e = threadIdx.x; e < k * DM; e += blockDim.x) {
@@ -278,15 +279,20 @@ template <int DM> struct Small<double, DM> {
 #pragma unroll 2
     for (int c = 0; c < k; ++c) {
       double cv[DM];
-      load_row(cv, sc + (size_t)c * DM);
+      load_row(cv, sc + row_at(c));
 #pragma unroll
       for (int r = 0; r < P; ++r) {
-        double dd = Dist<double>::first(xr[r][0], cv[0]);
-#pragma unroll
-        for (int j = 1; j < DM; ++j) dd = Dist<double>::step(dd, xr[r][j], cv[j]);
+        const double dd = dist(xr[r], cv);
         if (dd < best[r]) { best[r] = dd; bi[r] = c; }
       }
     }
+  }
+  // the exact rule from a center's shared row
+  static __device__ __forceinline__ double dist(const double (&x)[DM], const double (&cv)[SD]) {
+    double dd = Dist<double>::first(x[0], cv[0]);
+#pragma unroll
+    for (int j = 1; j < DM; ++j) dd = Dist<double>::step(dd, x[j], cv[j]);
+    return dd;
   }
 };
 

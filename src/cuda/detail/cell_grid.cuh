@@ -59,7 +59,7 @@ struct GridBox {
   double lo[kGridMaxD];   // lower corner
   double inv[kGridMaxD];  // cells per unit
   double cw[kGridMaxD];   // a cell's width
-  double slack;           // the list's additive slack: 2 e_b (+ 2 E in float)
+  double slack;           // the list's additive slack, in scaled units (see above)
   int g[kGridMaxD];       // cells along each dimension (1 beyond d)
   int usable;             // 0: every point scans every center
 };
@@ -172,7 +172,7 @@ GK_GRID_HD void box_dist(const float (&lo)[kGridMaxD], const float (&hi)[kGridMa
     if (j >= d) continue;
     const float a = lo[j] - c[j], z = c[j] - hi[j];  // a > 0: c below the box; z > 0: above
     const float out = fmaxf(fmaxf(a, z), 0.f);
-    const float far = fmaxf(-a, -z) ;                // the farther side (>= 0 for c inside)
+    const float far = fmaxf(-a, -z);                 // the farther side (>= 0 for c inside)
     lb = lb + out * out;
     ub = ub + far * far;
   }
@@ -204,6 +204,18 @@ struct GridBufs {
 static_assert(kGridCap % 8 == 0, "a cell's list is whole 16-byte groups");
 inline size_t grid_lists_at(int cells) { return 256 + ((size_t)cells * sizeof(int) + 15) / 16 * 16; }
 inline size_t grid_bytes(int cells) { return grid_lists_at(cells) + (size_t)cells * kGridCap * sizeof(unsigned short); }
+// Cells a super-cell of the build spans (kGridSuper^d), and the build's
+// blocks on a device of `sms` multiprocessors (about one a super-cell, at
+// most two an SM: each block finds the box again).
+GK_GRID_HD int grid_super_cells(int d) {
+  int n = 1;
+  for (int j = 0; j < d; ++j) n *= kGridSuper;
+  return n;
+}
+inline int grid_build_blocks(int cells, int d, int sms) {
+  const int blocks = cells / grid_super_cells(d) + 1;
+  return blocks < 2 * sms ? blocks : 2 * sms;
+}
 inline GridBufs grid_bufs(void *block, int cells) {
   char *p = (char *)block;
   return GridBufs{(GridBox *)p, (int *)(p + 256), (unsigned short *)(p + grid_lists_at(cells)), cells};
@@ -328,12 +340,12 @@ k_grid_build(const T *__restrict__ cen, int k, int d, GridBufs g, bool single, c
     if (!fin) sgc[c] = quiet_nan<float>();
   }
   __syncthreads();
-  int sg[kGridMaxD], nsup = 1, per_sup = 1;
+  const int per_sup = grid_super_cells(d);
+  int sg[kGridMaxD], nsup = 1;
 #pragma unroll
   for (int j = 0; j < kGridMaxD; ++j) {
     sg[j] = (sbox.g[j] + kGridSuper - 1) / kGridSuper;
     nsup *= sg[j];
-    if (j < d) per_sup *= kGridSuper;
   }
   for (int S = blockIdx.x; S < nsup; S += gridDim.x) {
     // the super-cell's box and cells
@@ -412,22 +424,13 @@ k_grid_build(const T *__restrict__ cen, int k, int d, GridBufs g, bool single, c
   }
 }
 
-// One center's distance as the small-d kernels compute it (float: the dot
-// form from Small<float>'s shared row; double: the exact rule).
+// Center c's distance as the small-d kernels compute it (float: the dot
+// form; double: the exact rule), from its shared row.
 template <typename T, int DM>
 __device__ __forceinline__ T grid_dist(const T (&x)[DM], const T *sc, int c) {
-  if constexpr (std::is_same<T, float>::value) {
-    float cv[Small<float, DM>::SD];
-    load_row(cv, sc + Small<float, DM>::row_at(c));
-    return Small<float, DM>::dist(x, cv);
-  } else {
-    double cv[DM];
-    load_row(cv, sc + (size_t)c * DM);
-    double dd = Dist<double>::first(x[0], cv[0]);
-#pragma unroll
-    for (int j = 1; j < DM; ++j) dd = Dist<double>::step(dd, x[j], cv[j]);
-    return dd;
-  }
+  T cv[Small<T, DM>::SD];
+  load_row(cv, sc + Small<T, DM>::row_at(c));
+  return Small<T, DM>::dist(x, cv);
 }
 
 // k_assign_small's step with the grid: a point in a listed cell computes its
