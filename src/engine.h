@@ -117,6 +117,9 @@ struct LloydFit {
   // CUDA, d <= 3: the share of point-iterations the grid of cells' lists
   // served (-1: no grid)
   double grid_share = -1.0;
+  // CUDA: over the iterations that carried their cluster sums from the one
+  // before, the share of points whose moves they added (-1: none carried)
+  double sums_share = -1.0;
 };
 
 // One assignment step's partial results over the engine's rows, exact and

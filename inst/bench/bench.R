@@ -12,8 +12,11 @@
 # Every fit starts from fixed centers (rows drawn with a fixed seed) and runs
 # at most `iters` iterations; ms per iteration is the compute phase (CUDA
 # events) over the iterations actually run.  These are plain Lloyd
-# iterations: every point is assigned afresh each iteration, nothing is
-# carried from one iteration to the next.  The distance bounds, which skip
+# iterations: every point is assigned afresh each iteration; only the
+# cluster sums are carried from one iteration to the next (exact integers:
+# each iteration adds the points that moved, printed as the share of
+# point-iterations added; the same fit with sums made afresh every
+# iteration, GPUKMEANS_DELTA_SUMS=0, is printed beside it).  The distance bounds, which skip
 # most distances once few points move, are switched off here
 # (bench_convergence.R measures them to convergence).  Unlike the peer,
 # which computes all n k distances, the engine skips centers it proves
@@ -85,7 +88,15 @@ timed <- function(expr, env = parent.frame()) {
 screen_shares <- function(x, c0, prec) {
   z <- gpukmeans:::gk_fit_cpp(x, list(c0), iters, prec == "single", "cuda", 0L, 0L, FALSE, NULL, Inf,
                               gpukmeans:::cuda_options())
-  c(z$screen_exact, z$screen_every, z$grid_share)
+  c(z$screen_exact, z$screen_every, z$grid_share, z$sums_share)
+}
+# ms per iteration of the same fit with its cluster sums made afresh every
+# iteration (nothing carried)
+fresh_sums_ms <- function(x, c0, prec) {
+  Sys.setenv(GPUKMEANS_DELTA_SUMS = "0")
+  on.exit(Sys.unsetenv("GPUKMEANS_DELTA_SUMS"))
+  r <- timed(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda"))
+  1000 * attr(r$value, "timing")[["compute"]] / min(r$value$iter, iters)
 }
 
 problems <- data.frame(id = c("A", "B", "C", "D", "E"),
@@ -101,8 +112,10 @@ for (i in seq_len(nrow(problems))) {
     r <- timed(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda"))
     rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, prec, "gpukmeans-cuda", r$value, r$elapsed)
     share <- screen_shares(x, c0, prec)
-    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s%s\n", p$id, prec,
+    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s%s%s\n", p$id, prec,
                 tail(rows, 1)[[1]]$ms_per_iter, min(r$value$iter, iters), r$elapsed,
+                if (share[4] >= 0) sprintf("  [sums: %.1f%% of point-iterations added; made afresh: %.4f ms/iter]",
+                                           100 * share[4], fresh_sums_ms(x, c0, prec)) else "",
                 if (share[1] >= 0) sprintf("  [certified filter: %.2f%% of point-iterations exact, %.2f%% every center]",
                                            100 * share[1], 100 * share[2]) else "",
                 if (share[3] >= 0) sprintf("  [grid: %.2f%% of point-iterations from cell lists]", 100 * share[3]) else ""))

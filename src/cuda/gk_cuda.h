@@ -247,6 +247,12 @@ int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *ev
    (*served; the others scanned every center).  Any pointer may be NULL. */
 int gk_cuda_grid_stats(gk_cuda_data *data, int64_t *seen, int64_t *served);
 
+/* The last gk_cuda_lloyd: the iterations that carried their cluster sums
+   from the one before (*iters; environment GPUKMEANS_DELTA_SUMS=0: none)
+   and the points whose moves they added (*added); the others' sums were
+   made afresh.  Any pointer may be NULL. */
+int gk_cuda_sums_stats(gk_cuda_data *data, int64_t *iters, int64_t *added);
+
 /* gk_cuda_lloyd over `count` handles that hold, in order, contiguous blocks
    of the rows of one data set (uploaded with the same shift, resident, no
    weights), on one device each or several on one device: one fit, the

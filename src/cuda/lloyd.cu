@@ -140,6 +140,7 @@ int begin_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const
   f.k = k;
   f.max_iter = max_iter;
   f.s = D->stream;
+  D->sums_iters = D->sums_added = 0;
   int st = ensure_workspace(D, k, f.w, err, errlen);
   if (st != GK_CUDA_OK) return st;
   f.scale = D->d_scale;
@@ -197,7 +198,7 @@ cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
 // whether the small-d kernel runs on the grid of cells.
 int graph_variant(const Fit &f) {
   return (f.df.on ? (f.df.tc1 ? 2 : 1) : 0) + (f.plan.tc_x ? 4 : 0) + (f.df.pair ? 8 : 0) + (f.df.ccap ? 16 : 0) +
-         (f.df.top2 ? 32 : 0) + (f.plan.gbuf ? 64 : 0);
+         (f.df.top2 ? 32 : 0) + (f.plan.gbuf ? 64 : 0) + (f.plan.delta ? 128 : 0);
 }
 
 // The graphs of a fit of max_iter iterations in batches of bsz: [0] bsz
@@ -354,11 +355,18 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
           }
         }
         sw.enter();
+        // the first bounded iteration sums every point afresh
+        if (f.plan.delta) GK_CHECK(f.clear_sums(), "clearing sums");
         return GK_CUDA_OK;
       case BoundsSwitch::Move::kLeave:
-        // back to plain iterations: their sums start from zero each iteration
+        // back to plain iterations: their sums start from zero each
+        // iteration, or (delta) from the bounded ones', which hold the
+        // labels' sums
         sw.leave();
-        GK_CHECK(f.clear_sums(), "clearing sums");
+        if (!f.plan.delta) GK_CHECK(f.clear_sums(), "clearing sums");
+        if (f.plan.prev)
+          GK_CHECK(cudaMemcpyAsync(f.plan.prev, D->labels, (size_t)D->n * sizeof(int), cudaMemcpyDeviceToDevice, f.s),
+                   "copying labels");
         return GK_CUDA_OK;
       case BoundsSwitch::Move::kStay:
         if (sw.bounded()) GK_CHECK(cudaMemsetAsync(&f.w.st->active_sum, 0, sizeof(u64), f.s), "clearing a counter");
@@ -422,6 +430,8 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   }
   D->grid_seen = (long long)hs.grid_seen;
   D->grid_served = (long long)hs.grid_served;
+  D->sums_iters = (long long)hs.sums_iters;
+  D->sums_added = (long long)hs.sums_added;
   const double *cres = (const double *)(pk.data() + ((const char *)f.w.cen_d - base));
   const u64 *whp = (const u64 *)(pk.data() + ((const char *)f.w.wacc - base));
   const unsigned int *sz = (const unsigned int *)(pk.data() + ((const char *)f.w.wcnt - base));
@@ -462,10 +472,12 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
   memset(&hs, 0, sizeof(hs));
   D->profile.clear();
   if (cb && cb->on_iteration) {
+    GK_CHECK(plan_delta(D, f.plan, f.s), "planning the sums");
     st = run_traced(f, cb, &hs, err, errlen);
   } else {
     PersistentPlan pp;
     if (D->opts.bounds != 2 && !D->weighted) GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
+    if (!pp.ok) GK_CHECK(plan_delta(D, f.plan, f.s), "planning the sums");
     st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, err, errlen);
   }
   if (st != GK_CUDA_OK) return st;

@@ -1,5 +1,6 @@
 // update.cu: centroid update (sums, finalize) and within-cluster sums of squares.
 #include <algorithm>
+#include <cstdlib>
 
 #include "detail/engine.hpp"
 #include "detail/update_kernels.cuh"
@@ -8,6 +9,13 @@ namespace gk {
 
 namespace {
 const size_t kAccSmemLimit = 96 * 1024;
+template <typename T>
+cudaError_t allow_smem(size_t bytes) {
+  cudaError_t e = cudaFuncSetAttribute(k_accumulate<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  return e != cudaSuccess ? e
+                          : cudaFuncSetAttribute(k_accumulate<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 (int)bytes);
+}
 }
 
 cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
@@ -35,9 +43,8 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   gx = std::min<long long>(gx, std::max<long long>(1, (n + 2047) / 2048));
   p.acc_gx = (int)gx;
   if (p.acc_smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(k_accumulate<float>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.acc_smem);
-    if (e != cudaSuccess) return e;
-    e = cudaFuncSetAttribute(k_accumulate<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.acc_smem);
+    cudaError_t e = allow_smem<float>(p.acc_smem);
+    if (e == cudaSuccess) e = allow_smem<double>(p.acc_smem);
     if (e != cudaSuccess) return e;
   }
   // within-SS
@@ -66,25 +73,63 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   return cudaSuccess;
 }
 
+cudaError_t plan_delta(gk_cuda_data *D, Plan &p, cudaStream_t s) {
+  p.delta = false;
+  p.prev = p.moves = nullptr;
+  const char *env = std::getenv("GPUKMEANS_DELTA_SUMS");
+  // The fused small-d kernels make their sums afresh: a warp adds its 32
+  // points' values side by side, while the moves' adds and subtractions,
+  // a few lanes' in most warps, cost about as much or more (H100,
+  // 2026-11-26: B single 0.047 -> 0.054 ms an iteration carried).  (The
+  // list holds int indices.)
+  if ((env && env[0] == '0') || D->weighted || p.path == 0 || D->n >= (1LL << 31)) return cudaSuccess;
+  if (D->prev_state == 0) {  // prev and the list: 2 n ints, where there is room (else fresh sums)
+    D->prev_state = -1;
+    const size_t bytes = 2 * (size_t)D->n * sizeof(int);
+    if (!optional_fits(D, bytes)) return cudaSuccess;
+    if (cudaMalloc(&D->prev_labels, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      D->prev_labels = nullptr;
+      return cudaSuccess;
+    }
+    D->prev_state = 1;
+  }
+  if (D->prev_state != 1) return cudaSuccess;
+  p.delta = true;
+  p.prev = D->prev_labels;
+  p.moves = D->prev_labels + D->n;
+  return cudaMemsetAsync(p.prev, 0xff, (size_t)D->n * sizeof(int), s);  // (no cluster, as the labels)
+}
+
+template <typename T, bool LIST>
+void accumulate(const gk_cuda_data *D, const Plan &p, const int *labels, int k, State *st, int max_iter, u64 *acc,
+                unsigned int *counts, const int *scale, cudaStream_t s) {
+  k_accumulate<T, LIST><<<dim3(p.acc_gx, p.acc_gy), 256, p.acc_smem, s>>>(
+      (const T *)D->x, D->n, D->d, labels, k, p.acc_jb, p.acc_shared ? 1 : 0, st, max_iter, acc, counts, scale,
+      p.moves, p.prev);
+}
+
 cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &p, const int *labels, int k,
                               State *st, int max_iter, u64 *acc, unsigned int *counts,
-                              const int *scale, cudaStream_t s) {
-  dim3 grid(p.acc_gx, p.acc_gy);
-  if (D->single)
-    k_accumulate<float><<<grid, 256, p.acc_smem, s>>>((const float *)D->x, D->n, D->d, labels, k,
-                                                      p.acc_jb, p.acc_shared ? 1 : 0, st, max_iter,
-                                                      acc, counts, scale);
-  else
-    k_accumulate<double><<<grid, 256, p.acc_smem, s>>>((const double *)D->x, D->n, D->d, labels, k,
-                                                       p.acc_jb, p.acc_shared ? 1 : 0, st, max_iter,
-                                                       acc, counts, scale);
+                              const int *scale, cudaStream_t s, bool carried) {
+  if (!carried) {
+    if (D->single) accumulate<float, false>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
+    else accumulate<double, false>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
+    return cudaGetLastError();
+  }
+  // the moved points listed, their sums, prev brought up to date
+  const int g = (int)std::min<long long>(std::max<long long>(1, (D->n + 255) / 256), 8LL * D->sms);
+  k_moves_list<<<g, 256, 0, s>>>(labels, p.prev, D->n, p.moves, st, max_iter);
+  if (D->single) accumulate<float, true>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
+  else accumulate<double, true>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
+  k_moves_commit<<<g, 256, 0, s>>>(labels, p.prev, p.moves, st, max_iter);
   return cudaGetLastError();
 }
 
 cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &p, int k, State *st, int max_iter,
                             u64 *acc, unsigned int *counts, double *cen_d, float *cen_f,
                             const int *scale, cudaStream_t s) {
-  k_finalize<<<p.fin_grid, 256, 0, s>>>(st, max_iter, acc, counts, cen_d, cen_f, k, D->d, scale);
+  k_finalize<<<p.fin_grid, 256, 0, s>>>(st, max_iter, acc, counts, cen_d, cen_f, k, D->d, scale, p.delta);
   return cudaGetLastError();
 }
 
@@ -132,3 +177,10 @@ cudaError_t launch_to_float(const double *src, float *dst, long long m, cudaStre
 }
 
 }  // namespace gk
+
+extern "C" int gk_cuda_sums_stats(gk_cuda_data *D, int64_t *iters, int64_t *added) {
+  if (!D) return GK_CUDA_INVALID;
+  if (iters) *iters = D->sums_iters;
+  if (added) *added = D->sums_added;
+  return GK_CUDA_OK;
+}

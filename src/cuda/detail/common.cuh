@@ -105,6 +105,9 @@ struct State {
   u64 df_exact;         // ... and those it gave exact distances
   u64 grid_seen;        // small-d grid of cells (cell_grid.cuh): points it ran, over the fit
   u64 grid_served;      // ... and those its cells' lists served (the others scanned every center)
+  u64 moves;            // points k_moves_list listed in this iteration (Plan::delta)
+  u64 sums_iters;       // iterations whose sums were carried (Plan::delta: finalize kept them)
+  u64 sums_added;       // ... and the points they added (those that moved)
 };
 
 // ---- exact, order-independent sums: 128-bit fixed point --------------------
@@ -148,26 +151,42 @@ __device__ __forceinline__ void limb_add(unsigned int *s, size_t e, size_t m, do
   atomicAdd(s + e + 3 * m, (unsigned int)(u >> 45));
 }
 
-// 128-bit value of the four limb counters of entry e holding cnt additions.
+// The same value taken out again: limb_add's counters less its limbs (the
+// caller takes 1 from the entry's count).  A point that moved leaves its old
+// cluster's sums this way (Plan::delta, k_accumulate).
+__device__ __forceinline__ void limb_sub(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
+  long long q = round_fixed(v, pow2s);
+  u64 u = (u64)(q + (1LL << 59));
+  atomicSub(s + e, (unsigned int)(u & 0x7fff));
+  atomicSub(s + e + m, (unsigned int)((u >> 15) & 0x7fff));
+  atomicSub(s + e + 2 * m, (unsigned int)((u >> 30) & 0x7fff));
+  atomicSub(s + e + 3 * m, (unsigned int)(u >> 45));
+}
+
+// 128-bit value of the four limb counters of entry e holding cnt additions
+// (less cnt subtractions).  A counter takes at most kLimbFlush additions or
+// subtractions of < 2^16 between flushes, so it and cnt hold their net sums
+// as signed 32-bit integers: sum = s0 + s1 2^15 + s2 2^30 + s3 2^45 - cnt 2^59.
 __device__ __forceinline__ void limb_value(const unsigned int *s, size_t e, size_t m, unsigned int cnt,
                                            u64 &lo, u64 &hi) {
-  u64 a = (u64)s[e] + ((u64)s[e + m] << 15) + ((u64)s[e + 2 * m] << 30);
-  u64 s3 = s[e + 3 * m];
-  u64 l = a, h = 0;
-  u64 t = s3 << 45;
-  l += t;
-  h += (l < t ? 1ULL : 0ULL) + (s3 >> 19);
-  u64 c = (u64)cnt << 59;
-  u64 borrow = l < c ? 1ULL : 0ULL;
-  l -= c;
-  h -= borrow + ((u64)cnt >> 5);
+  const long long a = (long long)(int)s[e] + ((long long)(int)s[e + m] << 15) + ((long long)(int)s[e + 2 * m] << 30);
+  const long long t3 = (int)s[e + 3 * m];
+  const long long c = -(long long)(int)cnt;
+  u64 l = (u64)a, h = a < 0 ? ~0ULL : 0ULL;  // |a| < 2^62
+  const u64 tl = (u64)t3 << 45, th = (u64)(t3 >> 19);  // t3 2^45 in 128 bits
+  l += tl;
+  h += th + (l < tl ? 1ULL : 0ULL);
+  const u64 cl = (u64)c << 59, ch = (u64)(c >> 5);  // -cnt 2^59 in 128 bits
+  l += cl;
+  h += ch + (l < cl ? 1ULL : 0ULL);
   lo = l;
   hi = h;
 }
 
 // Adds the block's limb counters (entries e = c + k*jj, jj < cols) into the
 // global accumulators of columns j0 + jj, then zeroes counters and counts.
-// counts_out (may be NULL) receives the block's cluster counts.  Must be called
+// counts_out (may be NULL) receives the block's cluster counts (net, modulo
+// 2^32).  Must be called
 // by the whole block; ends with a barrier.
 __device__ inline void limb_flush(unsigned int *slimb, unsigned int *scnt, int k, int cols, int j0,
                                   u64 *gacc, unsigned int *counts_out) {
@@ -175,12 +194,11 @@ __device__ inline void limb_flush(unsigned int *slimb, unsigned int *scnt, int k
   const size_t m = (size_t)k * cols;
   for (size_t e = threadIdx.x; e < m; e += blockDim.x) {
     const size_t c = e % k, jj = e / k;
-    const unsigned int cn = scnt[c];
-    if (cn) {
-      u64 lo, hi;
-      limb_value(slimb, e, m, cn, lo, hi);
-      if (lo | hi) atomic_add128(&gacc[2 * (c + (size_t)k * (j0 + jj))], lo, hi);
-    }
+    // (every entry: where points moved in and out, a net count of 0 may
+    // leave a sum)
+    u64 lo, hi;
+    limb_value(slimb, e, m, scnt[c], lo, hi);
+    if (lo | hi) atomic_add128(&gacc[2 * (c + (size_t)k * (j0 + jj))], lo, hi);
   }
   __syncthreads();
   for (size_t e = threadIdx.x; e < 4 * m; e += blockDim.x) slimb[e] = 0;

@@ -127,6 +127,12 @@ struct gk_cuda_data {
   void *grid_buf = nullptr;
   size_t grid_bytes = 0;
   long long grid_seen = 0, grid_served = 0;  // the last fit: points the grid ran, and those its lists served
+  // The tiled path's carried sums (Plan::prev, Plan::moves): the labels the
+  // sums hold and the list of moved points, n ints each, made at the first
+  // fit that carries them (prev_state -1: no room).
+  int *prev_labels = nullptr;
+  int prev_state = 0;
+  long long sums_iters = 0, sums_added = 0;  // the last fit: iterations that carried their sums, points they added
 };
 
 namespace gk {
@@ -151,6 +157,14 @@ struct Plan {
   size_t w_smem = 0;
   bool w_shared = true;
   int fin_grid = 0;      // finalize kernel
+  // The sums carried from one iteration to the next (plan_delta, for the
+  // Lloyd loop on one device, lloyd.cu; tiled path): the points whose label
+  // differs from prev (the labels the sums hold) are listed in moves, and
+  // k_accumulate adds those only, to their new cluster's sums, and takes
+  // them from their old one's; finalize keeps the sums.  Exact integers, so
+  // the same bits as sums made afresh; labels and prev start at -1.
+  bool delta = false;
+  int *prev = nullptr, *moves = nullptr;
   int tf32 = 0;          // tiled single (d > 8): tensor-core 3xTF32 kernel instead of SIMT
   const float *tc_x = nullptr;  // tf32 on packed tiles (prepare_tc): x's, and the centers' buffer
   float *tc_cen = nullptr;
@@ -223,12 +237,19 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
 
 // update.cu --------------------------------------------------------------
 cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &plan);
-// Sums of x per cluster and coordinate (tiled path only).
+// Whether a Lloyd loop on one device carries its sums (Plan::delta and
+// Plan::prev, made and set to -1 on stream s): unweighted fits on the tiled
+// path, unless GPUKMEANS_DELTA_SUMS=0 (the tests compare both) or there is
+// no room for prev.
+cudaError_t plan_delta(gk_cuda_data *D, Plan &plan, cudaStream_t s);
+// Sums of x per cluster and coordinate (tiled path only); carried
+// (plan.delta), the moves since the labels plan.prev holds added to
+// acc/counts, and plan.prev brought up to date.
 cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &plan, const int *labels, int k,
                               State *st, int max_iter, u64 *acc, unsigned int *counts,
-                              const int *scale, cudaStream_t s);
+                              const int *scale, cudaStream_t s, bool carried = false);
 // New centers from the sums at the fixed-point scales `scale` (or
-// convergence), zeroes the sums, advances st.
+// convergence), zeroes the sums (unless plan.delta), advances st.
 cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, State *st,
                             int max_iter, u64 *acc, unsigned int *counts, double *cen_d,
                             float *cen_f, const int *scale, cudaStream_t s);

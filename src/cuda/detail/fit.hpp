@@ -30,7 +30,8 @@ struct Fit {
       cudaError_t e = launch_assign_df(D, plan, df, w.cen_d, k, D->labels, w.st, max_iter, s);
       if (e != cudaSuccess) return e;
       return D->weighted ? launch_accumulate_w(D, plan, k, w, max_iter, s)
-                         : launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, scale, s);
+                         : launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, scale, s,
+                                             plan.delta);
     }
     if (D->weighted) {  // labels only (planned without sums), then the weighted sums
       cudaError_t e = launch_assign(D, plan, cen, k, D->labels, w.st, max_iter, false, nullptr, nullptr, nullptr, s);
@@ -39,7 +40,7 @@ struct Fit {
     cudaError_t e = launch_assign(D, plan, cen, k, D->labels, w.st, max_iter, plan.path == 0, w.acc, w.counts,
                                   scale, s);
     if (e != cudaSuccess || plan.path == 0) return e;
-    return launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, scale, s);
+    return launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, scale, s, plan.delta);
   }
   // The update from the sums acc/counts (the workspace's, or those of all
   // the parts), which it zeroes.

@@ -18,13 +18,50 @@
 namespace gk {
 namespace {
 
+// The points whose label differs from prev (the labels the carried sums
+// hold, Plan::delta) appended to list (st->moves of them, in no set order;
+// a warp's in index order).
+__global__ void __launch_bounds__(256)
+k_moves_list(const int *__restrict__ labels, const int *__restrict__ prev, long long n, int *__restrict__ list,
+             State *st, int max_iter) {
+  if (fit_finished(st, max_iter)) return;
+  const int lane = threadIdx.x & 31;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long b0 = (long long)blockIdx.x * blockDim.x; b0 < n; b0 += stride) {  // uniform in a warp
+    const long long i = b0 + threadIdx.x;
+    const bool moved = i < n && labels[i] != prev[i];
+    const unsigned int m = __ballot_sync(0xffffffffu, moved);
+    if (!m) continue;
+    u64 at = 0;
+    if (lane == 0) at = atomicAdd(&st->moves, (u64)__popc(m));
+    at = __shfl_sync(0xffffffffu, at, 0);
+    if (moved) list[at + __popc(m & ((1u << lane) - 1u))] = (int)i;
+  }
+}
+
+// After the sums: prev brought up to date for the listed points.
+__global__ void __launch_bounds__(256)
+k_moves_commit(const int *__restrict__ labels, int *__restrict__ prev, const int *__restrict__ list, State *st,
+               int max_iter) {
+  if (fit_finished(st, max_iter)) return;
+  const long long m = (long long)st->moves;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (long long)gridDim.x * blockDim.x) {
+    const int i = list[e];
+    prev[i] = labels[i];
+  }
+}
+
 // Sums of x per (cluster, coordinate) for coordinates [j0, j0 + jb) of a chunk
 // of points; blockIdx.y picks the coordinate group, blockIdx.x the chunk.
-template <typename T>
+// LIST (Plan::delta; list and prev unused without): the sums are carried, and only the st->moves
+// listed points (k_moves_list) are added, to their new cluster, and taken
+// from their old one prev[i] (-1: none).
+template <typename T, bool LIST>
 __global__ void __launch_bounds__(256)
 k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict__ labels, int k,
              int jb, int use_shared, State *st, int max_iter, u64 *__restrict__ acc,
-             unsigned int *__restrict__ counts, const int *__restrict__ scale) {
+             unsigned int *__restrict__ counts, const int *__restrict__ scale,
+             const int *__restrict__ list, const int *__restrict__ prev) {
   if (fit_finished(st, max_iter)) return;
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x;
@@ -38,10 +75,11 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
     for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
     __syncthreads();
   }
-  long long per = (n + gridDim.x - 1) / gridDim.x;
+  const long long m = LIST ? (long long)st->moves : n;  // entries: points, or listed points
+  long long per = (m + gridDim.x - 1) / gridDim.x;
   per = (per + 255) / 256 * 256;
   const long long beg = (long long)blockIdx.x * per;
-  const long long end = min(n, beg + per);
+  const long long end = min(m, beg + per);
   // U points a thread a step, their loads issued before their atomics: with
   // one point a step, E's sums (1e6 x 128, k = 4096: two blocks an SM for
   // the shared counters) waited on each load in turn (H100: 2.18 ms; 4
@@ -50,35 +88,49 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
   const long long step = (long long)U * blockDim.x;
   int since = 0;
   for (long long b0 = beg; b0 < end; b0 += step) {  // uniform trip count
-    int c[U];
+    long long pt[U];
+    int c[U], o[U];
     bool in[U];
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const long long i = b0 + tid + (long long)u * blockDim.x;
-      in[u] = i < end;
-      c[u] = in[u] ? labels[i] : 0;
+      const long long e = b0 + tid + (long long)u * blockDim.x;
+      in[u] = e < end;
+      pt[u] = LIST ? (in[u] ? (long long)list[e] : 0) : e;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      c[u] = in[u] ? labels[pt[u]] : 0;
+      o[u] = LIST && in[u] ? prev[pt[u]] : -1;
     }
     for (int jj = 0; jj < jn; ++jj) {
       const int j = j0 + jj;
       T v[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) v[u] = in[u] ? x[b0 + tid + (long long)u * blockDim.x + n * j] : T(0);
+      for (int u = 0; u < U; ++u) v[u] = in[u] ? x[pt[u] + n * j] : T(0);
       const double p2 = pow2(scale[j]);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         if (!in[u]) continue;
         if (use_shared) {
           limb_add(slimb, (size_t)c[u] + (size_t)k * jj, (size_t)k * jn, (double)v[u], p2);
+          if (LIST && o[u] >= 0) limb_sub(slimb, (size_t)o[u] + (size_t)k * jj, (size_t)k * jn, (double)v[u], p2);
         } else {  // the same rounding as the limbs: any path gives the same sums
-          atomic_add_fixed(&acc[2 * ((size_t)c[u] + (size_t)k * j)], round_fixed((double)v[u], p2));
+          const long long q = round_fixed((double)v[u], p2);
+          atomic_add_fixed(&acc[2 * ((size_t)c[u] + (size_t)k * j)], q);
+          if (LIST && o[u] >= 0) atomic_add_fixed(&acc[2 * ((size_t)o[u] + (size_t)k * j)], -q);
         }
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (!in[u]) continue;
-      if (use_shared) atomicAdd(&scnt[c[u]], 1u);
-      else if (do_count) atomicAdd(&counts[c[u]], 1u);
+      if (use_shared) {
+        atomicAdd(&scnt[c[u]], 1u);
+        if (LIST && o[u] >= 0) atomicSub(&scnt[o[u]], 1u);
+      } else if (do_count) {
+        atomicAdd(&counts[c[u]], 1u);
+        if (LIST && o[u] >= 0) atomicSub(&counts[o[u]], 1u);
+      }
     }
     if (use_shared && ++since == kLimbFlush / (U * 256)) {  // (blockDim.x = 256)
       since = 0;
@@ -90,13 +142,14 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
 
 // New centers = sums / counts (0/0 = NaN for an empty cluster, as in R),
 // unless the assignment changed nothing: then the fit has converged and the
-// centers stay.  Zeroes the accumulators for the next iteration.  The last
+// centers stay.  Zeroes the accumulators for the next iteration, unless
+// keep (Plan::delta: the next one adds the moves to them).  The last
 // block to finish (ticket) advances the state; every block reads the state
 // before taking its ticket, so nobody sees it half-updated.
 __global__ void __launch_bounds__(256)
 k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restrict__ counts,
            double *__restrict__ cen_d, float *__restrict__ cen_f, int k, int d,
-           const int *__restrict__ scale) {
+           const int *__restrict__ scale, bool keep) {
   if (fit_finished(st, max_iter)) return;
   __shared__ int last;
   const int it = st->iter_done;
@@ -113,8 +166,10 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
       cen_d[e] = v;
       if (cen_f) cen_f[e] = (float)v;
     }
-    acc[2 * e] = 0;
-    acc[2 * e + 1] = 0;
+    if (!keep) {
+      acc[2 * e] = 0;
+      acc[2 * e + 1] = 0;
+    }
   }
   __syncthreads();
   if (threadIdx.x == 0) {
@@ -124,11 +179,17 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
   }
   __syncthreads();
   if (last) {
-    for (int c = threadIdx.x; c < k; c += blockDim.x) counts[c] = 0;
+    if (!keep)
+      for (int c = threadIdx.x; c < k; c += blockDim.x) counts[c] = 0;
     if (threadIdx.x == 0) {
       st->ticket = 0;
       st->last_changed = changed;
       st->changed = 0;
+      st->moves = 0;
+      if (keep) {
+        st->sums_iters += 1;
+        st->sums_added += changed;
+      }
       if (conv) {
         st->flag = 1;
         st->conv_iter = it + 1;
