@@ -33,8 +33,9 @@ namespace {
 // `stride` words: acc 2kd words | counts k unsigned ints | changed 1 word),
 // into gacc / gcnt (what the update reads) and st->changed.  Modulo 2^128
 // the order of the additions does not matter: exact.  clear: the part's own
-// sums are zeroed (plain iterations sum from scratch; bounded ones add each
-// iteration's moves to what they hold).  One block adds up `changed`.
+// sums are zeroed (plain iterations sum from scratch, unless they carry
+// their sums, Plan::delta; bounded ones add each iteration's moves to what
+// they hold).  One block adds up `changed`.
 __global__ void k_merge_parts(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restrict__ counts,
                               const u64 *__restrict__ inbox, int peers, size_t stride, int k, size_t kd,
                               u64 *__restrict__ gacc, unsigned int *__restrict__ gcnt, int clear) {
@@ -157,7 +158,7 @@ int enqueue_iteration(std::vector<Part> &P, bool bounded, bool first, char *err,
       if (q != p) GK_CHECK(cudaStreamWaitEvent(f.s, P[q].copied, 0), "waiting for another device");
     const unsigned int grid = (unsigned int)std::max<size_t>(1, std::min<size_t>((kd + 255) / 256, 4 * (size_t)a.D->sms));
     k_merge_parts<<<grid, 256, 0, f.s>>>(f.w.st, f.max_iter, f.w.acc, f.w.counts, a.inbox, count - 1, stride, k, kd,
-                                         a.gacc, a.gcnt, bounded ? 0 : 1);
+                                         a.gacc, a.gcnt, bounded || f.plan.delta ? 0 : 1);
     GK_CHECK(cudaGetLastError(), "adding up the sums of the devices");
     if (bounded)
       GK_CHECK(launch_bounds_update(a.D, f.plan, k, f.w, a.bb, a.gacc, a.gcnt, f.max_iter, f.scale, f.s),
@@ -226,16 +227,29 @@ int run_iterations(std::vector<Part> &P, long long rows, const gk_cuda_callbacks
           if (!bounds_buffers(a.D, k, a.f.s, a.bb)) room = false;
         }
       }
-      if (room) sw.enter();
-      else sw.refuse();  // no room on some device: plain iterations throughout
+      if (room) {
+        sw.enter();
+        for (Part &a : P) {  // the first bounded iteration sums every point afresh
+          if (!a.f.plan.delta) continue;
+          GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
+          GK_CHECK(a.f.clear_sums(), "clearing sums");
+        }
+      } else {
+        sw.refuse();  // no room on some device: plain iterations throughout
+      }
       continue;
     }
     if (!sw.bounded()) continue;
     if (move == BoundsSwitch::Move::kLeave) sw.leave();
     for (Part &a : P) {
       GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
-      if (move == BoundsSwitch::Move::kLeave) {  // back to plain iterations: their sums start from zero each iteration
-        GK_CHECK(a.f.clear_sums(), "clearing sums");
+      if (move == BoundsSwitch::Move::kLeave) {
+        // back to plain iterations: their sums start from zero each
+        // iteration, or (delta) from the bounded ones', the labels' sums
+        if (!a.f.plan.delta) GK_CHECK(a.f.clear_sums(), "clearing sums");
+        else GK_CHECK(cudaMemcpyAsync(a.f.plan.prev, a.D->labels, (size_t)a.D->n * sizeof(int),
+                                      cudaMemcpyDeviceToDevice, a.f.s),
+                      "copying labels");
       } else {
         GK_CHECK(cudaMemsetAsync(&a.f.w.st->active_sum, 0, sizeof(u64), a.f.s), "clearing a counter");
       }
@@ -420,6 +434,7 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
     GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
     st = begin_fit(a.D, k, max_iter, centers, scale.data(), a.f, err, errlen);
     if (st != GK_CUDA_OK) return st;
+    GK_CHECK(plan_delta(a.D, a.f.plan, a.f.s), "planning the sums");
     GK_CHECK(cudaEventCreateWithFlags(&a.assigned, cudaEventDisableTiming), "creating an event");
     GK_CHECK(cudaEventCreateWithFlags(&a.copied, cudaEventDisableTiming), "creating an event");
     const size_t words = (size_t)std::max(count - 1, 1) * stride + 2 * kd + ((size_t)k + 1) / 2;
@@ -481,6 +496,8 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
   for (Part &a : P) {  // (each handle says what the fit did over all the rows: gk_cuda_fit_profile, ..._dfilter_stats, ..._grid_stats)
     a.D->grid_seen = grid_seen;
     a.D->grid_served = grid_served;
+    a.D->sums_iters = (long long)P[0].hs.sums_iters;  // (the merged moves: the same on every part)
+    a.D->sums_added = (long long)P[0].hs.sums_added;
     a.D->df_exact = listed;
     a.D->df_every = every;
     a.D->df_iters = filtered;

@@ -119,3 +119,28 @@ test_that("cuda delta sums: gpu_kmeans with nstart, trace and an empty cluster; 
   expect_equal(got$centers, ref$centers, tolerance = 1e-13)
   expect_gt(delta_raw(y, c2, "", iter.max = 25L)$sums_share, 0)
 })
+
+test_that("cuda delta sums: several engines (device = c(0, 0), c(0, 0, 0)) carry their parts' sums", {
+  skip_if_no_gpu()
+  set.seed(35)
+  x <- make_blobs(120000, 16, 40, sd = 2, spread = 6)
+  c0 <- x[sample.int(nrow(x), 40), ]
+  for (single in c(FALSE, TRUE)) for (bounds in c(1L, 2L)) {
+    lab <- paste(if (single) "single" else "double", "bounds", bounds)
+    one <- delta_raw(x, c0, "0", single, 25L, bounds)
+    for (dev in list(c(0L, 0L), c(0L, 0L, 0L))) {
+      parts <- lapply(c("0", ""), function(v) {
+        withr::local_envvar(GPUKMEANS_DELTA_SUMS = v)
+        gpukmeans:::gk_fit_cpp(x, list(c0), 25L, single, "cuda", 0L, dev, FALSE, NULL, Inf,
+                               list(tuning = c(0L, 0L, 0L, bounds)))
+      })
+      for (comp in delta_parts) {
+        expect_identical(parts[[2]][[comp]], one[[comp]], label = paste(lab, length(dev), "engines carried", comp))
+        expect_identical(parts[[1]][[comp]], one[[comp]], label = paste(lab, length(dev), "engines afresh", comp))
+      }
+      expect_identical(parts[[2]]$exact_fraction, one$exact_fraction, label = paste(lab, "bounded iterations"))
+      expect_identical(parts[[1]]$sums_share, -1)
+      if (bounds == 1L) expect_gt(parts[[2]]$sums_share, 0, label = paste(lab, length(dev), "engines: sums carried"))
+    }
+  }
+})
