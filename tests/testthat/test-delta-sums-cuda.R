@@ -13,10 +13,8 @@ local_edition(3)
 
 delta_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
 
-delta_raw <- function(x, centers, delta, single = FALSE, iter.max = 15L, bounds = 1L) {
-  withr::local_envvar(GPUKMEANS_DELTA_SUMS = delta)
-  gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), single, "cuda", 0L, 0L,
-                         FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
+delta_raw <- function(x, centers, delta, single = FALSE, iter.max = 15L, bounds = 1L, device = 0L) {
+  cuda_fit_raw(x, centers, iter.max, single, bounds, env = c(GPUKMEANS_DELTA_SUMS = delta), device = device)
 }
 
 # The carried sums' fit against sums made afresh, in one precision; returns
@@ -129,11 +127,7 @@ test_that("cuda delta sums: several engines (device = c(0, 0), c(0, 0, 0)) carry
     lab <- paste(if (single) "single" else "double", "bounds", bounds)
     one <- delta_raw(x, c0, "0", single, 25L, bounds)
     for (dev in list(c(0L, 0L), c(0L, 0L, 0L))) {
-      parts <- lapply(c("0", ""), function(v) {
-        withr::local_envvar(GPUKMEANS_DELTA_SUMS = v)
-        gpukmeans:::gk_fit_cpp(x, list(c0), 25L, single, "cuda", 0L, dev, FALSE, NULL, Inf,
-                               list(tuning = c(0L, 0L, 0L, bounds)))
-      })
+      parts <- lapply(c("0", ""), function(v) delta_raw(x, c0, v, single, 25L, bounds, device = dev))
       for (comp in delta_parts) {
         expect_identical(parts[[2]][[comp]], one[[comp]], label = paste(lab, length(dev), "engines carried", comp))
         expect_identical(parts[[1]][[comp]], one[[comp]], label = paste(lab, length(dev), "engines afresh", comp))

@@ -14,9 +14,7 @@ local_edition(3)
 fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
 
 grid_raw <- function(x, centers, grid, single = FALSE, iter.max = 15L, bounds = 1L) {
-  withr::local_envvar(GPUKMEANS_GRID = grid)
-  gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), single, "cuda", 0L, 0L,
-                         FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
+  cuda_fit_raw(x, centers, iter.max, single, bounds, env = c(GPUKMEANS_GRID = grid))
 }
 
 # The grid's fit (switch `grid`) against the scan's, in one precision;

@@ -141,26 +141,28 @@ __device__ __forceinline__ void atomic_add_fixed(u64 *p, long long q) {
 const int kLimbFlush = 32768;  // values per counter between flushes
 
 // Limb l of entry e lives at s[e + l*m] (limb-major: lanes adding to
-// different clusters hit different banks).
-__device__ __forceinline__ void limb_add(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
-  long long q = round_fixed(v, pow2s);
-  u64 u = (u64)(q + (1LL << 59));
-  atomicAdd(s + e, (unsigned int)(u & 0x7fff));
-  atomicAdd(s + e + m, (unsigned int)((u >> 15) & 0x7fff));
-  atomicAdd(s + e + 2 * m, (unsigned int)((u >> 30) & 0x7fff));
-  atomicAdd(s + e + 3 * m, (unsigned int)(u >> 45));
+// different clusters hit different banks).  SUB: the same limbs taken out
+// again (the caller takes 1 from the entry's count): a point that moved
+// leaves its old cluster's sums this way (Plan::delta, k_accumulate).
+template <bool SUB>
+__device__ __forceinline__ void limb_atomic(unsigned int *p, unsigned int v) {
+  if (SUB) atomicSub(p, v);
+  else atomicAdd(p, v);
 }
-
-// The same value taken out again: limb_add's counters less its limbs (the
-// caller takes 1 from the entry's count).  A point that moved leaves its old
-// cluster's sums this way (Plan::delta, k_accumulate).
-__device__ __forceinline__ void limb_sub(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
+template <bool SUB>
+__device__ __forceinline__ void limb_apply(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
   long long q = round_fixed(v, pow2s);
   u64 u = (u64)(q + (1LL << 59));
-  atomicSub(s + e, (unsigned int)(u & 0x7fff));
-  atomicSub(s + e + m, (unsigned int)((u >> 15) & 0x7fff));
-  atomicSub(s + e + 2 * m, (unsigned int)((u >> 30) & 0x7fff));
-  atomicSub(s + e + 3 * m, (unsigned int)(u >> 45));
+  limb_atomic<SUB>(s + e, (unsigned int)(u & 0x7fff));
+  limb_atomic<SUB>(s + e + m, (unsigned int)((u >> 15) & 0x7fff));
+  limb_atomic<SUB>(s + e + 2 * m, (unsigned int)((u >> 30) & 0x7fff));
+  limb_atomic<SUB>(s + e + 3 * m, (unsigned int)(u >> 45));
+}
+__device__ __forceinline__ void limb_add(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
+  limb_apply<false>(s, e, m, v, pow2s);
+}
+__device__ __forceinline__ void limb_sub(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
+  limb_apply<true>(s, e, m, v, pow2s);
 }
 
 // 128-bit value of the four limb counters of entry e holding cnt additions
