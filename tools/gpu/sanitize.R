@@ -1,6 +1,7 @@
 # A small run of every CUDA path, for compute-sanitizer on the GPU machine
 # (tools/gpu/sanitize.sh): plain, bounded and step-by-step Lloyd in both
-# precisions, the packed tensor-core tiles and the double filters, k-means++
+# precisions, the packed tensor-core tiles and the double filters, the
+# carried sums, k-means++
 # and k-means||, predict, streamed x, the error paths, and several engines
 # on one GPU (tools/gpu/sanitize-multi.R).
 suppressPackageStartupMessages(library(gpukmeans))
@@ -96,6 +97,19 @@ for (copy in c("auto", "staged", "registered")) {
       }
     }
   })
+}
+# the carried sums (d > 8): the moved points' list, the sums of several
+# coordinate groups (x130, k = 130) and by global atomics (k = 5000), in
+# and out of forced bounds, against sums made afresh
+u16 <- matrix(runif((if (quick) 6000 else 20000) * 16), ncol = 16)
+for (single in c(FALSE, TRUE)) {
+  for (case in list(list(x16, 40L, 2L), list(x130, 130L, 1L), list(u16, 150L, 2L), list(u16, 5000L, 1L))) {
+    x <- case[[1]]
+    c0 <- x[seq_len(min(case[[2]], nrow(x))), ]
+    a <- fit(x, c0, 25L, single, case[[3]])
+    b <- withr::with_envvar(c(GPUKMEANS_DELTA_SUMS = "0"), fit(x, c0, 25L, single, case[[3]]))
+    stopifnot(a$sums_share > 0, identical(a$cluster, b$cluster), identical(a$centers, b$centers))
+  }
 }
 out <- capture.output(gpu_kmeans(x2, x2[1:4, ], iter.max = 5, backend = "cuda", trace = TRUE))
 e <- tryCatch(gpu_kmeans(x2 * 1e200, 3, backend = "cuda"), error = identity)
