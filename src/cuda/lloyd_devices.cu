@@ -471,9 +471,10 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
   const auto t2 = std::chrono::steady_clock::now();
   // the filter's counts (points listed for exact distances) and the grid's
   // of every part
-  long long listed = 0, every = 0, filtered = 0, grid_seen = 0, grid_served = 0;
+  long long listed = 0, every = 0, filtered = 0, grid_seen = 0, grid_served = 0, sums_added = 0;
   int used = 0;
   for (Part &a : P) {
+    sums_added += (long long)a.hs.sums_added;
     grid_seen += (long long)a.hs.grid_seen;
     grid_served += (long long)a.hs.grid_served;
     // the small-d filter's counts, in the state read after the last batch
@@ -496,8 +497,8 @@ extern "C" int gk_cuda_lloyd_devices(gk_cuda_data *const *parts, int count, int 
   for (Part &a : P) {  // (each handle says what the fit did over all the rows: gk_cuda_fit_profile, ..._dfilter_stats, ..._grid_stats)
     a.D->grid_seen = grid_seen;
     a.D->grid_served = grid_served;
-    a.D->sums_iters = (long long)P[0].hs.sums_iters;  // (the merged moves: the same on every part)
-    a.D->sums_added = (long long)P[0].hs.sums_added;
+    a.D->sums_iters = (long long)P[0].hs.sums_iters;  // (the same on every part)
+    a.D->sums_added = sums_added;
     a.D->df_exact = listed;
     a.D->df_every = every;
     a.D->df_iters = filtered;

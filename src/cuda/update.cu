@@ -117,12 +117,14 @@ cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &p, const int *l
     else accumulate<double, false>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
     return cudaGetLastError();
   }
-  // the moved points listed, their sums, prev brought up to date
+  // the moved points listed, their sums (or every point's, where most
+  // moved), prev brought up to date
   const int g = (int)std::min<long long>(std::max<long long>(1, (D->n + 255) / 256), 8LL * D->sms);
   k_moves_list<<<g, 256, 0, s>>>(labels, p.prev, D->n, p.moves, st, max_iter);
+  k_moves_plan<<<p.fin_grid, 256, 0, s>>>(st, max_iter, D->n, D->single ? 4 : 8, acc, counts, (size_t)k * D->d, k);
   if (D->single) accumulate<float, true>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
   else accumulate<double, true>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
-  k_moves_commit<<<g, 256, 0, s>>>(labels, p.prev, p.moves, st, max_iter);
+  k_moves_commit<<<g, 256, 0, s>>>(labels, p.prev, p.moves, D->n, st, max_iter);
   return cudaGetLastError();
 }
 

@@ -106,8 +106,9 @@ struct State {
   u64 grid_seen;        // small-d grid of cells (cell_grid.cuh): points it ran, over the fit
   u64 grid_served;      // ... and those its cells' lists served (the others scanned every center)
   u64 moves;            // points k_moves_list listed in this iteration (Plan::delta)
-  u64 sums_iters;       // iterations whose sums were carried (Plan::delta: finalize kept them)
-  u64 sums_added;       // ... and the points they added (those that moved)
+  u64 fresh;            // 1: this iteration's carried sums are made afresh (k_moves_plan)
+  u64 sums_iters;       // iterations that carried their sums (Plan::delta)
+  u64 sums_added;       // ... and the points they added (those that moved, or all in a fresh pass)
 };
 
 // ---- exact, order-independent sums: 128-bit fixed point --------------------

@@ -39,14 +39,41 @@ k_moves_list(const int *__restrict__ labels, const int *__restrict__ prev, long 
   }
 }
 
-// After the sums: prev brought up to date for the listed points.
+// Between the list and the sums: where more than esz / 32 of the points
+// moved (1/8 in single precision, 1/4 in double; every point in a fit's
+// first iteration), a fresh pass costs less: it reads x's columns
+// coalesced, while a mover's value costs a 32-byte sector of its column
+// (and the list and prev cost 8 bytes a point).  Then st->fresh, and the
+// sums and counts zeroed for it.  Counts the carried iterations and the
+// points they added.
 __global__ void __launch_bounds__(256)
-k_moves_commit(const int *__restrict__ labels, int *__restrict__ prev, const int *__restrict__ list, State *st,
-               int max_iter) {
+k_moves_plan(State *st, int max_iter, long long n, int esz, u64 *__restrict__ acc, unsigned int *__restrict__ counts,
+             size_t kd, int k) {
   if (fit_finished(st, max_iter)) return;
-  const long long m = (long long)st->moves;
+  const u64 moves = st->moves;
+  const bool fresh = moves * 32 > (u64)n * (u64)esz;
+  if (fresh) {
+    const size_t step = (size_t)gridDim.x * blockDim.x;
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < 2 * kd; e += step) acc[e] = 0;
+    for (size_t c = (size_t)blockIdx.x * blockDim.x + threadIdx.x; c < (size_t)k; c += step) counts[c] = 0;
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    st->fresh = fresh ? 1 : 0;
+    st->sums_iters += 1;
+    st->sums_added += fresh ? (u64)n : moves;
+  }
+}
+
+// After the sums: prev brought up to date for the listed points (or, after
+// a fresh pass, all of them).
+__global__ void __launch_bounds__(256)
+k_moves_commit(const int *__restrict__ labels, int *__restrict__ prev, const int *__restrict__ list, long long n,
+               State *st, int max_iter) {
+  if (fit_finished(st, max_iter)) return;
+  const bool fresh = st->fresh != 0;
+  const long long m = fresh ? n : (long long)st->moves;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (long long)gridDim.x * blockDim.x) {
-    const int i = list[e];
+    const long long i = fresh ? e : list[e];
     prev[i] = labels[i];
   }
 }
@@ -55,7 +82,8 @@ k_moves_commit(const int *__restrict__ labels, int *__restrict__ prev, const int
 // of points; blockIdx.y picks the coordinate group, blockIdx.x the chunk.
 // LIST (Plan::delta; list and prev unused without): the sums are carried, and only the st->moves
 // listed points (k_moves_list) are added, to their new cluster, and taken
-// from their old one prev[i] (-1: none).
+// from their old one prev[i] (-1: none); or every point, into the zeroed
+// sums, where k_moves_plan said st->fresh.
 template <typename T, bool LIST>
 __global__ void __launch_bounds__(256)
 k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict__ labels, int k,
@@ -75,7 +103,8 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
     for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
     __syncthreads();
   }
-  const long long m = LIST ? (long long)st->moves : n;  // entries: points, or listed points
+  const bool listed = LIST && !st->fresh;
+  const long long m = listed ? (long long)st->moves : n;  // entries: points, or listed points
   long long per = (m + gridDim.x - 1) / gridDim.x;
   per = (per + 255) / 256 * 256;
   const long long beg = (long long)blockIdx.x * per;
@@ -95,12 +124,12 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
     for (int u = 0; u < U; ++u) {
       const long long e = b0 + tid + (long long)u * blockDim.x;
       in[u] = e < end;
-      pt[u] = LIST ? (in[u] ? (long long)list[e] : 0) : e;
+      pt[u] = listed ? (in[u] ? (long long)list[e] : 0) : e;
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       c[u] = in[u] ? labels[pt[u]] : 0;
-      o[u] = LIST && in[u] ? prev[pt[u]] : -1;
+      o[u] = listed && in[u] ? prev[pt[u]] : -1;
     }
     for (int jj = 0; jj < jn; ++jj) {
       const int j = j0 + jj;
@@ -186,10 +215,6 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
       st->last_changed = changed;
       st->changed = 0;
       st->moves = 0;
-      if (keep) {
-        st->sums_iters += 1;
-        st->sums_added += changed;
-      }
       if (conv) {
         st->flag = 1;
         st->conv_iter = it + 1;
