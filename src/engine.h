@@ -118,7 +118,8 @@ struct LloydFit {
   // served (-1: no grid)
   double grid_share = -1.0;
   // CUDA: over the iterations that carried their cluster sums from the one
-  // before, the share of points whose moves they added (-1: none carried)
+  // before, the share of points they added (the movers, or every point where
+  // an iteration summed afresh; -1: none carried)
   double sums_share = -1.0;
 };
 

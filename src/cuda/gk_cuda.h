@@ -248,9 +248,10 @@ int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *ev
 int gk_cuda_grid_stats(gk_cuda_data *data, int64_t *seen, int64_t *served);
 
 /* The last gk_cuda_lloyd: the iterations that carried their cluster sums
-   from the one before (*iters; environment GPUKMEANS_DELTA_SUMS=0: none)
-   and the points whose moves they added (*added); the others' sums were
-   made afresh.  Any pointer may be NULL. */
+   from the one before (*iters; d > 8, unweighted; environment
+   GPUKMEANS_DELTA_SUMS=0: none) and the points they added (*added: those
+   that moved, or every point where too many had moved and the iteration
+   summed afresh).  Any pointer may be NULL. */
 int gk_cuda_sums_stats(gk_cuda_data *data, int64_t *iters, int64_t *added);
 
 /* gk_cuda_lloyd over `count` handles that hold, in order, contiguous blocks

@@ -6,9 +6,10 @@
 # sums hold).  Integer sums in any order are the same integers, so fits are
 # bit for bit those of sums made afresh.  The internal switch
 # GPUKMEANS_DELTA_SUMS=0 (read at each fit) makes them afresh; the internal
-# list's sums_share is the share of points whose moves the carrying
-# iterations added (-1: none carried).  The fused small-d kernels make
-# their sums afresh.
+# list's sums_share is the share of points the carrying iterations added
+# (the movers, or every point where more than 1/8 (single) or 1/4 (double)
+# had moved and the iteration summed afresh, as the first always does; -1:
+# none carried).  The fused small-d kernels make their sums afresh.
 local_edition(3)
 
 delta_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
