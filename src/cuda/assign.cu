@@ -173,13 +173,6 @@ bool tf32_wanted(const gk_cuda_data *D, int k) {
   return D->single && D->d > 8 && (kernel == 2 || (kernel == 0 && k >= 32));
 }
 
-// An internal on/off switch of the environment: -1 unset (or empty), 0
-// when it starts with '0', else 1.
-int env_switch(const char *name) {
-  const char *env = std::getenv(name);
-  return env && env[0] ? (env[0] == '0' ? 0 : 1) : -1;
-}
-
 // The packed kernels unless GPUKMEANS_TC=0 (the tests compare both).
 bool tc_wanted() { return env_switch("GPUKMEANS_TC") != 0; }
 
@@ -260,6 +253,12 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
 }
 
 }  // namespace
+
+// (engine.hpp)
+int env_switch(const char *name) {
+  const char *env = std::getenv(name);
+  return env && env[0] ? (env[0] == '0' ? 0 : 1) : -1;
+}
 
 cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s) {
   // (no room for the grid: plan_assign plans the scan)

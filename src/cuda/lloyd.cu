@@ -355,18 +355,11 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
           }
         }
         sw.enter();
-        // the first bounded iteration sums every point afresh
-        if (f.plan.delta) GK_CHECK(f.clear_sums(), "clearing sums");
+        GK_CHECK(f.sums_entering_bounds(), "clearing sums");
         return GK_CUDA_OK;
       case BoundsSwitch::Move::kLeave:
-        // back to plain iterations: their sums start from zero each
-        // iteration, or (delta) from the bounded ones', which hold the
-        // labels' sums
         sw.leave();
-        if (!f.plan.delta) GK_CHECK(f.clear_sums(), "clearing sums");
-        if (f.plan.prev)
-          GK_CHECK(cudaMemcpyAsync(f.plan.prev, D->labels, (size_t)D->n * sizeof(int), cudaMemcpyDeviceToDevice, f.s),
-                   "copying labels");
+        GK_CHECK(f.sums_leaving_bounds(), "back to plain iterations");
         return GK_CUDA_OK;
       case BoundsSwitch::Move::kStay:
         if (sw.bounded()) GK_CHECK(cudaMemsetAsync(&f.w.st->active_sum, 0, sizeof(u64), f.s), "clearing a counter");

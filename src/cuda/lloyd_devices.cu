@@ -229,10 +229,9 @@ int run_iterations(std::vector<Part> &P, long long rows, const gk_cuda_callbacks
       }
       if (room) {
         sw.enter();
-        for (Part &a : P) {  // the first bounded iteration sums every point afresh
-          if (!a.f.plan.delta) continue;
+        for (Part &a : P) {
           GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
-          GK_CHECK(a.f.clear_sums(), "clearing sums");
+          GK_CHECK(a.f.sums_entering_bounds(), "clearing sums");
         }
       } else {
         sw.refuse();  // no room on some device: plain iterations throughout
@@ -244,12 +243,7 @@ int run_iterations(std::vector<Part> &P, long long rows, const gk_cuda_callbacks
     for (Part &a : P) {
       GK_CHECK(cudaSetDevice(a.D->device), "selecting the CUDA device");
       if (move == BoundsSwitch::Move::kLeave) {
-        // back to plain iterations: their sums start from zero each
-        // iteration, or (delta) from the bounded ones', the labels' sums
-        if (!a.f.plan.delta) GK_CHECK(a.f.clear_sums(), "clearing sums");
-        else GK_CHECK(cudaMemcpyAsync(a.f.plan.prev, a.D->labels, (size_t)a.D->n * sizeof(int),
-                                      cudaMemcpyDeviceToDevice, a.f.s),
-                      "copying labels");
+        GK_CHECK(a.f.sums_leaving_bounds(), "back to plain iterations");
       } else {
         GK_CHECK(cudaMemsetAsync(&a.f.w.st->active_sum, 0, sizeof(u64), a.f.s), "clearing a counter");
       }

@@ -1,6 +1,5 @@
 // update.cu: centroid update (sums, finalize) and within-cluster sums of squares.
 #include <algorithm>
-#include <cstdlib>
 
 #include "detail/engine.hpp"
 #include "detail/update_kernels.cuh"
@@ -76,13 +75,13 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
 cudaError_t plan_delta(gk_cuda_data *D, Plan &p, cudaStream_t s) {
   p.delta = false;
   p.prev = p.moves = nullptr;
-  const char *env = std::getenv("GPUKMEANS_DELTA_SUMS");
   // The fused small-d kernels make their sums afresh: a warp adds its 32
   // points' values side by side, while the moves' adds and subtractions,
   // a few lanes' in most warps, cost about as much or more (H100,
   // 2026-11-26: B single 0.047 -> 0.054 ms an iteration carried).  (The
   // list holds int indices.)
-  if ((env && env[0] == '0') || D->weighted || p.path == 0 || D->n >= (1LL << 31)) return cudaSuccess;
+  if (env_switch("GPUKMEANS_DELTA_SUMS") == 0 || D->weighted || p.path == 0 || D->n >= (1LL << 31))
+    return cudaSuccess;
   if (D->prev_state == 0) {  // prev and the list: 2 n ints, where there is room (else fresh sums)
     D->prev_state = -1;
     const size_t bytes = 2 * (size_t)D->n * sizeof(int);

@@ -179,6 +179,9 @@ struct Plan {
 };
 
 // assign.cu --------------------------------------------------------------
+// An internal on/off switch of the environment (GPUKMEANS_GRID, ..._TC,
+// ..._DELTA_SUMS ...): -1 unset (or empty), 0 when it starts with '0', else 1.
+int env_switch(const char *name);
 // Fills the assignment part of plan (path, dm, smem, grid) for k centers.
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
 // The assignment's buffers, where the device has the memory (plan_assign

@@ -43,7 +43,7 @@ struct Fit {
     return launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, scale, s, plan.delta);
   }
   // The update from the sums acc/counts (the workspace's, or those of all
-  // the parts), which it zeroes.
+  // the parts), which it zeroes unless the sums are carried (plan.delta).
   cudaError_t finalize_from(u64 *acc, unsigned int *counts) const {
     if (D->weighted) return launch_finalize_w(D, plan, k, w, max_iter, s);
     return launch_finalize(D, plan, k, w.st, max_iter, acc, counts, w.cen_d, w.cen_f, scale, s);
@@ -54,6 +54,15 @@ struct Fit {
   cudaError_t clear_sums() const {
     cudaError_t e = cudaMemsetAsync(w.acc, 0, 2 * (size_t)k * D->d * sizeof(u64), s);
     return e != cudaSuccess ? e : cudaMemsetAsync(w.counts, 0, 2 * (size_t)k * sizeof(unsigned int), s);
+  }
+  // The sums where bounded iterations begin (their first sums every point
+  // afresh: carried sums are cleared) and where plain ones take over again
+  // (those summing afresh start from zero; carried ones go on from the
+  // bounded ones', which hold the labels' sums, so prev takes the labels).
+  cudaError_t sums_entering_bounds() const { return plan.delta ? clear_sums() : cudaSuccess; }
+  cudaError_t sums_leaving_bounds() const {
+    if (!plan.delta) return clear_sums();
+    return cudaMemcpyAsync(plan.prev, D->labels, (size_t)D->n * sizeof(int), cudaMemcpyDeviceToDevice, s);
   }
   cudaError_t iteration() const {
     cudaError_t e = assign_and_sum();
