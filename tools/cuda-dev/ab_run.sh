@@ -7,7 +7,11 @@ OUT=${OUT:-/tmp/gk-out}; mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf /tmp/ab_old && mkdir -p /tmp/ab_old && cp -r "$ROOT/src" "$ROOT/tools" /tmp/ab_old/
 for f in "$ROOT"/tools/cuda-dev/old_hdr/*; do  # (old_hdr, not committed: the old versions of the changed files, say from git show)
-  case "$f" in *.cuh) cp "$f" /tmp/ab_old/src/cuda/detail/ ;; *.cu|*.h) cp "$f" /tmp/ab_old/src/cuda/ ;; esac
+  case "$f" in
+    */kbench.cu|*/harness.cpp) cp "$f" /tmp/ab_old/tools/cuda-dev/ ;;  # (the dev tools of the old build)
+    *.cuh) cp "$f" /tmp/ab_old/src/cuda/detail/ ;;
+    *.cu|*.h) cp "$f" /tmp/ab_old/src/cuda/ ;;
+  esac
 done
 (cd "$ROOT/tools/cuda-dev" && make -j16 kbench harness > "$OUT/build_new.log" 2>&1) || { tail -20 "$OUT/build_new.log"; exit 1; }
 (cd /tmp/ab_old/tools/cuda-dev && rm -rf build kbench harness && make -j16 kbench harness > "$OUT/build_old.log" 2>&1) || { tail -20 "$OUT/build_old.log"; exit 1; }

@@ -580,7 +580,8 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 // Single precision, d > 8, on the tensor cores: the same |c|^2 - 2 x.c form
 // with x.c by error-compensated 3xTF32 (a = hi + lo, hi = tf32(a), lo = a - hi
 // exactly; x.c ~ lo_x hi_c + hi_x lo_c + hi_x hi_c, fp32 accumulation; error
-// about fp32's), mma.sync m16n8k8.  Block: 128 points x 128 centers per tile,
+// about fp32's), mma.sync m16n8k8; the accumulators start from |c|^2 and
+// the centers' operands are -2 c, so they end as the values themselves.  Block: 128 points x 128 centers per tile,
 // 8 warps as 4 (points) x 2 (centers), each 32 x 64; coordinates in chunks of
 // 16 through shared memory (row stride 136 floats: fragment loads hit 32
 // distinct banks).  Each thread keeps the running argmin of its 4 points over
@@ -609,14 +610,24 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
   for (int r = 0; r < 4; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
 
   for (int c0 = 0; c0 < k; c0 += BN) {
+    // the tile's norms (fmaf in coordinate order; NaN past k), which start
+    // the accumulators: the products below then add -2 x.c to them, as the
+    // packed kernel's do
+    if (tid < BN) {
+      const int c = c0 + tid;
+      float ccv = 0.f;
+      if (c < k)
+        for (int j = 0; j < d; ++j) ccv = fmaf(cen[c + (size_t)k * j], cen[c + (size_t)k * j], ccv);
+      ccs[tid] = c < k ? ccv : quiet_nan<float>();
+    }
+    __syncthreads();
     float acc[2][8][4];
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[mt][nt][q] = 0.f;
-    float ccv = 0;
+        for (int q = 0; q < 4; ++q) acc[mt][nt][q] = ccs[wn * 64 + nt * 8 + 2 * t + (q & 1)];
     for (int j0 = 0; j0 < d; j0 += BK) {
       for (int e = tid; e < BK * BM; e += 256) {
         int jj = e / BM, ii = e - jj * BM;
@@ -630,10 +641,6 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
         cs[jj][cc] = (c >= k) ? quiet_nan<float>() : (j < d ? cen[c + (size_t)k * j] : 0.f);
       }
       __syncthreads();
-      if (tid < BN) {
-#pragma unroll
-        for (int jj = 0; jj < BK; ++jj) ccv = fmaf(cs[jj][tid], cs[jj][tid], ccv);
-      }
 #pragma unroll
       for (int ks = 0; ks < BK; ks += 8) {
         unsigned int ah[2][4], al[2][4];
@@ -649,8 +656,8 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
         for (int nt = 0; nt < 8; ++nt) {
           const int cl = wn * 64 + nt * 8 + g;
           unsigned int bh0, bl0, bh1, bl1;
-          split_tf32(cs[ks + t][cl], bh0, bl0);
-          split_tf32(cs[ks + t + 4][cl], bh1, bl1);
+          split_tf32(-2.0f * cs[ks + t][cl], bh0, bl0);
+          split_tf32(-2.0f * cs[ks + t + 4][cl], bh1, bl1);
 #pragma unroll
           for (int mt = 0; mt < 2; ++mt) {
             mma_tf32(acc[mt][nt], al[mt], bh0, bh1);
@@ -661,8 +668,6 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
       }
       __syncthreads();
     }
-    if (tid < BN) ccs[tid] = ccv;
-    __syncthreads();
 #pragma unroll
     for (int mt = 0; mt < 2; ++mt)
 #pragma unroll
@@ -673,11 +678,11 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
 #pragma unroll
           for (int q = 0; q < 2; ++q) {
             const int cl = wn * 64 + nt * 8 + 2 * t + q;
-            const float dd = fmaf(-2.0f, acc[mt][nt][h * 2 + q], ccs[cl]);
+            const float dd = acc[mt][nt][h * 2 + q];
             if (dd < best[r]) { best[r] = dd; bidx[r] = c0 + cl; }
           }
       }
-    __syncthreads();  // ccs is rewritten by the next tile
+    // (ccs is rewritten by the next tile after the last chunk's barrier)
   }
   // lanes of a quad hold the same points: (distance, index) minimum
 #pragma unroll
@@ -980,28 +985,55 @@ struct TcEpiBase {
 };
 
 // Single precision: dd = |c|^2 - 2 x.c, least (dd, index); NaN never chosen.
+// The accumulators hold dd itself: the centers come packed times -2 and the
+// first product of each starts from the norm (kNorms; k_assign_tf32 does
+// the same products in the same order), which spares the epilogue a
+// multiply-add a value.
 struct TcArgmin : TcEpiBase {
-  static constexpr bool kZeroFirst = true, kSplitB = true;  // (tc_main_loop)
+  static constexpr bool kZeroFirst = true, kSplitB = true, kNorms = true;  // (tc_main_loop)
   float best[8];
   int bidx[8];
   __device__ __forceinline__ void reset() {
 #pragma unroll
     for (int r = 0; r < 8; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
   }
-  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
-    float2 nv[8];
-    norms_of(norms, nv);
+  // Row r's least value of a tile by a tree of fminf (NaN ignored; +inf if
+  // all are NaN); where it beats the row's best, the first value equal to
+  // it (the sequential scan's choice) by descending the tree: the left
+  // subtree whenever its minimum equals m (4 tests and 11 selects instead
+  // of 15 tests and selects).
+  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *) {
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
-      float dd[16];
-      const float m = row_values<false>(acc, r, nv, dd);
-      if (m < best[r]) {  // the first of the tile's values equal to m (the sequential scan's)
-        int v0 = 15;
+      float v[16], p[8], q[4], s[2];
 #pragma unroll
-        for (int v = 14; v >= 0; --v)
-          if (dd[v] == m) v0 = v;
+      for (int nt = 0; nt < 8; ++nt) {
+        v[2 * nt] = acc[r >> 1][nt][(r & 1) * 2];
+        v[2 * nt + 1] = acc[r >> 1][nt][(r & 1) * 2 + 1];
+        p[nt] = fminf(v[2 * nt], v[2 * nt + 1]);
+      }
+#pragma unroll
+      for (int u = 0; u < 4; ++u) q[u] = fminf(p[2 * u], p[2 * u + 1]);
+      s[0] = fminf(q[0], q[1]);
+      s[1] = fminf(q[2], q[3]);
+      const float m = fminf(s[0], s[1]);
+      if (m < best[r]) {
+        const bool b3 = !(s[0] == m);          // the half: values 8 b3 ..
+        const float qa = b3 ? q[2] : q[0];
+        const float p0 = b3 ? p[4] : p[0], p1 = b3 ? p[6] : p[2];
+        const bool b2 = !(qa == m);            // the quarter: .. + 4 b2
+        const float pa = b2 ? p1 : p0;
+        float w[4];                            // the quarter's values
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float lo = b3 ? v[8 + e] : v[e], hi = b3 ? v[12 + e] : v[4 + e];
+          w[e] = b2 ? hi : lo;
+        }
+        const bool b1 = !(pa == m);            // the pair: .. + 2 b1
+        const float wa = b1 ? w[2] : w[0];
+        const bool b0 = !(wa == m);
         best[r] = m;
-        bidx[r] = center(c0, v0);
+        bidx[r] = center(c0, 8 * b3 + 4 * b2 + 2 * b1 + b0);
       }
     }
   }
@@ -1078,7 +1110,7 @@ struct TcFilterEpi : TcEpiBase {
   // (tc_main_loop; the pair's tracking leaves no registers for a second
   // copy of the chunk's products, 220 bytes of spills, nor for split
   // centers; without it the filter reads them split: E 21.1 -> 16.7 ms)
-  static constexpr bool kZeroFirst = !Pair, kSplitB = !Pair;
+  static constexpr bool kZeroFirst = !Pair, kSplitB = !Pair, kNorms = false;
   int k, d;
   const DFArgs *fa;
   float *rbs, *rb3;  // shared: kTcBM each (second lowest w, the lowest of the others)

@@ -55,8 +55,9 @@ constexpr int kTcChunk = 2048;  // floats of one tile's chunk of 16 coordinates 
 // ... of a center tile's, split (hi and lo) or not
 __host__ __device__ constexpr int tc_chunk_b(bool split) { return split ? 2 * kTcChunk : kTcChunk; }
 // A stage of the pipeline: the points' chunk, the centers' chunk, then (on
-// the last chunk of a center tile) the tile's norms, and (on the last chunk
-// of a point tile) the tile's rows' labels and norms (the epilogues' reads).
+// the last chunk of a center tile, or its first for Epi::kNorms) the tile's
+// norms, and (on the last chunk of a point tile) the tile's rows' labels and
+// norms (the epilogues' reads).
 // (room for the split centers; 3 stages, 78 KB: two blocks an SM on sm_80
 // and sm_90, one on sm_86 / sm_89, as the 4 stages of whole centers (70 KB)
 // before.  4 stages of split ones (104 KB) gave the same times on an H100
@@ -119,13 +120,16 @@ struct TcImageSource {  // the double filter: x's float image (init_bound.cuh)
 // The packed centers from column-major floats cen (leading dimension ld)
 // and their norms |c|^2 (fmaf in coordinate order), stored as q, or rounded
 // down to q (1 - kappa) when kappa > 0 (the filter's w); split or not (the
-// layouts above).  One thread a center.  A NaN center (an empty cluster:
+// layouts above); coordinates times `scale` (1, or -2 for the single
+// argmin, whose products then hold -2 x.c: a power of two, so the split
+// and every product scale exactly), the norms not.  One thread a center.  A NaN center (an empty cluster:
 // every coordinate NaN) and the padding k..kp-1 are packed as zeros with
 // norm +inf: their values |c|^2 - 2 x.c are +inf, never taken, as NaN
 // ones would be, but they sort above every other value (the filter's
 // tournament of a tile's two least values, assign_kernels.cuh, relies on it).
 static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, int k, int kp, int d, float kappa,
-                                         bool split, float *__restrict__ out, const State *st, int max_iter) {
+                                         float scale, bool split, float *__restrict__ out, const State *st,
+                                         int max_iter) {
   if (fit_finished(st, max_iter)) return;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= kp) return;
@@ -140,11 +144,11 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
     const size_t f = (((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8;  // the fragment
     if (split) {
       unsigned int hi, lo;
-      split_tf32_nonan(v, hi, lo);
+      split_tf32_nonan(scale * v, hi, lo);
       out[f * 128 + (size_t)(4 * g + t) * 4 + e] = __uint_as_float(hi);
       out[f * 128 + (size_t)(4 * g + t) * 4 + 2 + e] = __uint_as_float(lo);
     } else {
-      out[f * 64 + (size_t)(4 * g + t) * 2 + e] = v;
+      out[f * 64 + (size_t)(4 * g + t) * 2 + e] = scale * v;
     }
   }
   float *norms = out + (size_t)(kp / kTcBN) * K16 * tc_chunk_b(split);
@@ -191,12 +195,22 @@ __device__ __forceinline__ void mma_tf32_z(float (&c)[4], const uint4 &a, const 
       : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y), "f"(0.0f));
 }
 
+// c = A B + (n.x, n.y, n.x, n.y): the accumulators of 8 centers start from
+// their norms (columns 2t, 2t + 1 of the C fragment).
+__device__ __forceinline__ void mma_tf32_n(float (&c)[4], const uint4 &a, const uint2 &b, const float2 &nv) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%10,%11,%10,%11};\n"
+      : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y), "f"(nv.x), "f"(nv.y));
+}
+
 // One chunk of 16 coordinates: acc (+)= the 3xTF32 products of the warp's
 // 64 points (sa) and 64 centers (sb, split or not).  First: the tile's
-// first chunk, whose first product of each accumulator starts it from zero.
-template <bool First, bool SplitB>
+// first chunk, whose first product of each accumulator starts it from zero,
+// or (Norms) from its center's norm (norms: the tile's, in shared memory).
+template <bool First, bool SplitB, bool Norms = false>
 __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa, const float *sb, int wm, int wn,
-                                         int lane) {
+                                         int lane, const float *norms = nullptr) {
 #pragma unroll
   for (int kk8 = 0; kk8 < 2; ++kk8) {
     uint4 ah[4], al[4];
@@ -225,12 +239,17 @@ __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa,
       }
       // the three products of an accumulator 8 mma apart (independent in between)
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
+      for (int j = 0; j < 2; ++j) {
+        float2 nv;
+        if (Norms && First && kk8 == 0)
+          nv = *reinterpret_cast<const float2 *>(norms + wn * 64 + (np + j) * 8 + 2 * (lane & 3));
 #pragma unroll
         for (int mt = 0; mt < 4; ++mt) {
-          if (First && kk8 == 0) mma_tf32_z(acc[mt][np + j], al[mt], bh[j]);
+          if (Norms && First && kk8 == 0) mma_tf32_n(acc[mt][np + j], al[mt], bh[j], nv);
+          else if (First && kk8 == 0) mma_tf32_z(acc[mt][np + j], al[mt], bh[j]);
           else mma_tf32_u(acc[mt][np + j], al[mt], bh[j]);
         }
+      }
 #pragma unroll
       for (int j = 0; j < 2; ++j)
 #pragma unroll
@@ -253,7 +272,9 @@ __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa,
 // (which every thread calls: it may hold barriers).  The norms, labels and
 // na passed are the tiles' own, in shared memory.  Epi::kZeroFirst: the
 // tile's first chunk starts the accumulators by its products (tc_chunk<true>)
-// rather than zeroing them first; Epi::kSplitB: cp holds split centers.
+// rather than zeroing them first; Epi::kNorms (with kZeroFirst): by its
+// products plus the centers' norms (which then come with the tile's first
+// chunk, and epi.tile gets no norms); Epi::kSplitB: cp holds split centers.
 // smem: kTcSmem bytes of
 // dynamic shared memory.
 template <class Epi>
@@ -280,7 +301,7 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       for (int e = tid; e < kTcChunk / 4; e += kTcThreads) cp_async16(sa + e, ga + e);
 #pragma unroll
       for (int e = tid; e < kChunkB / 4; e += kTcThreads) cp_async16(sb + e, gb + e);
-      if (lk16 == K16 - 1 && tid < kTcBN / 4)  // the center tile's norms
+      if (lk16 == (Epi::kNorms ? 0 : K16 - 1) && tid < kTcBN / 4)  // the center tile's norms
         cp_async16(sr + tid, cp + (size_t)nct * K16 * kChunkB + (size_t)lct * kTcBN + 4 * tid);
       if (lk16 == K16 - 1 && lct == nct - 1 && rows.labels && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
         const int e = tid - 32, part = e >> 5, u = e & 31;
@@ -317,7 +338,7 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
     const float *sa = smem + (size_t)stg * kTcStage, *sb = sa + kTcChunk, *sr = sb + kChunkB;
     if (++stg == kTcStages) stg = 0;
     if (Epi::kZeroFirst && k16 == 0) {
-      tc_chunk<true, Epi::kSplitB>(acc, sa, sb, wm, wn, lane);
+      tc_chunk<true, Epi::kSplitB, Epi::kNorms>(acc, sa, sb, wm, wn, lane, sr);
     } else {
       if (k16 == 0) {
 #pragma unroll
