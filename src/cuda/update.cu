@@ -119,7 +119,8 @@ cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &p, const int *l
   // the moved points listed, their sums (or every point's, where most
   // moved), prev brought up to date
   const int g = (int)std::min<long long>(std::max<long long>(1, (D->n + 255) / 256), 8LL * D->sms);
-  k_moves_list<<<g, 256, 0, s>>>(labels, p.prev, D->n, p.moves, st, max_iter);
+  const int gl = (int)std::min<long long>(std::max<long long>(1, (D->n + kMovesStep - 1) / kMovesStep), 8LL * D->sms);
+  k_moves_list<<<gl, 256, 0, s>>>(labels, p.prev, D->n, p.moves, st, max_iter);
   k_moves_plan<<<p.fin_grid, 256, 0, s>>>(st, max_iter, D->n, D->single ? 4 : 8, acc, counts, (size_t)k * D->d, k);
   if (D->single) accumulate<float, true>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
   else accumulate<double, true>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
