@@ -338,7 +338,7 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
   } else {
     if (plan.tc_x && ((uintptr_t)labels & 15) == 0) {  // (the kernel stages labels by 16 B)
       const int kp = tc_kp(k);
-      k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f, -2.f, true, plan.tc_cen, st,
+      k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f, TcPack::argmin, plan.tc_cen, st,
                                                  max_iter);
       k_assign_tc<<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels, st, max_iter);
     } else if (D->single && D->d > 8 && plan.tf32)
@@ -535,7 +535,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   } else {  // the image's packed tiles, 3xTF32
     // (split, as the filter without the pair reads them; the pair's epilogue
     // leaves no registers for split centers)
-    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, 1.f, !f.pair, f.cpk, st, max_iter);
+    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, f.pair ? TcPack::whole : TcPack::split, f.cpk, st, max_iter);
     if (f.pair)
       k_assign_tc_filter<true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k,
                                                                                            labels, st, max_iter, a);

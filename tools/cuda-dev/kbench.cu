@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
   if (pa.tc_x && single) {
     const int kp = tc_kp(k);
     tm("pack centers (in assign)", [&] {
-      k_tc_pack_centers<<<kp / 128, 128>>>(cen_f, k, k, kp, d, 0.f, -2.f, true, pa.tc_cen, st, 1000);
+      k_tc_pack_centers<<<kp / 128, 128>>>(cen_f, k, k, kp, d, 0.f, TcPack::argmin, pa.tc_cen, st, 1000);
     });
   }
   if (p.path == 0)

@@ -998,10 +998,13 @@ struct TcArgmin : TcEpiBase {
     for (int r = 0; r < 8; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
   }
   // Row r's least value of a tile by a tree of fminf (NaN ignored; +inf if
-  // all are NaN); where it beats the row's best, the first value equal to
-  // it (the sequential scan's choice) by descending the tree: the left
-  // subtree whenever its minimum equals m (4 tests and 11 selects instead
-  // of 15 tests and selects).
+  // all are NaN) and the first value equal to it (the sequential scan's
+  // choice) by descending the tree: the left subtree whenever its minimum
+  // equals m (4 tests and 11 selects instead of 15 tests and selects);
+  // taken where m beats the row's best.  (The descent runs whether or not:
+  // nearly every tile takes some row's in a warp, the first of a point tile
+  // all.  Selects instead of the branch gave the same time on D, with more
+  // spills.)
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *) {
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
@@ -1017,21 +1020,21 @@ struct TcArgmin : TcEpiBase {
       s[0] = fminf(q[0], q[1]);
       s[1] = fminf(q[2], q[3]);
       const float m = fminf(s[0], s[1]);
-      if (m < best[r]) {
-        const bool b3 = !(s[0] == m);          // the half: values 8 b3 ..
-        const float qa = b3 ? q[2] : q[0];
-        const float p0 = b3 ? p[4] : p[0], p1 = b3 ? p[6] : p[2];
-        const bool b2 = !(qa == m);            // the quarter: .. + 4 b2
-        const float pa = b2 ? p1 : p0;
-        float w[4];                            // the quarter's values
+      const bool b3 = !(s[0] == m);          // the half: values 8 b3 ..
+      const float qa = b3 ? q[2] : q[0];
+      const float p0 = b3 ? p[4] : p[0], p1 = b3 ? p[6] : p[2];
+      const bool b2 = !(qa == m);            // the quarter: .. + 4 b2
+      const float pa = b2 ? p1 : p0;
+      float w[4];                            // the quarter's values
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float lo = b3 ? v[8 + e] : v[e], hi = b3 ? v[12 + e] : v[4 + e];
-          w[e] = b2 ? hi : lo;
-        }
-        const bool b1 = !(pa == m);            // the pair: .. + 2 b1
-        const float wa = b1 ? w[2] : w[0];
-        const bool b0 = !(wa == m);
+      for (int e = 0; e < 4; ++e) {
+        const float lo = b3 ? v[8 + e] : v[e], hi = b3 ? v[12 + e] : v[4 + e];
+        w[e] = b2 ? hi : lo;
+      }
+      const bool b1 = !(pa == m);            // the pair: .. + 2 b1
+      const float wa = b1 ? w[2] : w[0];
+      const bool b0 = !(wa == m);
+      if (m < best[r]) {
         best[r] = m;
         bidx[r] = center(c0, 8 * b3 + 4 * b2 + 2 * b1 + b0);
       }

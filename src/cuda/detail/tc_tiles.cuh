@@ -55,9 +55,10 @@ constexpr int kTcChunk = 2048;  // floats of one tile's chunk of 16 coordinates 
 // ... of a center tile's, split (hi and lo) or not
 __host__ __device__ constexpr int tc_chunk_b(bool split) { return split ? 2 * kTcChunk : kTcChunk; }
 // A stage of the pipeline: the points' chunk, the centers' chunk, then (on
-// the last chunk of a center tile, or its first for Epi::kNorms) the tile's
-// norms, and (on the last chunk of a point tile) the tile's rows' labels and
-// norms (the epilogues' reads).
+// the last chunk of a center tile, or its first for Epi::kNorms, as C
+// quads) the tile's norms, and (on the last chunk of a point tile) the
+// tile's rows' labels and norms (the epilogues' reads; labels after the
+// quads for Epi::kNorms, whose epilogue reads no norms of the rows).
 // (room for the split centers; 3 stages, 78 KB: two blocks an SM on sm_80
 // and sm_90, one on sm_86 / sm_89, as the 4 stages of whole centers (70 KB)
 // before.  4 stages of split ones (104 KB) gave the same times on an H100
@@ -69,11 +70,11 @@ constexpr size_t kTcSmem = (size_t)kTcStages * kTcStage * sizeof(float);
 
 __host__ __device__ constexpr int tc_k16(int d) { return (d + 15) / 16; }
 __host__ __device__ constexpr int tc_kp(int k) { return (k + kTcBN - 1) / kTcBN * kTcBN; }
-// floats of the packed points / centers (the centers' norms included; room
-// for split centers)
+// floats of the packed points / centers (the centers' norms included, room
+// for them as the argmin's C quads; room for split centers)
 __host__ __device__ inline size_t tc_points_floats(long long n, int d) { return (size_t)((n + kTcBM - 1) / kTcBM) * tc_k16(d) * kTcChunk; }
 inline size_t tc_centers_floats(int k, int d) {
-  return (size_t)(tc_kp(k) / kTcBN) * tc_k16(d) * tc_chunk_b(true) + tc_kp(k);
+  return (size_t)(tc_kp(k) / kTcBN) * tc_k16(d) * tc_chunk_b(true) + 2 * (size_t)tc_kp(k);
 }
 
 // The packed points from a source src(i, j) (the stored float x, or the
@@ -117,24 +118,32 @@ struct TcImageSource {  // the double filter: x's float image (init_bound.cuh)
   __device__ float operator()(long long i, int j) const { return init::image_coord(x, n, i, j, im); }
 };
 
+// How k_tc_pack_centers lays out the centers: whole or split (the layouts
+// above), or for the single-precision argmin (TcArgmin, assign_kernels.cuh)
+// split, times -2 (a power of two: the split and every product scale
+// exactly, so its products hold -2 x.c), with the norms as the mma's C
+// operands: for each group of 8 centers and t = 0..3 the quad (n[2t],
+// n[2t + 1], n[2t], n[2t + 1]), 256 floats a tile (one 16-byte load gives
+// the four products of a group their C without register moves).
+enum class TcPack { whole, split, argmin };
+
 // The packed centers from column-major floats cen (leading dimension ld)
 // and their norms |c|^2 (fmaf in coordinate order), stored as q, or rounded
-// down to q (1 - kappa) when kappa > 0 (the filter's w); split or not (the
-// layouts above); coordinates times `scale` (1, or -2 for the single
-// argmin, whose products then hold -2 x.c: a power of two, so the split
-// and every product scale exactly), the norms not.  One thread a center.  A NaN center (an empty cluster:
+// down to q (1 - kappa) when kappa > 0 (the filter's w).  One thread a
+// center.  A NaN center (an empty cluster:
 // every coordinate NaN) and the padding k..kp-1 are packed as zeros with
 // norm +inf: their values |c|^2 - 2 x.c are +inf, never taken, as NaN
 // ones would be, but they sort above every other value (the filter's
 // tournament of a tile's two least values, assign_kernels.cuh, relies on it).
 static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, int k, int kp, int d, float kappa,
-                                         float scale, bool split, float *__restrict__ out, const State *st,
-                                         int max_iter) {
+                                         TcPack form, float *__restrict__ out, const State *st, int max_iter) {
   if (fit_finished(st, max_iter)) return;
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= kp) return;
   const int K16 = tc_k16(d), ct = c / kTcBN, n8 = (c % kTcBN) >> 3, g = c & 7;
   const bool none = c >= k || !(cen[c] == cen[c]);
+  const bool split = form != TcPack::whole;
+  const float scale = form == TcPack::argmin ? -2.f : 1.f;
   float q = 0.f;
   for (int j = 0; j < K16 * 16; ++j) {
     float v = 0.f;
@@ -152,7 +161,14 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
     }
   }
   float *norms = out + (size_t)(kp / kTcBN) * K16 * tc_chunk_b(split);
-  norms[c] = none ? pos_inf<float>() : kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
+  const float nq = none ? pos_inf<float>() : kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
+  if (form == TcPack::argmin) {  // (the quad of center pair t of group n8)
+    const size_t at = (size_t)ct * 2 * kTcBN + n8 * 16 + ((c & 7) >> 1) * 4 + (c & 1);
+    norms[at] = nq;
+    norms[at + 2] = nq;
+  } else {
+    norms[c] = nq;
+  }
 }
 
 // Asynchronous copies into shared memory (also the filter kernel of
@@ -195,19 +211,20 @@ __device__ __forceinline__ void mma_tf32_z(float (&c)[4], const uint4 &a, const 
       : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y), "f"(0.0f));
 }
 
-// c = A B + (n.x, n.y, n.x, n.y): the accumulators of 8 centers start from
-// their norms (columns 2t, 2t + 1 of the C fragment).
-__device__ __forceinline__ void mma_tf32_n(float (&c)[4], const uint4 &a, const uint2 &b, const float2 &nv) {
+// c = A B + q: the accumulators of 8 centers start from their norms (q: the
+// C quad of TcPack::argmin, columns 2t, 2t + 1 of rows g and g + 8).
+__device__ __forceinline__ void mma_tf32_n(float (&c)[4], const uint4 &a, const uint2 &b, const float4 &q) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%10,%11,%10,%11};\n"
+      "{%10,%11,%12,%13};\n"
       : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
-      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y), "f"(nv.x), "f"(nv.y));
+      : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b.x), "r"(b.y), "f"(q.x), "f"(q.y), "f"(q.z), "f"(q.w));
 }
 
 // One chunk of 16 coordinates: acc (+)= the 3xTF32 products of the warp's
 // 64 points (sa) and 64 centers (sb, split or not).  First: the tile's
 // first chunk, whose first product of each accumulator starts it from zero,
-// or (Norms) from its center's norm (norms: the tile's, in shared memory).
+// or (Norms) from its center's norm (norms: the tile's C quads, in shared
+// memory).
 template <bool First, bool SplitB, bool Norms = false>
 __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa, const float *sb, int wm, int wn,
                                          int lane, const float *norms = nullptr) {
@@ -240,9 +257,9 @@ __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa,
       // the three products of an accumulator 8 mma apart (independent in between)
 #pragma unroll
       for (int j = 0; j < 2; ++j) {
-        float2 nv;
+        float4 nv;
         if (Norms && First && kk8 == 0)
-          nv = *reinterpret_cast<const float2 *>(norms + wn * 64 + (np + j) * 8 + 2 * (lane & 3));
+          nv = *reinterpret_cast<const float4 *>(norms + (wn * 8 + np + j) * 16 + 4 * (lane & 3));
 #pragma unroll
         for (int mt = 0; mt < 4; ++mt) {
           if (Norms && First && kk8 == 0) mma_tf32_n(acc[mt][np + j], al[mt], bh[j], nv);
@@ -272,9 +289,10 @@ __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa,
 // (which every thread calls: it may hold barriers).  The norms, labels and
 // na passed are the tiles' own, in shared memory.  Epi::kZeroFirst: the
 // tile's first chunk starts the accumulators by its products (tc_chunk<true>)
-// rather than zeroing them first; Epi::kNorms (with kZeroFirst): by its
-// products plus the centers' norms (which then come with the tile's first
-// chunk, and epi.tile gets no norms); Epi::kSplitB: cp holds split centers.
+// rather than zeroing them first; Epi::kNorms (with kZeroFirst; cp packed as
+// TcPack::argmin, no na): by its products plus the centers' norms (which
+// then come with the tile's first chunk, and epi.tile gets no norms);
+// Epi::kSplitB: cp holds split centers.
 // smem: kTcSmem bytes of
 // dynamic shared memory.
 template <class Epi>
@@ -301,13 +319,13 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       for (int e = tid; e < kTcChunk / 4; e += kTcThreads) cp_async16(sa + e, ga + e);
 #pragma unroll
       for (int e = tid; e < kChunkB / 4; e += kTcThreads) cp_async16(sb + e, gb + e);
-      if (lk16 == (Epi::kNorms ? 0 : K16 - 1) && tid < kTcBN / 4)  // the center tile's norms
-        cp_async16(sr + tid, cp + (size_t)nct * K16 * kChunkB + (size_t)lct * kTcBN + 4 * tid);
+      if (Epi::kNorms ? lk16 == 0 && tid < kTcBN / 2 : lk16 == K16 - 1 && tid < kTcBN / 4)  // the center tile's norms
+        cp_async16(sr + tid, cp + (size_t)nct * K16 * kChunkB + (size_t)lct * (Epi::kNorms ? 2 : 1) * kTcBN + 4 * tid);
       if (lk16 == K16 - 1 && lct == nct - 1 && rows.labels && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
         const int e = tid - 32, part = e >> 5, u = e & 31;
         const long long i = lbt * kTcBM + 4 * u;
         const float *src = part ? rows.na : reinterpret_cast<const float *>(rows.labels);
-        float4 *dst = sr + 32 * (1 + part) + u;
+        float4 *dst = sr + 32 * (1 + part + (Epi::kNorms ? 1 : 0)) + u;  // (after the norms)
         if (i + 4 <= rows.n) {
           cp_async16(dst, src + i);
         } else {  // the last tile's end: rows up to n, zeros after (nothing read past n)
@@ -355,7 +373,7 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       epi.tile(acc, ct * kTcBN, sr);
       if (++ct == nct) {
         ct = 0;
-        epi.finish(bt, reinterpret_cast<const int *>(sr + kTcBM), sr + 2 * kTcBM);
+        epi.finish(bt, reinterpret_cast<const int *>(sr + (Epi::kNorms ? 2 : 1) * kTcBM), sr + 2 * kTcBM);
         bt += gridDim.x;
       }
     }
