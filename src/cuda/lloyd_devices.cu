@@ -280,7 +280,8 @@ int withinss_all(std::vector<Part> &P, int *size, double *withinss, char *err, s
       if (pass == 1)
         GK_CHECK(cudaMemcpyAsync(f.w.wmax, maxterm.data(), k * sizeof(unsigned int), cudaMemcpyHostToDevice, f.s),
                  "copying within-SS maxima");
-      GK_CHECK(launch_withinss_pass(a.D, f.plan, pass, a.D->labels, f.w.cen_d, k, f.w.wmax, f.w.wacc, f.w.wcnt, f.s),
+      GK_CHECK(launch_withinss_pass(a.D, f.plan, pass, a.D->labels, f.w.cen_d, k, f.w.wmax, f.w.wacc, f.w.wcnt, f.s,
+                                    true, f.plan.withinss_terms()),
                "within-SS");
     }
     for (Part &a : P) {

@@ -51,16 +51,20 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   p.w_shared = ws <= kAccSmemLimit;
   p.w_smem = p.w_shared ? ws : 0;
   if (p.w_smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(k_withinss<float, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
-    if (e != cudaSuccess) return e;
-    e = cudaFuncSetAttribute(k_withinss<double, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
-    if (e != cudaSuccess) return e;
+    for (auto *f : {k_withinss<float, 1, false>, k_withinss<float, 1, true>}) {
+      const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
+      if (e != cudaSuccess) return e;
+    }
+    for (auto *f : {k_withinss<double, 1, false>, k_withinss<double, 1, true>}) {
+      const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
+      if (e != cudaSuccess) return e;
+    }
   }
   // As many blocks as the SMs hold at once: a point's within-SS is one chain
   // of d dependent double operations (stats' order), so the pass lives on
   // the number of points in flight (two blocks an SM: D 1.55 ms, E 1.8 ms).
   int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_withinss<float, 1>, 256, p.w_smem) != cudaSuccess ||
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_withinss<float, 1, false>, 256, p.w_smem) != cudaSuccess ||
       per_sm < 2) {
     (void)cudaGetLastError();
     per_sm = 2;
@@ -135,9 +139,16 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &p, int k, State *
   return cudaGetLastError();
 }
 
+// The within-SS kernel of a pass, with or without the per-point terms.
+template <typename T>
+auto withinss_kernel(int pass, bool terms) -> decltype(&k_withinss<T, 0, false>) {
+  return pass == 0 ? (terms ? k_withinss<T, 0, true> : k_withinss<T, 0, false>)
+                   : (terms ? k_withinss<T, 1, true> : k_withinss<T, 1, false>);
+}
+
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass, const int *labels,
                                  const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
-                                 cudaStream_t s, bool clear) {
+                                 cudaStream_t s, bool clear, double *terms) {
   cudaError_t e = cudaSuccess;
   if (clear) {
     e = pass == 0 ? cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s)
@@ -147,23 +158,19 @@ cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass,
   if (e != cudaSuccess) return e;
   const int sh = p.w_shared ? 1 : 0;
   const size_t smem = pass == 0 ? (p.w_shared ? 4 * (size_t)k : 0) : p.w_smem;
-  if (D->single) {
-    const float *x = (const float *)D->x;
-    if (pass == 0) k_withinss<float, 0><<<p.w_grid, 256, smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
-    else k_withinss<float, 1><<<p.w_grid, 256, smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
-  } else {
-    const double *x = (const double *)D->x;
-    if (pass == 0) k_withinss<double, 0><<<p.w_grid, 256, smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
-    else k_withinss<double, 1><<<p.w_grid, 256, smem, s>>>(x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt);
-  }
+  if (D->single) withinss_kernel<float>(pass, terms != nullptr)<<<p.w_grid, 256, smem, s>>>(
+      (const float *)D->x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
+  else withinss_kernel<double>(pass, terms != nullptr)<<<p.w_grid, 256, smem, s>>>(
+      (const double *)D->x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
   return cudaGetLastError();
 }
 
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *labels,
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
                             cudaStream_t s) {
-  cudaError_t e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s);
-  return e != cudaSuccess ? e : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s);
+  double *terms = p.withinss_terms();
+  cudaError_t e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, true, terms);
+  return e != cudaSuccess ? e : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s, true, terms);
 }
 
 cudaError_t launch_plus_one(int *labels, long long n, cudaStream_t s) {

@@ -9,7 +9,7 @@ rm -rf /tmp/ab_old && mkdir -p /tmp/ab_old && cp -r "$ROOT/src" "$ROOT/tools" /t
 for f in "$ROOT"/tools/cuda-dev/old_hdr/*; do  # (old_hdr, not committed: the old versions of the changed files, say from git show)
   case "$f" in
     */kbench.cu|*/harness.cpp) cp "$f" /tmp/ab_old/tools/cuda-dev/ ;;  # (the dev tools of the old build)
-    *.cuh) cp "$f" /tmp/ab_old/src/cuda/detail/ ;;
+    *.cuh|*.hpp) cp "$f" /tmp/ab_old/src/cuda/detail/ ;;
     *.cu|*.h) cp "$f" /tmp/ab_old/src/cuda/ ;;
   esac
 done

@@ -89,6 +89,11 @@ int main(int argc, char **argv) {
   }
   tm("finalize", [&] { OK(launch_finalize(D, p, k, st, 1000, acc, counts, cen_d, cen_f, D->d_scale, 0)); });
   tm("withinss", [&] { OK(launch_withinss(D, p, labels, cen_d, k, (unsigned *)counts, wacc, wcnt, 0)); });
+  {  // as a fit that carries its sums runs it (plan_delta's buffer free for the terms)
+    Plan q = p;
+    OK(plan_delta(D, q, 0));
+    if (q.delta) tm("withinss (fit, carried sums)", [&] { OK(launch_withinss(D, q, labels, cen_d, k, (unsigned *)counts, wacc, wcnt, 0)); });
+  }
   gk_cuda_free(D);
   return 0;
 }

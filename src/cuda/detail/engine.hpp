@@ -165,6 +165,10 @@ struct Plan {
   // the same bits as sums made afresh; labels and prev start at -1.
   bool delta = false;
   int *prev = nullptr, *moves = nullptr;
+  // prev and the list (2 n ints) are free once the iterations end: the
+  // within-SS keeps its per-point terms there (n doubles), so that its
+  // second pass reads them instead of x (nullptr: it computes them again).
+  double *withinss_terms() const { return delta ? reinterpret_cast<double *>(prev) : nullptr; }
   int tf32 = 0;          // tiled single (d > 8): tensor-core 3xTF32 kernel instead of SIMT
   const float *tc_x = nullptr;  // tf32 on packed tiles (prepare_tc): x's, and the centers' buffer
   float *tc_cen = nullptr;
@@ -263,10 +267,11 @@ cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *
                             unsigned int *wcnt, cudaStream_t s);
 // One of the two passes (0: maxima into wmax; 1: sums with the scales of
 // wmax), each zeroing its own outputs first unless clear is false (then it
-// adds to them: the chunks of streamed data).
+// adds to them: the chunks of streamed data).  terms (n doubles, or
+// nullptr): pass 0 stores each point's term there, pass 1 reads it back.
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &plan, int pass, const int *labels,
                                  const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
-                                 unsigned int *wcnt, cudaStream_t s, bool clear = true);
+                                 unsigned int *wcnt, cudaStream_t s, bool clear = true, double *terms = nullptr);
 // The fit workspace (O(k d), kept in the handle, grown on demand) as pointers.
 struct Workspace {
   State *st;

@@ -145,19 +145,33 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
   const bool split = form != TcPack::whole;
   const float scale = form == TcPack::argmin ? -2.f : 1.f;
   float q = 0.f;
-  for (int j = 0; j < K16 * 16; ++j) {
-    float v = 0.f;
-    if (j < d && !none) v = cen[c + (size_t)ld * j];
-    if (j < d) q = fmaf(v, v, q);
-    const int k16 = j >> 4, kk8 = (j >> 3) & 1, jj = j & 7, t = jj & 3, e = jj >> 2;
-    const size_t f = (((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8;  // the fragment
-    if (split) {
-      unsigned int hi, lo;
-      split_tf32_nonan(scale * v, hi, lo);
-      out[f * 128 + (size_t)(4 * g + t) * 4 + e] = __uint_as_float(hi);
-      out[f * 128 + (size_t)(4 * g + t) * 4 + 2 + e] = __uint_as_float(lo);
-    } else {
-      out[f * 64 + (size_t)(4 * g + t) * 2 + e] = scale * v;
+  for (int k16 = 0; k16 < K16; ++k16) {  // (a chunk's 16 loads first: one after the other, D's 256
+                                         // threads took 12 us an iteration at base clocks)
+    float v[16];
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj) {
+      const int j = k16 * 16 + jj;
+      v[jj] = j < d && !none ? cen[c + (size_t)ld * j] : 0.f;
+    }
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj)
+      if (k16 * 16 + jj < d) q = fmaf(v[jj], v[jj], q);
+#pragma unroll
+    for (int kk8 = 0; kk8 < 2; ++kk8) {
+      const size_t f = (((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8;  // the fragment
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {  // lane 4 g + t's slots: coordinates t and t + 4
+        const float a = scale * v[kk8 * 8 + t], b = scale * v[kk8 * 8 + 4 + t];
+        if (split) {
+          unsigned int ha, la, hb, lb;
+          split_tf32_nonan(a, ha, la);
+          split_tf32_nonan(b, hb, lb);
+          reinterpret_cast<float4 *>(out + f * 128)[4 * g + t] =
+              make_float4(__uint_as_float(ha), __uint_as_float(hb), __uint_as_float(la), __uint_as_float(lb));
+        } else {
+          reinterpret_cast<float2 *>(out + f * 64)[4 * g + t] = make_float2(a, b);
+        }
+      }
     }
   }
   float *norms = out + (size_t)(kp / kTcBN) * K16 * tc_chunk_b(split);
