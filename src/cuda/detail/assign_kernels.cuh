@@ -990,7 +990,7 @@ struct TcEpiBase {
 // the same products in the same order), which spares the epilogue a
 // multiply-add a value.
 struct TcArgmin : TcEpiBase {
-  static constexpr bool kZeroFirst = true, kSplitB = true, kNorms = true;  // (tc_main_loop)
+  static constexpr bool kZeroFirst = true, kSplitB = true, kNorms = true, kUnrolledCopies = true;  // (tc_main_loop)
   float best[8];
   int bidx[8];
   __device__ __forceinline__ void reset() {
@@ -1113,7 +1113,7 @@ struct TcFilterEpi : TcEpiBase {
   // (tc_main_loop; the pair's tracking leaves no registers for a second
   // copy of the chunk's products, 220 bytes of spills, nor for split
   // centers; without it the filter reads them split: E 21.1 -> 16.7 ms)
-  static constexpr bool kZeroFirst = !Pair, kSplitB = !Pair, kNorms = false;
+  static constexpr bool kZeroFirst = !Pair, kSplitB = !Pair, kNorms = false, kUnrolledCopies = false;
   int k, d;
   const DFArgs *fa;
   float *rbs, *rb3;  // shared: kTcBM each (second lowest w, the lowest of the others)

@@ -61,7 +61,7 @@ constexpr double kDfCandMinKD = 16384;
 // them) or whole.
 template <bool SplitB>
 struct TcCandEpi : TcEpiBase {
-  static constexpr bool kZeroFirst = true, kSplitB = SplitB, kNorms = false;
+  static constexpr bool kZeroFirst = true, kSplitB = SplitB, kNorms = false, kUnrolledCopies = true;
   const float *thr_g;
   int *count, *cand;
   long long m, cur;  // (cur: the point tile being computed)

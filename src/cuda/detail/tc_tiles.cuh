@@ -306,7 +306,8 @@ __device__ __forceinline__ void tc_chunk(float (&acc)[4][8][4], const float *sa,
 // rather than zeroing them first; Epi::kNorms (with kZeroFirst; cp packed as
 // TcPack::argmin, no na): by its products plus the centers' norms (which
 // then come with the tile's first chunk, and epi.tile gets no norms);
-// Epi::kSplitB: cp holds split centers.
+// Epi::kSplitB: cp holds split centers; Epi::kUnrolledCopies: the copies
+// of a stage unrolled (below).
 // smem: kTcSmem bytes of
 // dynamic shared memory.
 template <class Epi>
@@ -329,10 +330,24 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       const float4 *gb = reinterpret_cast<const float4 *>(cp + ((size_t)lct * K16 + lk16) * kChunkB);
       float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)lst * kTcStage);
       float4 *sb = sa + kTcChunk / 4, *sr = sb + kChunkB / 4;
+      // Epi::kUnrolledCopies: trip counts known at compile time (loops from
+      // tid took ~60 instructions of remainder handling and branches a
+      // chunk, a twentieth of the argmin's on D; the filter's epilogues,
+      // short of registers, spill with them: 284 bytes with the pair)
+      static_assert(kTcChunk / 4 % kTcThreads == 0 && kChunkB / 4 % kTcThreads == 0, "whole copies a thread");
+      if (Epi::kUnrolledCopies) {
 #pragma unroll
-      for (int e = tid; e < kTcChunk / 4; e += kTcThreads) cp_async16(sa + e, ga + e);
+        for (int u = 0; u < kTcChunk / 4 / kTcThreads; ++u)
+          cp_async16(sa + tid + u * kTcThreads, ga + tid + u * kTcThreads);
 #pragma unroll
-      for (int e = tid; e < kChunkB / 4; e += kTcThreads) cp_async16(sb + e, gb + e);
+        for (int u = 0; u < kChunkB / 4 / kTcThreads; ++u)
+          cp_async16(sb + tid + u * kTcThreads, gb + tid + u * kTcThreads);
+      } else {
+#pragma unroll
+        for (int e = tid; e < kTcChunk / 4; e += kTcThreads) cp_async16(sa + e, ga + e);
+#pragma unroll
+        for (int e = tid; e < kChunkB / 4; e += kTcThreads) cp_async16(sb + e, gb + e);
+      }
       if (Epi::kNorms ? lk16 == 0 && tid < kTcBN / 2 : lk16 == K16 - 1 && tid < kTcBN / 4)  // the center tile's norms
         cp_async16(sr + tid, cp + (size_t)nct * K16 * kChunkB + (size_t)lct * (Epi::kNorms ? 2 : 1) * kTcBN + 4 * tid);
       if (lk16 == K16 - 1 && lct == nct - 1 && rows.labels && tid >= 32 && tid < 64 + (rows.na ? 32 : 0)) {  // the rows'
