@@ -9,7 +9,11 @@
 # list's sums_share is the share of points the carrying iterations added
 # (the movers, or every point where more than 1/8 (single) or 1/4 (double)
 # had moved and the iteration summed afresh, as the first always does; -1:
-# none carried).  The fused small-d kernels make their sums afresh.
+# none carried).  The fused small-d kernels make their sums afresh.  A fit
+# that carried its sums also keeps each point's within-SS term in the moves'
+# buffer, and the second within-SS pass reads those instead of x: the
+# withinss compared below (one and several engines, shared and global
+# counters) check that path against the one that computes them again.
 local_edition(3)
 
 delta_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
