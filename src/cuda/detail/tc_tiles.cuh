@@ -330,10 +330,12 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
       const float4 *gb = reinterpret_cast<const float4 *>(cp + ((size_t)lct * K16 + lk16) * kChunkB);
       float4 *sa = reinterpret_cast<float4 *>(smem + (size_t)lst * kTcStage);
       float4 *sb = sa + kTcChunk / 4, *sr = sb + kChunkB / 4;
-      // Epi::kUnrolledCopies: trip counts known at compile time (loops from
-      // tid took ~60 instructions of remainder handling and branches a
-      // chunk, a twentieth of the argmin's on D; the filter's epilogues,
-      // short of registers, spill with them: 284 bytes with the pair)
+      // Epi::kUnrolledCopies: trip counts known at compile time.  Loops from
+      // tid take ~60 instructions of remainder handling and branches a chunk
+      // (a twentieth of the argmin's on D) and left the argmin 8 bytes of
+      // spills; unrolled it has none, in the same time on D (H100).  The
+      // filter's epilogues, short of registers, spill with them (284 bytes
+      // with the pair), so they keep the loops.
       static_assert(kTcChunk / 4 % kTcThreads == 0 && kChunkB / 4 % kTcThreads == 0, "whole copies a thread");
       if (Epi::kUnrolledCopies) {
 #pragma unroll
