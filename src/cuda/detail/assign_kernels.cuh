@@ -581,10 +581,11 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
 // with x.c by error-compensated 3xTF32 (a = hi + lo, hi = tf32(a), lo = a - hi
 // exactly; x.c ~ lo_x hi_c + hi_x lo_c + hi_x hi_c, fp32 accumulation; error
 // about fp32's), mma.sync m16n8k8; the accumulators start from |c|^2 and
-// the centers' operands are -2 c, so they end as the values themselves.  Block: 128 points x 128 centers per tile,
-// 8 warps as 4 (points) x 2 (centers), each 32 x 64; coordinates in chunks of
-// 16 through shared memory (row stride 136 floats: fragment loads hit 32
-// distinct banks).  Each thread keeps the running argmin of its 4 points over
+// the centers' operands are -2 c, so they end as the values themselves.
+// Block: 128 points x 128 centers per tile, 8 warps as 4 (points) x 2
+// (centers), each 32 x 64; coordinates in chunks of 16 through shared
+// memory (row stride 136 floats: fragment loads hit 32 distinct banks).
+// Each thread keeps the running argmin of its 4 points over
 // its own centers (index order, strict <); lanes and the two center warps are
 // combined at the end with (distance, index) order: the lowest index among
 // equal minima, NaN never chosen, as the sequential scan.
@@ -938,10 +939,10 @@ struct TcEpiBase {
     rbi = rbi_;
     ch = 0;
   }
-  // Row r's 16 values of a tile, |c|^2 - 2 x.c (DOWN: each step rounded
-  // down, the norms' term holding |c|^2 (1 - kappa): the filter's w), in
-  // index order, and their minimum (fminf: NaN ignored; +inf if all NaN).
-  template <bool DOWN>
+  // Row r's 16 values of a tile, the filter's w = |c|^2 (1 - kappa) - 2 x.c
+  // (the norms' term as packed; each step rounded down), in index order,
+  // and their minimum (fminf: NaN ignored; +inf if all NaN).  (The single
+  // argmin's accumulators hold its values themselves: TcArgmin.)
   __device__ __forceinline__ float row_values(const float (&acc)[4][8][4], int r, const float2 (&nv)[8],
                                               float (&v)[16]) const {
     float m = pos_inf<float>();
@@ -950,7 +951,7 @@ struct TcEpiBase {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const float a = acc[r >> 1][nt][(r & 1) * 2 + e], c = e ? nv[nt].y : nv[nt].x;
-        v[nt * 2 + e] = DOWN ? __fmaf_rd(-2.0f, a, c) : fmaf(-2.0f, a, c);
+        v[nt * 2 + e] = __fmaf_rd(-2.0f, a, c);
         m = fminf(m, v[nt * 2 + e]);
       }
     return m;
@@ -1136,7 +1137,7 @@ struct TcFilterEpi : TcEpiBase {
       if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
                             // the least and a bound of the second least make the same update)
         float m1, m2;
-        (void)row_values<true>(acc, r, nv, w);  // (its minimum unused: the tournament's m1)
+        (void)row_values(acc, r, nv, w);  // (its minimum unused: the tournament's m1)
         top2(w, m1, m2);
         if (m1 < w1[r]) {
           int v0 = 15;
@@ -1151,7 +1152,7 @@ struct TcFilterEpi : TcEpiBase {
         }
         continue;
       }
-      const float m = row_values<true>(acc, r, nv, w);
+      const float m = row_values(acc, r, nv, w);
       if (m < (Pair ? w2[r] : w1[r])) {  // the sequential update, in index order
 #pragma unroll
         for (int v = 0; v < 16; ++v) {

@@ -111,6 +111,17 @@ struct State {
   u64 sums_added;       // ... and the points they added (those that moved, or all in a fresh pass)
 };
 
+// v summed over lanes 0..lane of the (full) warp.
+template <typename T>
+__device__ __forceinline__ T warp_inclusive_sum(T v, int lane) {
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const T u = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v += u;
+  }
+  return v;
+}
+
 // ---- exact, order-independent sums: 128-bit fixed point --------------------
 // to_fixed, from_fixed, fixed_scale, limb_scale, wss_scale, pow2 and
 // round_fixed are in src/fixed_point.h (shared with the host drivers).

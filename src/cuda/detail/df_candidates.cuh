@@ -80,7 +80,7 @@ struct TcCandEpi : TcEpiBase {
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
       float w[16];
-      const float mn = row_values<true>(acc, r, nv, w);
+      const float mn = row_values(acc, r, nv, w);
       if (mn < thr[r]) {  // (rare: a few centers a row in all)
         const long long e = cur * kTcBM + tc_row(r, wm, g);
 #pragma unroll

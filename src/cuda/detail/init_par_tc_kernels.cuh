@@ -284,12 +284,7 @@ k_par_filter_tc(const T *__restrict__ x, long long n, int d, FloatImage im, cons
       cnt = tc_marks(acc, rl, t, bits);
     }
     if (!__any_sync(0xffffffffu, cnt != 0)) continue;
-    int incl = cnt;  // inclusive prefix sum over the lanes
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const int v = __shfl_up_sync(0xffffffffu, incl, o);
-      if (lane >= o) incl += v;
-    }
+    const int incl = warp_inclusive_sum(cnt, lane);
     int pos = listed + incl - cnt;
 #pragma unroll
     for (int h = 0; h < 4; ++h) {

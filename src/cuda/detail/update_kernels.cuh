@@ -48,12 +48,7 @@ k_moves_list(const int *__restrict__ labels, const int *__restrict__ prev, long 
         if (i0 + u < n && labels[i0 + u] != prev[i0 + u]) mask |= 1u << u;
     }
     const unsigned int c = __popc(mask);
-    unsigned int incl = c;  // the warp's inclusive scan
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const unsigned int v = __shfl_up_sync(0xffffffffu, incl, o);
-      if (lane >= o) incl += v;
-    }
+    const unsigned int incl = warp_inclusive_sum(c, lane);
     if (lane == 31) wbase[warp] = incl;
     __syncthreads();
     if (tid == 0) {
