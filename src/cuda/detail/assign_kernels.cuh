@@ -956,26 +956,46 @@ struct TcEpiBase {
       }
     return m;
   }
-  // A row's 16 values (row_values): their least m1 and a lower bound m2 of
-  // the second least (a tournament of pairs: 44 min/max instead of 15; a
-  // NaN value may repeat its partner, which only lowers m2).
-  static __device__ __forceinline__ void top2(const float (&v)[16], float &m1, float &m2) {
-    float lo[8], hi[8];
+  // A row's 16 values (index order): their least m by a tree of fminf (NaN
+  // ignored; +inf if all are NaN), the first value equal to it (the
+  // sequential scan's choice: index()) by descending the tree, the left
+  // subtree whenever its minimum equals m (4 tests and 11 selects instead
+  // of 15 tests and selects), and m2, the least of the other values: the
+  // minima of the subtrees beside the path.  (What a caller does not use is
+  // not compiled; index() where it is needed only.)
+  struct TreeMin {
+    float m, m2;
+    bool b3, b2, b1, b0;  // the half, quarter, pair and value of the path
+    __device__ __forceinline__ int index() const { return 8 * b3 + 4 * b2 + 2 * b1 + b0; }
+  };
+  static __device__ __forceinline__ TreeMin tree_min(const float (&v)[16]) {
+    TreeMin o;
+    float p[8], q[4], s[2];
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) {
-      lo[nt] = fminf(v[nt * 2], v[nt * 2 + 1]);
-      hi[nt] = fmaxf(v[nt * 2], v[nt * 2 + 1]);
+    for (int nt = 0; nt < 8; ++nt) p[nt] = fminf(v[2 * nt], v[2 * nt + 1]);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) q[u] = fminf(p[2 * u], p[2 * u + 1]);
+    s[0] = fminf(q[0], q[1]);
+    s[1] = fminf(q[2], q[3]);
+    const float m = fminf(s[0], s[1]);
+    o.m = m;
+    o.b3 = !(s[0] == m);
+    const float qa = o.b3 ? q[2] : q[0], qb = o.b3 ? q[3] : q[1];
+    const float p0 = o.b3 ? p[4] : p[0], p1 = o.b3 ? p[6] : p[2];
+    const float p0b = o.b3 ? p[5] : p[1], p1b = o.b3 ? p[7] : p[3];
+    o.b2 = !(qa == m);
+    const float pa = o.b2 ? p1 : p0, pb = o.b2 ? p1b : p0b;
+    float w[4];  // the quarter's values
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float lo = o.b3 ? v[8 + e] : v[e], hi = o.b3 ? v[12 + e] : v[4 + e];
+      w[e] = o.b2 ? hi : lo;
     }
-#pragma unroll
-    for (int w = 1; w < 8; w *= 2)
-#pragma unroll
-      for (int q = 0; q < 8; q += 2 * w) {
-        const float l = fminf(lo[q], lo[q + w]);
-        hi[q] = fminf(fmaxf(lo[q], lo[q + w]), fminf(hi[q], hi[q + w]));
-        lo[q] = l;
-      }
-    m1 = lo[0];
-    m2 = hi[0];
+    o.b1 = !(pa == m);
+    const float wa = o.b1 ? w[2] : w[0], wb = o.b1 ? w[3] : w[1];
+    o.b0 = !(wa == m);
+    o.m2 = fminf(fminf(o.b3 ? s[0] : s[1], o.b2 ? qa : qb), fminf(o.b1 ? pa : pb, o.b0 ? wa : wb));
+    return o;
   }
   __device__ __forceinline__ void norms_of(const float *norms, float2 (&nv)[8]) const {
 #pragma unroll
@@ -998,46 +1018,24 @@ struct TcArgmin : TcEpiBase {
 #pragma unroll
     for (int r = 0; r < 8; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
   }
-  // Row r's least value of a tile by a tree of fminf (NaN ignored; +inf if
-  // all are NaN) and the first value equal to it (the sequential scan's
-  // choice) by descending the tree: the left subtree whenever its minimum
-  // equals m (4 tests and 11 selects instead of 15 tests and selects);
-  // taken where m beats the row's best.  (The descent runs whether or not:
-  // nearly every tile takes some row's in a warp, the first of a point tile
-  // all.  Selects instead of the branch gave the same time on D, with more
-  // spills.)
+  // Row r's least value of a tile and the first value equal to it
+  // (tree_min), taken where it beats the row's best.  (The descent runs
+  // whether or not: nearly every tile takes some row's in a warp, the first
+  // of a point tile all.  Selects instead of the branch gave the same time
+  // on D, with more spills.)
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *) {
 #pragma unroll
     for (int r = 0; r < 8; ++r) {
-      float v[16], p[8], q[4], s[2];
+      float v[16];
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
         v[2 * nt] = acc[r >> 1][nt][(r & 1) * 2];
         v[2 * nt + 1] = acc[r >> 1][nt][(r & 1) * 2 + 1];
-        p[nt] = fminf(v[2 * nt], v[2 * nt + 1]);
       }
-#pragma unroll
-      for (int u = 0; u < 4; ++u) q[u] = fminf(p[2 * u], p[2 * u + 1]);
-      s[0] = fminf(q[0], q[1]);
-      s[1] = fminf(q[2], q[3]);
-      const float m = fminf(s[0], s[1]);
-      const bool b3 = !(s[0] == m);          // the half: values 8 b3 ..
-      const float qa = b3 ? q[2] : q[0];
-      const float p0 = b3 ? p[4] : p[0], p1 = b3 ? p[6] : p[2];
-      const bool b2 = !(qa == m);            // the quarter: .. + 4 b2
-      const float pa = b2 ? p1 : p0;
-      float w[4];                            // the quarter's values
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float lo = b3 ? v[8 + e] : v[e], hi = b3 ? v[12 + e] : v[4 + e];
-        w[e] = b2 ? hi : lo;
-      }
-      const bool b1 = !(pa == m);            // the pair: .. + 2 b1
-      const float wa = b1 ? w[2] : w[0];
-      const bool b0 = !(wa == m);
-      if (m < best[r]) {
-        best[r] = m;
-        bidx[r] = center(c0, 8 * b3 + 4 * b2 + 2 * b1 + b0);
+      const TreeMin tm = tree_min(v);
+      if (tm.m < best[r]) {
+        best[r] = tm.m;
+        bidx[r] = center(c0, tm.index());
       }
     }
   }
@@ -1135,20 +1133,15 @@ struct TcFilterEpi : TcEpiBase {
     for (int r = 0; r < 8; ++r) {
       float w[16];
       if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
-                            // the least and a bound of the second least make the same update)
-        float m1, m2;
-        (void)row_values(acc, r, nv, w);  // (its minimum unused: the tournament's m1)
-        top2(w, m1, m2);
-        if (m1 < w1[r]) {
-          int v0 = 15;
-#pragma unroll
-          for (int v = 14; v >= 0; --v)
-            if (w[v] == m1) v0 = v;
-          w2[r] = fminf(w1[r], m2);
-          w1[r] = m1;
-          i1[r] = center(c0, v0);
+                            // the least and the second least make the same update)
+        (void)row_values(acc, r, nv, w);  // (its minimum unused: tree_min's)
+        const TreeMin tm = tree_min(w);
+        if (tm.m < w1[r]) {
+          w2[r] = fminf(w1[r], tm.m2);
+          w1[r] = tm.m;
+          i1[r] = center(c0, tm.index());
         } else {
-          w2[r] = fminf(w2[r], m1);
+          w2[r] = fminf(w2[r], tm.m);
         }
         continue;
       }

@@ -134,7 +134,8 @@ enum class TcPack { whole, split, argmin };
 // every coordinate NaN) and the padding k..kp-1 are packed as zeros with
 // norm +inf: their values |c|^2 - 2 x.c are +inf, never taken, as NaN
 // ones would be, but they sort above every other value (the filter's
-// tournament of a tile's two least values, assign_kernels.cuh, relies on it).
+// second least value of a tile, assign_kernels.cuh, relied on it when a
+// tournament of min and max made it; its tree of fminf needs no more).
 static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, int k, int kp, int d, float kappa,
                                          TcPack form, float *__restrict__ out, const State *st, int max_iter) {
   if (fit_finished(st, max_iter)) return;
