@@ -8,6 +8,7 @@
 #include "detail/assign_kernels.cuh"
 #include "detail/cell_grid.cuh"
 #include "detail/df_candidates.cuh"
+#include "detail/df_settle.cuh"
 #include "detail/engine.hpp"
 
 namespace gk {
@@ -414,8 +415,11 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
     D->df_tc = tc1 ? 1 : 2;
   }
   const int kp = (k + kDfBN - 1) / kDfBN * kDfBN;  // the tiles' padding
-  const size_t cbytes = al256((size_t)kp * d * sizeof(float)) + al256((size_t)k * sizeof(float)) +
-                        tc_centers_floats(k, d) * sizeof(float);
+  // (and the settle pass's lists, k x k ints and floats, where k allows them)
+  const size_t o_lists = al256((size_t)kp * d * sizeof(float)) + al256((size_t)k * sizeof(float)) +
+                         al256(tc_centers_floats(k, d) * sizeof(float)),
+               lbytes = k <= kDfSettleMaxK ? al256((size_t)k * k * sizeof(int)) : 0,
+               cbytes = o_lists + 2 * lbytes;
   if (!grow_buffer(D, &D->df_cen, &D->df_cen_bytes, cbytes)) return cudaSuccess;
   char *b = (char *)D->df_block;
   f.xi = (float *)b;
@@ -432,6 +436,8 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   f.ci = (float *)D->df_cen;
   f.nb = (float *)((char *)D->df_cen + al256((size_t)kp * d * sizeof(float)));
   f.cpk = (float *)((char *)f.nb + al256((size_t)k * sizeof(float)));
+  f.nbr = lbytes ? (int *)((char *)D->df_cen + o_lists) : nullptr;
+  f.nbf = lbytes ? (float *)((char *)D->df_cen + o_lists + lbytes) : nullptr;
   // the candidate pass for the rest (3xTF32, where its buffers fit): by
   // shape (GPUKMEANS_DF_CAND: 0 never, 1 wherever it can)
   const int cand_env = env_switch("GPUKMEANS_DF_CAND");
@@ -468,11 +474,19 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   const int pair_env = env_switch("GPUKMEANS_DF_PAIR");
   f.pair = !tc1 && d >= kDfPairMinD && (pair_env == 1 || (pair_env < 0 && !f.ccap));
   // Without the pair, up to 4 center tiles a row (k <= 512), the filter
-  // takes each tile's two least values by a tournament instead of the
-  // sequential update, which runs on most such tiles (D of bench.R:
-  // 3.63 -> 3.10 ms an iteration, H100); GPUKMEANS_DF_TOP2=0: never (the
-  // tests compare both).
+  // takes each tile's two least values by a tree (TcEpiBase::tree_min;
+  // first a tournament: D of bench.R 3.63 -> 3.10 ms an iteration, the tree
+  // then 3.58 -> 3.36, H100) instead of the sequential update, which runs
+  // on most such tiles; GPUKMEANS_DF_TOP2=0: never (the tests compare
+  // both).
   f.top2 = !f.pair && k <= 4 * kTcBN && env_switch("GPUKMEANS_DF_TOP2") != 0;
+  // Without the pair and the candidate pass, the listed points get exact
+  // distances to the few centers near their lowest that float distances
+  // do not rule out (df_settle.cuh: D of bench.R, 4.5% of the points, two
+  // close centers in a blob), up to kDfSettleMaxK centers;
+  // GPUKMEANS_DF_SETTLE=0: every center's (the tests compare both).  Not on
+  // TF32 images, whose centers' image is rounded to TF32.
+  f.settle = !tc1 && !f.pair && !f.ccap && k <= kDfSettleMaxK && env_switch("GPUKMEANS_DF_SETTLE") != 0;
   const void *tc_kernel = f.pair   ? (const void *)k_assign_tc_filter<true>
                           : f.top2 ? (const void *)k_assign_tc_filter<false, true>
                                    : (const void *)k_assign_tc_filter<false>;
@@ -521,7 +535,7 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   a.w3 = f.w3;
   a.c1 = f.c1;
   a.c2 = f.c2;
-  a.lcap = f.pair || f.ccap ? f.lcap : 0;  // (0: every listed point to k_df_exact)
+  a.lcap = f.pair || f.ccap || f.settle ? f.lcap : 0;  // (0: every listed point to k_df_exact)
   a.rest = f.rest;
   a.thr = f.thr;
   a.ccount = f.ccount;
@@ -548,7 +562,21 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   }
   const double *x = (const double *)D->x;
   const int sms4 = std::max(1, D->sms * 4);
-  k_df_pair<<<sms4, 256, 0, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, a);
+  if (f.settle) {  // (blocks of a power of two >= k threads for the lists' sort)
+    int lt = 32;
+    while (lt < k) lt *= 2;
+    k_df_center_lists<<<k, lt, 0, s>>>(f.ci, k, kp, D->d, f.nbr, f.nbf, st, max_iter);
+    // (each point's row held in registers up to 32 columns)
+    const unsigned int sg = (unsigned int)std::max(1, D->sms * 8);
+    if (D->d <= 16)
+      k_df_settle<16><<<sg, 256, 0, s>>>(x, D->n, D->d, cen_d, k, f.ci, kp, f.nbr, f.nbf, labels, st, max_iter, a);
+    else if (D->d <= 32)
+      k_df_settle<32><<<sg, 256, 0, s>>>(x, D->n, D->d, cen_d, k, f.ci, kp, f.nbr, f.nbf, labels, st, max_iter, a);
+    else
+      k_df_settle<0><<<sg, 256, 0, s>>>(x, D->n, D->d, cen_d, k, f.ci, kp, f.nbr, f.nbf, labels, st, max_iter, a);
+  } else {
+    k_df_pair<<<sms4, 256, 0, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, a);
+  }
   // the rest: the candidate pass (df_candidates.cuh), then every center's
   // exact distance for the points it leaves (in list), P points a block
   const int *rest = f.rest;

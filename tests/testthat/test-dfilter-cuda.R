@@ -12,27 +12,34 @@
 # pass) to their two nearest centers where the image proves every other
 # center farther; with GPUKMEANS_DF_CAND (default: by shape, from k d =
 # 16384) the rest to the few candidates whose image bound does not rule
-# them out (df_candidates.cuh); with both 0, to every center.  All give the
-# exact kernel's fit.  The internal list's screen_exact is the share of
-# point-iterations the filter left to exact distances, screen_every the
-# share given every center's (-1: no filter).
+# them out (df_candidates.cuh); with neither, and GPUKMEANS_DF_SETTLE
+# (default: on, k <= 1024), to the centers near their lowest that float
+# distances in the difference form do not rule out (df_settle.cuh); else
+# to every center.  All give the exact kernel's fit.  The internal list's
+# screen_exact is the share of point-iterations the filter left to exact
+# distances, screen_every the share given every center's (-1: no filter).
 local_edition(3)
 
 fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
 
 # How the points the bound leaves are settled (see above; the default: by
 # shape).
-# (none: also without the filter's tournament of a tile's two least values,
-# GPUKMEANS_DF_TOP2, by shape where k <= 512 and the pair is off)
-screens <- list(both = c(pair = "1", cand = "1", top2 = NA), pair = c(pair = "1", cand = "0", top2 = NA),
-                cand = c(pair = "0", cand = "1", top2 = NA), none = c(pair = "0", cand = "0", top2 = "0"),
-                default = c(pair = NA, cand = NA, top2 = NA))
+# (none: also without the filter's tree of a tile's two least values,
+# GPUKMEANS_DF_TOP2, by shape where k <= 512 and the pair is off; cand and
+# none without the settle pass, so that their shares compare)
+screens <- list(both = c(pair = "1", cand = "1", top2 = NA, settle = "0"),
+                pair = c(pair = "1", cand = "0", top2 = NA, settle = "0"),
+                cand = c(pair = "0", cand = "1", top2 = NA, settle = "0"),
+                none = c(pair = "0", cand = "0", top2 = "0", settle = "0"),
+                settle = c(pair = "0", cand = "0", top2 = NA, settle = "1"),
+                default = c(pair = NA, cand = NA, top2 = NA, settle = NA))
 
 # (without the grid of cells, which replaces the small-d filter at d <= 2
 # from k = 160: test-grid-cuda.R)
 dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L, screen = screens$default) {
   withr::local_envvar(GPUKMEANS_GRID = "0", GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = screen[["pair"]],
-                      GPUKMEANS_DF_CAND = screen[["cand"]], GPUKMEANS_DF_TOP2 = screen[["top2"]])
+                      GPUKMEANS_DF_CAND = screen[["cand"]], GPUKMEANS_DF_TOP2 = screen[["top2"]],
+                      GPUKMEANS_DF_SETTLE = screen[["settle"]])
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), FALSE, "cuda", 0L, 0L,
                          FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
 }
@@ -69,9 +76,10 @@ expect_dfilter_exact <- function(x, centers, iter.max = 30L, filtered = TRUE, la
 test_that("cuda dfilter: blobs and uniform data at several d and k", {
   skip_if_no_gpu()
   set.seed(1)
-  # (d = 520: the exact pass reads its points' rows from x, 4 points a block)
+  # (d = 520: the exact pass reads its points' rows from x, 4 points a block;
+  # k = 700: the settle pass's lists sorted by blocks of 1024 threads)
   for (sh in list(c(20000, 3, 256), c(20000, 16, 128), c(8000, 64, 300), c(5000, 130, 129), c(4099, 300, 200),
-                  c(2000, 520, 130))) {
+                  c(2000, 520, 130), c(6000, 16, 700))) {
     x <- make_blobs(sh[1], sh[2], sh[3] %/% 2, sd = 2, spread = 10)
     # (d = 3 on 20000 rows runs the persistent small-d kernel, which has no filter)
     tiled <- sh[2] > 8
@@ -119,8 +127,8 @@ test_that("cuda dfilter: points between several close centers get a few candidat
   # four starting centers in each blob, the blobs far apart for their size
   # (the bound's slack grows with the data's spread): the bound settles few
   # points of a blob, the pair (40 columns) not those near three or four
-  # centers; the candidate pass leaves almost none to every center's exact
-  # distance
+  # centers; the candidate pass and the settle pass leave almost none to
+  # every center's exact distance
   for (extra in c(0L, 24L)) {
     set.seed(5)
     z <- make_blobs(8000, 16, 100, sd = 1, spread = 200)
@@ -128,9 +136,11 @@ test_that("cuda dfilter: points between several close centers get a few candidat
     sh <- expect_dfilter_exact(z, z[1:400, ], 30L, label = paste(ncol(z), "columns: four centers a blob"))
     expect_gt(sh$none[["every"]], 0.05)
     expect_identical(sh$none[["every"]], sh$none[["exact"]])
-    for (sc in c("both", "cand")) expect_lt(sh[[sc]][["every"]], sh$none[["every"]] / 10, label = sc)
-    # (by shape, k d = 6400 and 16000 here: no candidate pass; the pair from 32 columns)
-    expect_identical(sh$default[["every"]], if (extra > 0) sh$pair[["every"]] else sh$none[["every"]])
+    for (sc in c("both", "cand", "settle", if (extra == 0) "default"))
+      expect_lt(sh[[sc]][["every"]], sh$none[["every"]] / 10, label = sc)
+    # (by shape, k d = 6400 and 16000 here: no candidate pass; the pair from
+    # 32 columns, else the settle pass)
+    expect_identical(sh$default[["every"]], if (extra > 0) sh$pair[["every"]] else sh$settle[["every"]])
     for (sc in names(screens))  # (the same points listed: the screens only settle them)
       expect_identical(sh[[sc]][["exact"]], sh$none[["exact"]], label = sc)
     if (extra > 0) expect_lt(sh$pair[["every"]], sh$none[["every"]])
@@ -148,6 +158,9 @@ test_that("cuda dfilter: more tied candidates than the candidate pass keeps go t
   sh <- expect_dfilter_exact(x, c0, 20L, label = "twenty equal centers")
   expect_gt(sh$cand[["every"]], 0)
   expect_lte(sh$cand[["every"]], sh$none[["every"]])
+  # (the settle pass keeps 16 near centers a point: more go to every center)
+  expect_gt(sh$settle[["every"]], 0)
+  expect_lte(sh$settle[["every"]], sh$none[["every"]])
 })
 
 test_that("cuda dfilter: offsets and scales, and the exact fallback beyond them", {

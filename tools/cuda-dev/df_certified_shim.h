@@ -1,5 +1,6 @@
 // df_certified_shim.h: the bound of src/cuda/detail/dfilter.cuh (DFBound ..
-// df_certified, df_cand_threshold included, extracted by the Makefile into build/df_certified.inc) on
+// df_certified, df_cand_threshold included, and df_settle_threshold and
+// df_settle_stop of df_settle.cuh, extracted by the Makefile into build/df_certified.inc) on
 // the CPU, for dfilter_emu and small_dfilter_emu: the CUDA qualifiers and
 // intrinsics it uses, and the structs it reads.  Compile with
 // -ffp-contract=off -frounding-math.
@@ -46,6 +47,8 @@ struct FloatImage { const double *shift; double scale; float uprime, bmax, kappa
 }
 template <typename T> inline T quiet_nan();
 template <> inline float quiet_nan<float>() { return NAN; }
+template <typename T> inline T pos_inf();
+template <> inline float pos_inf<float>() { return INFINITY; }
 struct DFArgs { init::FloatImage im; double absd; unsigned *cnt; };  // (what df_bound reads)
 #include "df_certified.inc"
 }  // namespace gk

@@ -12,13 +12,5 @@ if [ -n "$NSYS" ]; then
 else
   NCU=$(ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
   timeout 400 $NCU --metrics gpu__time_duration.sum --csv ./harness bench > "$OUT/ncu.csv" 2>&1
-  python3 - "$OUT/ncu.csv" <<'PY'
-import csv, sys, collections
-t = collections.Counter(); c = collections.Counter()
-for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"')):
-    if len(r) > 14 and r[-3] == "gpu__time_duration.sum":
-        k = r[4].split("(")[0][-60:]; v = float(r[-1].replace(",", "")); u = r[-2]
-        t[k] += v / (1e3 if u == "nsecond" else 1 if u == "usecond" else 1e-3); c[k] += 1
-for k, v in t.most_common(25): print("%10.1f us %5d  %s" % (v, c[k], k))
-PY
+  python3 ncu_sum.py "$OUT/ncu.csv"
 fi

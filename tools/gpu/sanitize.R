@@ -39,13 +39,17 @@ for (x in list(x16, x130)) {
 }
 # the double filter's ways with the points its bound leaves: the pair, the
 # candidate pass (by shape from k d = 16384; forced here), both, neither
-# (and the tile's update without its tournament); and a center outside
-# the float image's box
-for (sc in list(c("1", "0", "1"), c("0", "1", "1"), c("1", "1", "1"), c("0", "0", "0")))
+# (and the tile's update without its tree), the settle pass (without both)
+# or every center's exact distance; and a center outside the float image's
+# box
+for (sc in list(c("1", "0", "1", "1"), c("0", "1", "1", "1"), c("1", "1", "1", "0"), c("0", "0", "0", "0"),
+                c("0", "0", "1", "1")))
   withr::with_envvar(c(GPUKMEANS_DFILTER = "1", GPUKMEANS_DF_PAIR = sc[1], GPUKMEANS_DF_CAND = sc[2],
-                       GPUKMEANS_DF_TOP2 = sc[3]), {
+                       GPUKMEANS_DF_TOP2 = sc[3], GPUKMEANS_DF_SETTLE = sc[4]), {
     for (x in list(x16, x130)) invisible(fit(x, x[seq_len(130), ], 10L, FALSE, 1L))
     invisible(fit(x16, rbind(x16[1:129, ], 1e12), 3L, FALSE, 1L))
+    # (the settle pass's lists for 600 centers: blocks of 1024 threads)
+    if (sc[4] == "1") invisible(fit(x16, x16[seq_len(600), ], 3L, FALSE, 1L))
   })
 # the small-d filter (double, d <= 8; bounds from the second iteration: the
 # graph batches at any n, the first iteration through the filter), with a

@@ -211,8 +211,14 @@ struct DFilter {
   // (GPUKMEANS_DF_PAIR=0 never, =1 also with one: the tests and benchmarks
   // compare them).
   bool pair = false;
-  bool top2 = false;  // the filter without the pair takes each tile's two least values by a tournament
+  bool top2 = false;  // the filter without the pair takes each tile's two least values by a tree
                       // (k <= 512, unless GPUKMEANS_DF_TOP2=0)
+  // Without the pair and the candidate pass: the listed points' exact distances to the centers
+  // near their lowest that float distances leave (df_settle.cuh; 3xTF32, k <= kDfSettleMaxK),
+  // unless GPUKMEANS_DF_SETTLE=0 (every center's, k_df_exact); nbr, nbf: its lists (k x k)
+  bool settle = false;
+  int *nbr = nullptr;
+  float *nbf = nullptr;
   float *xi = nullptr, *na = nullptr, *ci = nullptr, *nb = nullptr;
   float *cpk = nullptr;  // 3xTF32: the centers' image in packed tiles (tc_tiles.cuh); xi: x's, likewise
   int *list = nullptr;

@@ -1,0 +1,284 @@
+// detail/df_settle.cuh: the double filter's settle pass (issue 15).
+//
+// Where the filter runs without the pair and without the candidate pass
+// (D of bench.R: 1e7 x 16, k = 256), the points it does not certify used to
+// get every center's exact no-FMA double distance (k_df_exact,
+// dfilter.cuh): 4.5% of D's points, two close starting centers in one blob
+// leaving their points inside the tensor-core bound's slack, which grows
+// with |a|^2 + |b|^2 (the spread of the data), not with the distances
+// compared.  Two facts settle most such points with a few distances:
+//   - the triangle inequality: a center j with ||c_j - c_1|| > 2 ||x - c_1||
+//     is farther from x than c_1, the filter's lowest center;
+//   - float distances in the difference form, F_j = sum_c fl(a_c - b_jc)^2
+//     (fmaf, coordinate order) on the float images a, b_j of dfilter.cuh,
+//     whose error is relative to the distance itself.
+// Per iteration k_df_center_lists sorts, for every center, all centers by
+// F between the two centers' images (k x k; NaN centers last).  Per listed
+// point k_df_settle (one thread a point) computes F_1 to c_1, walks c_1's
+// list while the neighbour may be nearer (below `stop`), takes F of each,
+// then exact distances to those F does not rule out (at most thr), least
+// (distance, index).  A point without c_1 (listed past lcap; a center's
+// image out of the box, cnt[1]) or with more than kDfSettleMax neighbours
+// goes to `rest` for k_df_exact.
+//
+// The bound.  With G = ||a - b||^2 (real), u = 2^-24 and rho = 1.01 (d + 2)
+// u: F is a sum of d nonnegative terms, each rounded once by the
+// subtraction, and the sum by at most d fmas, so |F - G| <= rho G + kAbs
+// (kAbs covers underflow); the same holds between two centers' images.
+// dfilter.cuh bounds the rest: |s sqrt(R_j) - sqrt(G_j)| <= eps (the
+// images' rounding, df_eps), each center's image within eps_c = df_eps(0)
+// of its real value, and |D_j - R_j| <= gamma R_j + absd / s^2 (the exact
+// distance's rounding), where R_j is the real squared distance and D_j the
+// exact rule's.  For a center b of F_b:
+//   s sqrt(R_b) <= up = sqrt((F_b + kAbs) / (1 - rho)) + eps,
+//   s^2 D_b <= hi = up^2 (1 + gamma) + absd,
+// and with r = sqrt((hi + absd) / (1 - gamma)) any center j with s
+// sqrt(R_j) > r has s^2 D_j > hi >= s^2 D_b: it is farther than b.
+//   - thr (df_settle_threshold, b the center of least F): F_j > thr = (r +
+//     eps)^2 (1 + rho) + kAbs gives sqrt(G_j) > r + eps, s sqrt(R_j) > r;
+//   - stop (df_settle_stop, b = c_1): a neighbour's F between the centers'
+//     images above (up + r + 2 eps_c)^2 (1 + rho) + kAbs puts the real
+//     centers more than up + r apart, and x within up of c_1: s sqrt(R_j) >
+//     r by the triangle inequality.
+// So the exact rule's choice j* is never cut off by stop (the walk stops at
+// the first such neighbour: the lists rise) and has F at most thr; the
+// least (distance, index) over a set that holds j* is j*.  hi, r, thr and
+// stop are evaluated in double, each step's relative error far below the
+// factors (1 + 2^-30) that widen them.  NaN centers (empty clusters) sort
+// last and have NaN F: never candidates, as the exact rule never takes
+// them.
+#ifndef GPUKMEANS_DETAIL_DF_SETTLE_CUH
+#define GPUKMEANS_DETAIL_DF_SETTLE_CUH
+
+#include "dfilter.cuh"
+
+namespace gk {
+namespace {
+
+constexpr int kDfSettleMaxK = 1024;  // the lists: one block sorts a center's k entries in shared memory
+constexpr int kDfSettleMax = 16;     // neighbours a point keeps (more: to k_df_exact)
+
+// up and r of the header for a center of F = f from a point of image
+// norm^2 na (eps: df_eps); false where f proves nothing (NaN, inf).
+__device__ __forceinline__ bool df_settle_radii(float f, int d, double eps, const DFBound &bd, double &up,
+                                                double &r) {
+  if (!(f < 3e38f)) return false;
+  const double kabs = 7.8886090522101181e-31, widen = 1.0 + 9.3132257461547852e-10;
+  const double rho = 1.01 * (d + 2.0) * 5.9604644775390625e-08;
+  up = sqrt(((double)f + kabs) / (1.0 - rho) * widen) + eps;
+  const double hi = up * up * (1.0 + bd.gamma) * widen + bd.absd;
+  r = sqrt((hi + bd.absd) / (1.0 - bd.gamma) * widen);
+  return true;
+}
+
+// A float v with every F above it proving what the header says: (t^2 (1 +
+// rho) + kAbs), widened and rounded up.
+__device__ __forceinline__ float df_settle_above(double t, int d) {
+  const double kabs = 7.8886090522101181e-31, widen = 1.0 + 9.3132257461547852e-10;
+  const double rho = 1.01 * (d + 2.0) * 5.9604644775390625e-08;
+  return __double2float_ru((t * t * (1.0 + rho) + kabs) * widen);
+}
+
+// thr of the header for a point of image norm^2 na whose least F is fmin:
+// the centers with F_j > thr are farther than the one of least F.  +inf
+// where nothing is proven (fmin NaN: no center has a finite F).
+__device__ __forceinline__ float df_settle_threshold(float fmin, float na, int d, const DFBound &bd) {
+  const double eps = df_eps(na, d, bd);
+  double up, r;
+  if (!df_settle_radii(fmin, d, eps, bd, up, r)) return pos_inf<float>();
+  return df_settle_above(r + eps, d);
+}
+
+// stop of the header for a point of image norm^2 na and F = f1 to its
+// center c_1: c_1's neighbours with F between the centers above it are
+// farther than c_1.  +inf where nothing is proven.
+__device__ __forceinline__ float df_settle_stop(float f1, float na, int d, const DFBound &bd) {
+  const double eps = df_eps(na, d, bd), eps_c = df_eps(0.f, d, bd);
+  double up, r;
+  if (!df_settle_radii(f1, d, eps, bd, up, r)) return pos_inf<float>();
+  return df_settle_above(up + r + 2.0 * eps_c, d);
+}
+
+// A listed point's coordinates: with DMAX > 0 (d <= DMAX) read from x once
+// into registers, with their float image (each neighbour's F and exact
+// distance then reads only the centers: re-reading x's scattered rows from
+// memory took D's pass 0.57 ms an iteration, H100); DMAX = 0: read from x
+// each time.
+template <int DMAX>
+struct DfPoint {
+  double v[DMAX > 0 ? DMAX : 1];
+  float a[DMAX > 0 ? DMAX : 1];
+  const double *x;
+  long long n, row;
+  int d;
+  __device__ __forceinline__ void load(const double *__restrict__ x_, long long n_, int d_, long long row_,
+                                       const init::FloatImage &im) {
+    x = x_;
+    n = n_;
+    row = row_;
+    d = d_;
+#pragma unroll
+    for (int c = 0; c < DMAX; ++c)
+      if (c < d) v[c] = x[row + n * (long long)c];
+#pragma unroll
+    for (int c = 0; c < DMAX; ++c)
+      if (c < d) a[c] = init::image_value(v[c], c, im);
+  }
+  __device__ __forceinline__ double value(int c) const { return DMAX > 0 ? v[c] : x[row + n * (long long)c]; }
+  __device__ __forceinline__ float image(int c, const init::FloatImage &im) const {
+    return DMAX > 0 ? a[c] : init::image_coord(x, n, row, c, im);
+  }
+};
+
+// F between the point's image and center j's (ci: kp x d column-major):
+// fl(a - b)^2 summed by fmaf in coordinate order.
+template <int DMAX>
+__device__ __forceinline__ float df_settle_f(const DfPoint<DMAX> &pt, const init::FloatImage &im,
+                                             const float *__restrict__ ci, int kp, int j) {
+  float f = 0.f;
+#pragma unroll
+  for (int c = 0; c < (DMAX > 0 ? DMAX : 1); ++c)
+    if (DMAX > 0 && c < pt.d) {
+      const float t = __fsub_rn(pt.image(c, im), ci[j + (size_t)kp * c]);
+      f = __fmaf_rn(t, t, f);
+    }
+  if (DMAX == 0)
+    for (int c = 0; c < pt.d; ++c) {
+      const float t = __fsub_rn(pt.image(c, im), ci[j + (size_t)kp * c]);
+      f = __fmaf_rn(t, t, f);
+    }
+  return f;
+}
+
+// The exact rule's distance of the point to center j (exact_dist's
+// arithmetic: no FMA, coordinate order; 0 + t^2 is t^2 exactly).
+template <int DMAX>
+__device__ __forceinline__ double df_settle_exact(const DfPoint<DMAX> &pt, const double *__restrict__ cen, int k,
+                                                  int j) {
+  double s = 0.0;
+#pragma unroll
+  for (int c = 0; c < (DMAX > 0 ? DMAX : 1); ++c)
+    if (DMAX > 0 && c < pt.d) {
+      const double t = __dsub_rn(pt.value(c), cen[j + (size_t)k * c]);
+      s = __dadd_rn(s, __dmul_rn(t, t));
+    }
+  if (DMAX == 0)
+    for (int c = 0; c < pt.d; ++c) {
+      const double t = __dsub_rn(pt.value(c), cen[j + (size_t)k * c]);
+      s = __dadd_rn(s, __dmul_rn(t, t));
+    }
+  return s;
+}
+
+// The lists (one block a center c, blockDim a power of two >= k, at most
+// kDfSettleMaxK): every center j by F between the images of c and j
+// (kp x d column-major, ci), ascending, NaN centers last; nbr[c k + t] the
+// t-th center, nbf its F (+inf for NaN centers).
+static __global__ void k_df_center_lists(const float *__restrict__ ci, int k, int kp, int d, int *__restrict__ nbr,
+                                         float *__restrict__ nbf, const State *st, int max_iter) {
+  if (fit_finished(st, max_iter)) return;
+  __shared__ float s_f[kDfSettleMaxK];
+  __shared__ int s_j[kDfSettleMaxK];
+  const int c = blockIdx.x, tid = threadIdx.x, len = blockDim.x;
+  float f = pos_inf<float>();
+  if (tid < k) {
+    f = 0.f;
+    for (int t = 0; t < d; ++t) {
+      const float v = __fsub_rn(ci[c + (size_t)kp * t], ci[tid + (size_t)kp * t]);
+      f = __fmaf_rn(v, v, f);
+    }
+    if (!(f <= pos_inf<float>())) f = pos_inf<float>();  // NaN (c or j empty): last
+  }
+  s_f[tid] = f;
+  s_j[tid] = tid;
+  __syncthreads();
+  // bitonic sort by (F, index)
+  for (int size = 2; size <= len; size <<= 1)
+    for (int stride = size >> 1; stride > 0; stride >>= 1) {
+      const int o = tid ^ stride;
+      if (o > tid) {
+        const bool up = (tid & size) == 0;
+        const float fa = s_f[tid], fb = s_f[o];
+        const int ja = s_j[tid], jb = s_j[o];
+        const bool gt = fa > fb || (fa == fb && ja > jb);
+        if (gt == up) {
+          s_f[tid] = fb; s_f[o] = fa;
+          s_j[tid] = jb; s_j[o] = ja;
+        }
+      }
+      __syncthreads();
+    }
+  if (tid < k) {
+    nbr[(size_t)c * k + tid] = s_j[tid];
+    nbf[(size_t)c * k + tid] = s_f[tid];
+  }
+}
+
+// The listed points (list, count cnt[0]), one thread a point: see the
+// header; DMAX: DfPoint.  Counts the listed points for the fit's exact
+// share (as k_df_pair does where it runs); the points it leaves join rest
+// (cnt[3]).
+template <int DMAX>
+__global__ void __launch_bounds__(256)
+k_df_settle(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
+            const float *__restrict__ ci, int kp, const int *__restrict__ nbr, const float *__restrict__ nbf,
+            int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
+  if (fit_finished(st, max_iter)) return;
+  const long long m = fa.cnt[0];
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    fa.tot[0] += (unsigned long long)m;
+    fa.tot[1] += 1ull;
+  }
+  const DFBound bd = df_bound(fa);
+  const bool all = fa.cnt[1] != 0u;  // a center's image out of the box: F proves nothing
+  unsigned int ch = 0;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (long long)gridDim.x * blockDim.x) {
+    const long long row = fa.list[e];
+    const int c1 = !all && e < fa.lcap ? fa.c1[e] : -1;
+    bool done = false;
+    if (c1 >= 0 && c1 < k) {
+      DfPoint<DMAX> pt;
+      pt.load(x, n, d, row, fa.im);
+      const float na = fa.na[row];
+      const float f1 = df_settle_f(pt, fa.im, ci, kp, c1);
+      const float stop = df_settle_stop(f1, na, d, bd);
+      const int *lj = nbr + (size_t)c1 * k;
+      const float *lf = nbf + (size_t)c1 * k;
+      int nj[kDfSettleMax];
+      float nf[kDfSettleMax];
+      int cnt = 0;
+      float fmin = f1;
+      bool full = false;
+      for (int t = 0; t < k; ++t) {  // (c_1 itself among the first: F 0 between its images)
+        if (!(lf[t] <= stop)) break;
+        if (cnt == kDfSettleMax) { full = true; break; }
+        const int j = lj[t];
+        nj[cnt] = j;
+        nf[cnt] = j == c1 ? f1 : df_settle_f(pt, fa.im, ci, kp, j);
+        fmin = fminf(fmin, nf[cnt]);
+        ++cnt;
+      }
+      if (!full && stop < pos_inf<float>()) {
+        const float thr = df_settle_threshold(fmin, na, d, bd);
+        double best = pos_inf<double>();
+        int bi = 0x7fffffff;
+        for (int q = 0; q < cnt; ++q)
+          if (nf[q] <= thr) {
+            const double dist = df_settle_exact(pt, cen, k, nj[q]);
+            if (dist < pos_inf<double>()) df_take(dist, nj[q], best, bi);  // (as k_df_exact: below +inf)
+          }
+        const int old = labels[row];
+        const int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
+        if (old != nl) { ++ch; labels[row] = nl; }
+        done = true;
+      }
+    }
+    if (!done) fa.rest[atomicAdd(&fa.cnt[3], 1u)] = (int)row;
+  }
+  if (ch && st) atomicAdd(&st->changed, (u64)ch);
+}
+
+}  // namespace
+}  // namespace gk
+
+#endif
