@@ -1,5 +1,6 @@
 // update.cu: centroid update (sums, finalize) and within-cluster sums of squares.
 #include <algorithm>
+#include <initializer_list>
 
 #include "detail/engine.hpp"
 #include "detail/update_kernels.cuh"
@@ -8,12 +9,18 @@ namespace gk {
 
 namespace {
 const size_t kAccSmemLimit = 96 * 1024;
-template <typename T>
-cudaError_t allow_smem(size_t bytes) {
-  cudaError_t e = cudaFuncSetAttribute(k_accumulate<T, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-  return e != cudaSuccess ? e
-                          : cudaFuncSetAttribute(k_accumulate<T, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                 (int)bytes);
+// Dynamic shared memory of `bytes` (above the default 48 KB) for each kernel.
+cudaError_t allow_smem(std::initializer_list<const void *> kernels, size_t bytes) {
+  for (const void *f : kernels) {
+    const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+// Blocks of 256 threads over D's n points, `step` points a block a round (at
+// most 8 blocks an SM: the kernels loop).
+int item_grid(const gk_cuda_data *D, long long step) {
+  return (int)std::min<long long>(std::max<long long>(1, (D->n + step - 1) / step), 8LL * D->sms);
 }
 }
 
@@ -42,23 +49,22 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   gx = std::min<long long>(gx, std::max<long long>(1, (n + 2047) / 2048));
   p.acc_gx = (int)gx;
   if (p.acc_smem > 48 * 1024) {
-    cudaError_t e = allow_smem<float>(p.acc_smem);
-    if (e == cudaSuccess) e = allow_smem<double>(p.acc_smem);
+    const cudaError_t e = allow_smem({(const void *)k_accumulate<float, false>, (const void *)k_accumulate<float, true>,
+                                      (const void *)k_accumulate<double, false>,
+                                      (const void *)k_accumulate<double, true>},
+                                     p.acc_smem);
     if (e != cudaSuccess) return e;
   }
   // within-SS
   size_t ws = 2 * (size_t)k * sizeof(u64) + cnt + 8 * (size_t)k + 8;
   p.w_shared = ws <= kAccSmemLimit;
   p.w_smem = p.w_shared ? ws : 0;
-  if (p.w_smem > 48 * 1024) {
-    for (auto *f : {k_withinss<float, 1, false>, k_withinss<float, 1, true>}) {
-      const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
-      if (e != cudaSuccess) return e;
-    }
-    for (auto *f : {k_withinss<double, 1, false>, k_withinss<double, 1, true>}) {
-      const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.w_smem);
-      if (e != cudaSuccess) return e;
-    }
+  if (p.w_smem > 48 * 1024) {  // (pass 1's: pass 0 needs 4 k bytes)
+    const cudaError_t e = allow_smem({(const void *)k_withinss<float, 1, false>, (const void *)k_withinss<float, 1, true>,
+                                      (const void *)k_withinss<double, 1, false>,
+                                      (const void *)k_withinss<double, 1, true>},
+                                     p.w_smem);
+    if (e != cudaSuccess) return e;
   }
   // As many blocks as the SMs hold at once: a point's within-SS is one chain
   // of d dependent double operations (stats' order), so the pass lives on
@@ -122,13 +128,11 @@ cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &p, const int *l
   }
   // the moved points listed, their sums (or every point's, where most
   // moved), prev brought up to date
-  const int g = (int)std::min<long long>(std::max<long long>(1, (D->n + 255) / 256), 8LL * D->sms);
-  const int gl = (int)std::min<long long>(std::max<long long>(1, (D->n + kMovesStep - 1) / kMovesStep), 8LL * D->sms);
-  k_moves_list<<<gl, 256, 0, s>>>(labels, p.prev, D->n, p.moves, st, max_iter);
+  k_moves_list<<<item_grid(D, kMovesStep), 256, 0, s>>>(labels, p.prev, D->n, p.moves, st, max_iter);
   k_moves_plan<<<p.fin_grid, 256, 0, s>>>(st, max_iter, D->n, D->single ? 4 : 8, acc, counts, (size_t)k * D->d, k);
   if (D->single) accumulate<float, true>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
   else accumulate<double, true>(D, p, labels, k, st, max_iter, acc, counts, scale, s);
-  k_moves_commit<<<g, 256, 0, s>>>(labels, p.prev, p.moves, D->n, st, max_iter);
+  k_moves_commit<<<item_grid(D, 256), 256, 0, s>>>(labels, p.prev, p.moves, D->n, st, max_iter);
   return cudaGetLastError();
 }
 
