@@ -125,10 +125,7 @@ StagingBuffers *staging_buffers(gk_cuda_data *D, size_t bytes) {
 
 // One team per copy, or (GPUKMEANS_STAGE_TEAM=0, benchmarks) fresh threads
 // for every buffer, as before the team.
-bool team_per_copy() {
-  const char *env = std::getenv("GPUKMEANS_STAGE_TEAM");
-  return !(env && env[0] == '0');
-}
+bool team_per_copy() { return env_switch("GPUKMEANS_STAGE_TEAM") != 0; }
 
 // The team's threads over [0, total) (HostTeam::run), or fresh threads
 // where team_per_copy() is off.
