@@ -58,25 +58,26 @@ namespace {
 constexpr int kDfSettleMaxK = 1024;  // the lists: one block sorts a center's k entries in shared memory
 constexpr int kDfSettleMax = 16;     // neighbours a point keeps (more: to k_df_exact)
 
+// The header's constants: kAbs, the widening factor 1 + 2^-30, and rho for
+// d coordinates.
+constexpr double kDfSettleAbs = 7.8886090522101181e-31, kDfSettleWiden = 1.0 + 9.3132257461547852e-10;
+__device__ __forceinline__ double df_settle_rho(int d) { return 1.01 * (d + 2.0) * 5.9604644775390625e-08; }
+
 // up and r of the header for a center of F = f from a point of image
 // norm^2 na (eps: df_eps); false where f proves nothing (NaN, inf).
 __device__ __forceinline__ bool df_settle_radii(float f, int d, double eps, const DFBound &bd, double &up,
                                                 double &r) {
   if (!(f < 3e38f)) return false;
-  const double kabs = 7.8886090522101181e-31, widen = 1.0 + 9.3132257461547852e-10;
-  const double rho = 1.01 * (d + 2.0) * 5.9604644775390625e-08;
-  up = sqrt(((double)f + kabs) / (1.0 - rho) * widen) + eps;
-  const double hi = up * up * (1.0 + bd.gamma) * widen + bd.absd;
-  r = sqrt((hi + bd.absd) / (1.0 - bd.gamma) * widen);
+  up = sqrt(((double)f + kDfSettleAbs) / (1.0 - df_settle_rho(d)) * kDfSettleWiden) + eps;
+  const double hi = up * up * (1.0 + bd.gamma) * kDfSettleWiden + bd.absd;
+  r = sqrt((hi + bd.absd) / (1.0 - bd.gamma) * kDfSettleWiden);
   return true;
 }
 
 // A float v with every F above it proving what the header says: (t^2 (1 +
 // rho) + kAbs), widened and rounded up.
 __device__ __forceinline__ float df_settle_above(double t, int d) {
-  const double kabs = 7.8886090522101181e-31, widen = 1.0 + 9.3132257461547852e-10;
-  const double rho = 1.01 * (d + 2.0) * 5.9604644775390625e-08;
-  return __double2float_ru((t * t * (1.0 + rho) + kabs) * widen);
+  return __double2float_ru((t * t * (1.0 + df_settle_rho(d)) + kDfSettleAbs) * kDfSettleWiden);
 }
 
 // thr of the header for a point of image norm^2 na whose least F is fmin:
@@ -111,18 +112,28 @@ struct DfPoint {
   const double *x;
   long long n, row;
   int d;
+  // body(c) for c = 0 .. d - 1, in order: unrolled over DMAX (the arrays'
+  // indices then known at compile time: registers), else a loop.
+  template <class Body>
+  __device__ __forceinline__ void each(Body &&body) const {
+    if (DMAX > 0) {
+#pragma unroll
+      for (int c = 0; c < (DMAX > 0 ? DMAX : 1); ++c)
+        if (c < d) body(c);
+    } else {
+      for (int c = 0; c < d; ++c) body(c);
+    }
+  }
   __device__ __forceinline__ void load(const double *__restrict__ x_, long long n_, int d_, long long row_,
                                        const init::FloatImage &im) {
     x = x_;
     n = n_;
     row = row_;
     d = d_;
-#pragma unroll
-    for (int c = 0; c < DMAX; ++c)
-      if (c < d) v[c] = x[row + n * (long long)c];
-#pragma unroll
-    for (int c = 0; c < DMAX; ++c)
-      if (c < d) a[c] = init::image_value(v[c], c, im);
+    if (DMAX > 0) {
+      each([&](int c) { v[c] = x[row + n * (long long)c]; });
+      each([&](int c) { a[c] = init::image_value(v[c], c, im); });
+    }
   }
   __device__ __forceinline__ double value(int c) const { return DMAX > 0 ? v[c] : x[row + n * (long long)c]; }
   __device__ __forceinline__ float image(int c, const init::FloatImage &im) const {
@@ -136,17 +147,10 @@ template <int DMAX>
 __device__ __forceinline__ float df_settle_f(const DfPoint<DMAX> &pt, const init::FloatImage &im,
                                              const float *__restrict__ ci, int kp, int j) {
   float f = 0.f;
-#pragma unroll
-  for (int c = 0; c < (DMAX > 0 ? DMAX : 1); ++c)
-    if (DMAX > 0 && c < pt.d) {
-      const float t = __fsub_rn(pt.image(c, im), ci[j + (size_t)kp * c]);
-      f = __fmaf_rn(t, t, f);
-    }
-  if (DMAX == 0)
-    for (int c = 0; c < pt.d; ++c) {
-      const float t = __fsub_rn(pt.image(c, im), ci[j + (size_t)kp * c]);
-      f = __fmaf_rn(t, t, f);
-    }
+  pt.each([&](int c) {
+    const float t = __fsub_rn(pt.image(c, im), ci[j + (size_t)kp * c]);
+    f = __fmaf_rn(t, t, f);
+  });
   return f;
 }
 
@@ -156,17 +160,10 @@ template <int DMAX>
 __device__ __forceinline__ double df_settle_exact(const DfPoint<DMAX> &pt, const double *__restrict__ cen, int k,
                                                   int j) {
   double s = 0.0;
-#pragma unroll
-  for (int c = 0; c < (DMAX > 0 ? DMAX : 1); ++c)
-    if (DMAX > 0 && c < pt.d) {
-      const double t = __dsub_rn(pt.value(c), cen[j + (size_t)k * c]);
-      s = __dadd_rn(s, __dmul_rn(t, t));
-    }
-  if (DMAX == 0)
-    for (int c = 0; c < pt.d; ++c) {
-      const double t = __dsub_rn(pt.value(c), cen[j + (size_t)k * c]);
-      s = __dadd_rn(s, __dmul_rn(t, t));
-    }
+  pt.each([&](int c) {
+    const double t = __dsub_rn(pt.value(c), cen[j + (size_t)k * c]);
+    s = __dadd_rn(s, __dmul_rn(t, t));
+  });
   return s;
 }
 
@@ -224,11 +221,7 @@ k_df_settle(const double *__restrict__ x, long long n, int d, const double *__re
             const float *__restrict__ ci, int kp, const int *__restrict__ nbr, const float *__restrict__ nbf,
             int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
   if (fit_finished(st, max_iter)) return;
-  const long long m = fa.cnt[0];
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    fa.tot[0] += (unsigned long long)m;
-    fa.tot[1] += 1ull;
-  }
+  const long long m = df_count_listed(fa);
   const DFBound bd = df_bound(fa);
   const bool all = fa.cnt[1] != 0u;  // a center's image out of the box: F proves nothing
   unsigned int ch = 0;

@@ -231,6 +231,17 @@ static __global__ void k_df_center_image(const double *__restrict__ cen, int k, 
   else if (q == q) atomicMax(&cnt[2], __float_as_uint(q));
 }
 
+// The points listed this iteration (cnt[0]), added by one thread of the
+// first pass over the list (k_df_pair or k_df_settle) to the fit's counts.
+__device__ __forceinline__ long long df_count_listed(const DFArgs &fa) {
+  const long long m = fa.cnt[0];
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    fa.tot[0] += (unsigned long long)m;
+    fa.tot[1] += 1ull;
+  }
+  return m;
+}
+
 // The least d for which the 3xTF32 filter keeps each point's two nearest
 // centers for k_df_pair (TcFilterEpi<true>, assign_kernels.cuh).
 constexpr int kDfPairMinD = 32;
@@ -248,11 +259,7 @@ constexpr int kDfPairMinD = 32;
 static __global__ void k_df_pair(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen,
                                  int k, int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
   if (fit_finished(st, max_iter)) return;
-  const long long m = fa.cnt[0];
-  if (blockIdx.x == 0 && threadIdx.x == 0) {
-    fa.tot[0] += (unsigned long long)m;
-    fa.tot[1] += 1ull;
-  }
+  const long long m = df_count_listed(fa);
   unsigned int ch = 0;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < m; e += (long long)gridDim.x * blockDim.x) {
     const long long row = fa.list[e];
