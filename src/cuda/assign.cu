@@ -566,9 +566,9 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
     int lt = 32;
     while (lt < k) lt *= 2;
     k_df_center_lists<<<k, lt, 0, s>>>(f.ci, k, kp, D->d, f.nbr, f.nbf, st, max_iter);
-    // (each point's row held in registers up to 32 columns)
+    // (each point's image held in registers up to 32 columns)
     const auto settle = D->d <= 16 ? k_df_settle<16> : D->d <= 32 ? k_df_settle<32> : k_df_settle<0>;
-    settle<<<std::max(1, D->sms * 8), 256, 0, s>>>(x, D->n, D->d, cen_d, k, f.ci, kp, f.nbr, f.nbf, labels, st,
+    settle<<<std::max(1, D->sms * 8), 256, 0, s>>>(x, f.xi, D->n, D->d, cen_d, k, f.ci, kp, f.nbr, f.nbf, labels, st,
                                                    max_iter, a);
   } else {
     k_df_pair<<<sms4, 256, 0, s>>>(x, D->n, D->d, cen_d, k, labels, st, max_iter, a);

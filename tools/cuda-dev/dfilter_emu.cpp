@@ -10,7 +10,9 @@
 // form: the exact rule's choice must have F at most thr
 // (df_settle_threshold), and F between its image and that of the filter's
 // lowest center at most stop (df_settle_stop); `./dfilter_emu naive`
-// (thr = the least F, stop = (2 sqrt(F_1))^2: no slack) fails.
+// (thr = the least F, stop = (2 sqrt(F_1))^2: no slack) fails.  Where one
+// center alone has F at most thr, k_df_settle takes it without an exact
+// distance: it must be the exact rule's choice.
 //   make dfilter_emu && ./dfilter_emu
 #include <cmath>
 #include <cstdio>
@@ -24,7 +26,7 @@ using namespace gk;
 static float tf32(float a){unsigned u=__float_as_uint(a); u=(u+0x1000u)&~0x1fffu; return __uint_as_float(u);}
 int main(int argc, char **argv){
   const bool naive = argc > 1 && !strcmp(argv[1], "naive");
-  std::mt19937_64 g(1); long long cert=0,tot=0,bad=0,cpts=0,ccands=0,cnone=0,cbad=0,spts=0,scands=0,sbad=0,snear=0;
+  std::mt19937_64 g(1); long long cert=0,tot=0,bad=0,cpts=0,ccands=0,cnone=0,cbad=0,spts=0,scands=0,sbad=0,snear=0,sone=0;
   for(int tc=0;tc<2;++tc)
   for(int trial=0;trial<300;++trial){
     int d = 1+trial%130, k = 2+trial%50; double off = (trial%3==0)?1e8:0, sp = (trial%5==0)?1e-3:1;
@@ -55,7 +57,8 @@ int main(int argc, char **argv){
         std::vector<float> F(k); float fmin=NAN;
         for(int j=0;j<k;++j){ float f=0; for(int t=0;t<d;++t){ volatile float tt=ai[t]-cb[j*d+t]; f=fmaf(tt,tt,f);} F[j]=f; fmin=std::fmin(fmin,f); }
         const float thr = naive ? fmin : df_settle_threshold(fmin,na,d,df_bound(a));
-        int nc=0; for(int j=0;j<k;++j) nc+= F[j]<=thr; ++spts; scands+=nc;
+        int nc=0, one=-1; for(int j=0;j<k;++j) if(F[j]<=thr){++nc; one=j;} ++spts; scands+=nc;
+        if(nc==1){ ++sone; if(one!=eb){++sbad; if(sbad<5) printf("BAD settle single trial %d i %d d %d k %d\n",trial,i,d,k);} }
         if(!(F[eb]<=thr)){++sbad; if(sbad<5) printf("BAD settle trial %d i %d d %d k %d\n",trial,i,d,k);}
         // the walk of the lowest center's list: F between the images of bi and eb
         const float stop = naive ? 4.f*F[bi] : df_settle_stop(F[bi],na,d,df_bound(a));
@@ -80,7 +83,7 @@ int main(int argc, char **argv){
   printf("certified %lld / %lld, wrong %lld (float images, then TF32 images)\n",cert,tot,bad);
   printf("candidate pass: %lld points, %lld without a threshold, %.2f candidates a point, %lld missing the exact choice\n",
          cpts,cnone,cpts>cnone?(double)ccands/(cpts-cnone):0.0,cbad);
-  printf("settle pass: %lld points, %.2f neighbours and %.2f candidates a point, %lld missing the exact choice\n",
-         spts,spts?(double)snear/spts:0.0,spts?(double)scands/spts:0.0,sbad);
+  printf("settle pass: %lld points, %.2f neighbours and %.2f candidates a point (%.2f%% one: no exact distance), %lld missing the exact choice\n",
+         spts,spts?(double)snear/spts:0.0,spts?(double)scands/spts:0.0,spts?100.0*sone/spts:0.0,sbad);
   return bad!=0 || cbad!=0 || cnone==cpts || sbad!=0;
 }

@@ -51,6 +51,7 @@
 #define GPUKMEANS_DETAIL_DF_SETTLE_CUH
 
 #include "dfilter.cuh"
+#include "tc_tiles.cuh"
 
 namespace gk {
 namespace {
@@ -100,16 +101,16 @@ __device__ __forceinline__ float df_settle_stop(float f1, float na, int d, const
   return df_settle_above(up + r + 2.0 * eps_c, d);
 }
 
-// A listed point's coordinates: with DMAX > 0 (d <= DMAX) read from x once
-// into registers, with their float image (each neighbour's F and exact
-// distance then reads only the centers: re-reading x's scattered rows from
-// memory took D's pass 0.57 ms an iteration, H100); DMAX = 0: read from x
-// each time.
+// A listed point's coordinates: its float image read once from the
+// filter's packed image xi (tc_tiles.cuh: four 32-byte sectors a chunk of
+// 16 coordinates, where x's column-major row is 16 sectors), with DMAX > 0
+// (d <= DMAX) into registers; DMAX = 0: read from xi each time.  Its double
+// values, which only exact distances need, are read from x then.
 template <int DMAX>
 struct DfPoint {
-  double v[DMAX > 0 ? DMAX : 1];
   float a[DMAX > 0 ? DMAX : 1];
   const double *x;
+  const float *xi;
   long long n, row;
   int d;
   // body(c) for c = 0 .. d - 1, in order: unrolled over DMAX (the arrays'
@@ -124,31 +125,26 @@ struct DfPoint {
       for (int c = 0; c < d; ++c) body(c);
     }
   }
-  __device__ __forceinline__ void load(const double *__restrict__ x_, long long n_, int d_, long long row_,
-                                       const init::FloatImage &im) {
+  __device__ __forceinline__ void load(const double *__restrict__ x_, const float *__restrict__ xi_, long long n_,
+                                       int d_, long long row_) {
     x = x_;
+    xi = xi_;
     n = n_;
     row = row_;
     d = d_;
-    if (DMAX > 0) {
-      each([&](int c) { v[c] = x[row + n * (long long)c]; });
-      each([&](int c) { a[c] = init::image_value(v[c], c, im); });
-    }
+    if (DMAX > 0) each([&](int c) { a[c] = xi[tc_packed_at(row, c, d)]; });
   }
-  __device__ __forceinline__ double value(int c) const { return DMAX > 0 ? v[c] : x[row + n * (long long)c]; }
-  __device__ __forceinline__ float image(int c, const init::FloatImage &im) const {
-    return DMAX > 0 ? a[c] : init::image_coord(x, n, row, c, im);
-  }
+  __device__ __forceinline__ double value(int c) const { return x[row + n * (long long)c]; }
+  __device__ __forceinline__ float image(int c) const { return DMAX > 0 ? a[c] : xi[tc_packed_at(row, c, d)]; }
 };
 
 // F between the point's image and center j's (ci: kp x d column-major):
 // fl(a - b)^2 summed by fmaf in coordinate order.
 template <int DMAX>
-__device__ __forceinline__ float df_settle_f(const DfPoint<DMAX> &pt, const init::FloatImage &im,
-                                             const float *__restrict__ ci, int kp, int j) {
+__device__ __forceinline__ float df_settle_f(const DfPoint<DMAX> &pt, const float *__restrict__ ci, int kp, int j) {
   float f = 0.f;
   pt.each([&](int c) {
-    const float t = __fsub_rn(pt.image(c, im), ci[j + (size_t)kp * c]);
+    const float t = __fsub_rn(pt.image(c), ci[j + (size_t)kp * c]);
     f = __fmaf_rn(t, t, f);
   });
   return f;
@@ -212,14 +208,14 @@ static __global__ void k_df_center_lists(const float *__restrict__ ci, int k, in
 }
 
 // The listed points (list, count cnt[0]), one thread a point: see the
-// header; DMAX: DfPoint.  Counts the listed points for the fit's exact
-// share (as k_df_pair does where it runs); the points it leaves join rest
-// (cnt[3]).
+// header; DMAX: DfPoint, xi: the filter's packed image of x.  Counts the
+// listed points for the fit's exact share (as k_df_pair does where it
+// runs); the points it leaves join rest (cnt[3]).
 template <int DMAX>
 __global__ void __launch_bounds__(256)
-k_df_settle(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
-            const float *__restrict__ ci, int kp, const int *__restrict__ nbr, const float *__restrict__ nbf,
-            int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
+k_df_settle(const double *__restrict__ x, const float *__restrict__ xi, long long n, int d,
+            const double *__restrict__ cen, int k, const float *__restrict__ ci, int kp, const int *__restrict__ nbr,
+            const float *__restrict__ nbf, int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
   if (fit_finished(st, max_iter)) return;
   const long long m = df_count_listed(fa);
   const DFBound bd = df_bound(fa);
@@ -231,9 +227,9 @@ k_df_settle(const double *__restrict__ x, long long n, int d, const double *__re
     bool done = false;
     if (c1 >= 0 && c1 < k) {
       DfPoint<DMAX> pt;
-      pt.load(x, n, d, row, fa.im);
+      pt.load(x, xi, n, d, row);
       const float na = fa.na[row];
-      const float f1 = df_settle_f(pt, fa.im, ci, kp, c1);
+      const float f1 = df_settle_f(pt, ci, kp, c1);
       const float stop = df_settle_stop(f1, na, d, bd);
       const int *lj = nbr + (size_t)c1 * k;
       const float *lf = nbf + (size_t)c1 * k;
@@ -247,19 +243,30 @@ k_df_settle(const double *__restrict__ x, long long n, int d, const double *__re
         if (cnt == kDfSettleMax) { full = true; break; }
         const int j = lj[t];
         nj[cnt] = j;
-        nf[cnt] = j == c1 ? f1 : df_settle_f(pt, fa.im, ci, kp, j);
+        nf[cnt] = j == c1 ? f1 : df_settle_f(pt, ci, kp, j);
         fmin = fminf(fmin, nf[cnt]);
         ++cnt;
       }
       if (!full && stop < pos_inf<float>()) {
         const float thr = df_settle_threshold(fmin, na, d, bd);
-        double best = pos_inf<double>();
-        int bi = 0x7fffffff;
+        int bi = 0x7fffffff, left = 0;
         for (int q = 0; q < cnt; ++q)
-          if (nf[q] <= thr) {
-            const double dist = df_settle_exact(pt, cen, k, nj[q]);
-            if (dist < pos_inf<double>()) df_take(dist, nj[q], best, bi);  // (as k_df_exact: below +inf)
-          }
+          if (nf[q] <= thr) { bi = nj[q]; ++left; }
+        // One center left is the exact rule's choice without its distance:
+        // the choice is among those left, and with every center's image in
+        // the box (!all) and x within dfilter_range every distance to a
+        // center that is not NaN is finite (below 2^900), so the rule does
+        // not pass over it.  This spares most points the 16 sectors of
+        // their row of x.
+        if (left > 1) {
+          double best = pos_inf<double>();
+          bi = 0x7fffffff;
+          for (int q = 0; q < cnt; ++q)
+            if (nf[q] <= thr) {
+              const double dist = df_settle_exact(pt, cen, k, nj[q]);
+              if (dist < pos_inf<double>()) df_take(dist, nj[q], best, bi);  // (as k_df_exact: below +inf)
+            }
+        }
         const int old = labels[row];
         const int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
         if (old != nl) { ++ch; labels[row] = nl; }

@@ -99,6 +99,16 @@ __device__ __forceinline__ void tc_pack_group(const Src &src, long long n, int d
   }
   reinterpret_cast<float4 *>(out)[e] = v;
 }
+// Where tc_pack_group puts point i's coordinate j (j < d): the float's
+// offset in the packed points (the layout's inverse).  A point's 16
+// coordinates of a chunk lie in four 32-byte sectors.
+__device__ __forceinline__ size_t tc_packed_at(long long i, int j, int d) {
+  const long long bt = i >> 7;
+  const int r = (int)(i & 127), m16 = r >> 4, g = r & 7, s0 = (r >> 3) & 1;
+  const int k16 = j >> 4, kk8 = (j >> 3) & 1, t = j & 3, s1 = (j >> 2) & 1;
+  const long long e = (((bt * tc_k16(d) + k16) * 8 + m16) * 2 + kk8) * 32 + 4 * g + t;
+  return (size_t)e * 4 + 2 * s1 + s0;
+}
 template <class Src>
 __global__ void k_tc_pack_points(Src src, long long n, int d, float *__restrict__ out, long long groups) {
   const long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x;
