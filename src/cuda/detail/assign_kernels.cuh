@@ -329,8 +329,8 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
       if (i < n) {
         int old = labels[i];
         int b = bi[r];
-        if (b < 0) b = old >= 0 ? old : 0;  // no finite distance (overflow): keep
-        if (old != b) { ++ch; labels[i] = b; }
+        if (b < 0) b = label_kept(old);  // no finite distance (overflow)
+        label_commit(&labels[i], old, b, ch);
         if (UPDATE) {
 #pragma unroll
           for (int j = 0; j < DM; ++j)
@@ -566,8 +566,8 @@ k_assign_tiled(const T *__restrict__ x, long long n, int d, const T *__restrict_
       if (i < n) {
         int old = labels[i];
         int nl = bidx[m];
-        if (nl < 0) nl = old >= 0 ? old : 0;
-        if (old != nl) { ++ch; labels[i] = nl; }
+        if (nl < 0) nl = label_kept(old);
+        label_commit(&labels[i], old, nl, ch);
       }
     }
   }
@@ -708,8 +708,7 @@ k_assign_tf32(const float *__restrict__ x, long long n, int d, const float *__re
       const long long i = i0 + row;
       if (i < n) {
         int old = labels[i];
-        int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
-        if (old != nl) { ++ch; labels[i] = nl; }
+        label_commit(&labels[i], old, bi == 0x7fffffff ? label_kept(old) : bi, ch);
       }
     }
   }
@@ -896,7 +895,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
     if (i < n) {
       if (bi < k && df_certified(rbd[tid], rbs[tid], fa.nb[bi], s_na[tid], d, df_bound(fa))) {
         const int old = labels[i];
-        if (old != bi) { ++ch; labels[i] = bi; }
+        label_commit(&labels[i], old, bi, ch);
       } else {
         df_list(i, fa);  // (no candidates kept: k_df_exact)
       }
@@ -1062,8 +1061,7 @@ struct TcArgmin : TcEpiBase {
         const long long i = bt * kTcBM + row;
         if (i < n) {
           const int old = old_labels[row];
-          const int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
-          if (old != nl) { ++ch; labels[i] = nl; }
+          label_commit(&labels[i], old, bi == 0x7fffffff ? label_kept(old) : bi, ch);
         }
       }
     }
@@ -1221,7 +1219,7 @@ struct TcFilterEpi : TcEpiBase {
     if (i < n) {
       if (b < k && df_certified(rbd[tid], rbs[tid], fa->nb[b], na[tid], d, df_bound(*fa))) {
         const int old = old_labels[tid];
-        if (old != b) { ++ch; labels[i] = b; }
+        label_commit(&labels[i], old, b, ch);
       } else if (Pair) {
         df_list(i, *fa, rbd[tid], b, rbi2[tid], rb3[tid]);
       } else {

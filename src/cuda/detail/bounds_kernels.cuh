@@ -157,11 +157,8 @@ k_bounds_init(const T *__restrict__ x, long long n, int d, const T *__restrict__
     unsigned int ch = 0;
     if (live) {
       const int old = labels[i];
-      if (b < 0) b = old >= 0 ? old : 0;
-      if (b != old) {
-        labels[i] = b;
-        ch = 1;
-      }
+      if (b < 0) b = label_kept(old);
+      label_commit(&labels[i], old, b, ch);
       u[i] = upper_of(best, m);
       l[i] = lower_of(second, m);
     }

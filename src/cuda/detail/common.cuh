@@ -245,6 +245,18 @@ __device__ __forceinline__ double exact_dist(const T *__restrict__ x, long long 
   return s;
 }
 
+// The labels' rule, shared by every assignment kernel: a point none of
+// whose distances is finite (overflow) keeps its old label, or takes 0 if
+// it never had one (-1); a new label is written only where it changed,
+// and the change counted.
+__device__ __forceinline__ int label_kept(int old) { return old >= 0 ? old : 0; }
+__device__ __forceinline__ void label_commit(int *p, int old, int nl, unsigned int &ch) {
+  if (old != nl) {
+    ++ch;
+    *p = nl;
+  }
+}
+
 // Early exit for kernels inside a captured batch of iterations.
 __device__ __forceinline__ bool fit_finished(const State *st, int max_iter) {
   return st && (st->flag || st->iter_done >= max_iter);

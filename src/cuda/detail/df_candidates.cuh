@@ -180,8 +180,7 @@ static __global__ void k_df_cand_exact(const double *__restrict__ x, long long n
         fa.list[atomicAdd(&fa.cnt[4], 1u)] = (int)row;
       } else {
         const int old = labels[row];
-        const int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
-        if (old != nl) { ++ch; labels[row] = nl; }
+        label_commit(&labels[row], old, bi == 0x7fffffff ? label_kept(old) : bi, ch);
       }
     }
   }

@@ -268,8 +268,7 @@ k_df_settle(const double *__restrict__ x, const float *__restrict__ xi, long lon
             }
         }
         const int old = labels[row];
-        const int nl = bi == 0x7fffffff ? (old >= 0 ? old : 0) : bi;
-        if (old != nl) { ++ch; labels[row] = nl; }
+        label_commit(&labels[row], old, bi == 0x7fffffff ? label_kept(old) : bi, ch);
         done = true;
       }
     }

@@ -281,8 +281,7 @@ static __global__ void k_df_pair(const double *__restrict__ x, long long n, int 
           if (dl < bd) { bd = dl; bi = lo_c; }
           if (dh < bd) { bd = dh; bi = hi_c; }
           const int old = labels[row];
-          const int nl = bi >= 0 ? bi : (old >= 0 ? old : 0);
-          if (old != nl) { ++ch; labels[row] = nl; }
+          label_commit(&labels[row], old, bi >= 0 ? bi : label_kept(old), ch);
           done = true;
         } else if (fa.ccap) {
           thr = df_cand_threshold(hi, na, eps, bd);
@@ -398,8 +397,7 @@ k_df_exact(const double *__restrict__ x, long long n, int d, const double *__res
       for (int w = 1; w < Threads / 32; ++w) df_take(s_d[w][tid], s_i[w][tid], b, i);
       const long long row = s_row[tid];
       const int old = labels[row];
-      const int nl = i == 0x7fffffff ? (old >= 0 ? old : 0) : i;
-      if (old != nl) { ++ch; labels[row] = nl; }
+      label_commit(&labels[row], old, i == 0x7fffffff ? label_kept(old) : i, ch);
     }
     __syncthreads();  // s_row, s_x, s_d, s_i are rewritten by the next points
   }
