@@ -39,7 +39,7 @@ size_t small_df_smem(int k, int d, int dm, bool update) {
 // device at once, at most one per 256 ppt points.
 template <typename Kernel>
 cudaError_t small_grid(const gk_cuda_data *D, Kernel kern, int ppt, size_t smem, int &grid) {
-  cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  cudaError_t e = allow_dynamic_smem(D, (const void *)kern, smem);
   if (e != cudaSuccess) return e;
   int per_sm = 0;
   e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, smem);
@@ -230,7 +230,7 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
   if (D->tc_state == 0) {
     D->tc_state = -1;
     // a device that cannot hold the kernel's shared memory keeps the unpacked kernel
-    if (cudaFuncSetAttribute(k_assign_tc, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kTcSmem) != cudaSuccess ||
+    if (allow_dynamic_smem(D, (const void *)k_assign_tc, kTcSmem) != cudaSuccess ||
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_per_sm, k_assign_tc, kTcThreads, kTcSmem) != cudaSuccess ||
         D->tc_per_sm < 1) {
       cudaGetLastError();
@@ -490,9 +490,8 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   const void *tc_kernel = f.pair   ? (const void *)k_assign_tc_filter<true>
                           : f.top2 ? (const void *)k_assign_tc_filter<false, true>
                                    : (const void *)k_assign_tc_filter<false>;
-  cudaError_t err = tc1 ? cudaFuncSetAttribute(k_assign_tf32_filter, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               (int)df_tc_smem)
-                        : cudaFuncSetAttribute(tc_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kTcSmem);
+  cudaError_t err = tc1 ? allow_dynamic_smem(D, (const void *)k_assign_tf32_filter, df_tc_smem)
+                        : allow_dynamic_smem(D, tc_kernel, kTcSmem);
   if (err == cudaSuccess && !tc1)
     err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_filter_per_sm, tc_kernel, kTcThreads, kTcSmem);
   if (err != cudaSuccess || (!tc1 && D->tc_filter_per_sm < 1)) {  // a device that cannot hold it: the exact kernel
@@ -501,7 +500,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   }
   const void *cand_kernel = f.pair ? (const void *)k_assign_tc_cand<false> : (const void *)k_assign_tc_cand<true>;
   if (f.ccap &&
-      cudaFuncSetAttribute(cand_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kTcSmem) != cudaSuccess) {
+      allow_dynamic_smem(D, cand_kernel, kTcSmem) != cudaSuccess) {
     cudaGetLastError();
     f.ccap = 0;  // (the rest to k_df_exact)
   }

@@ -9,6 +9,7 @@
 // (compute_totss), all on the device.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <new>
 #include <vector>
 
@@ -151,6 +152,21 @@ bool gk::optional_fits(const gk_cuda_data *D, size_t extra) {
   return (double)extra <= 0.9 * (double)free_b;
 }
 
+size_t gk::smem_limit(const gk_cuda_data *D) {
+  size_t lim = D->smem_optin;
+  const char *cap = std::getenv("GPUKMEANS_SMEM_CAP");
+  if (cap && cap[0]) {
+    const unsigned long long c = std::strtoull(cap, nullptr, 10);
+    if (c > 0 && c < lim) lim = (size_t)c;
+  }
+  return lim;
+}
+
+cudaError_t gk::allow_dynamic_smem(const gk_cuda_data *D, const void *kernel, size_t bytes) {
+  if (bytes > smem_limit(D)) return cudaErrorInvalidValue;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+}
+
 namespace {
 
 // The allocation, after a free-memory check for large data (>= 1 GiB;
@@ -229,8 +245,10 @@ int compute_totss(gk_cuda_data *D, char *err, size_t errlen) {
 int new_handle(const gk_cuda_options *opts, int64_t n, int d, bool single, gk_cuda_data **out, char *err,
                size_t errlen) {
   GK_CHECK(cudaSetDevice(opts->device), "selecting the CUDA device");
-  int sms = 1;
+  int sms = 1, optin = 48 * 1024;
   GK_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, opts->device), "querying the device");
+  GK_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, opts->device),
+           "querying the device");
   gk_cuda_data *D = new (std::nothrow) gk_cuda_data;
   if (!D) {
     set_msg(err, errlen, "out of host memory");
@@ -242,6 +260,7 @@ int new_handle(const gk_cuda_options *opts, int64_t n, int d, bool single, gk_cu
   D->single = single ? 1 : 0;
   D->opts = *opts;
   D->sms = sms;
+  D->smem_optin = (size_t)optin;
   *out = D;
   return GK_CUDA_OK;
 }

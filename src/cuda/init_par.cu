@@ -51,7 +51,7 @@ cudaError_t launch_filter_tc(const gk_cuda_data *D, const FloatImage &im, const 
                              const double *cen, int m, int base, double *d2, int *lab, double *lv1, long long nch,
                              cudaStream_t s) {
   const size_t smem = tc_smem_bytes(D->d);
-  cudaError_t e = cudaFuncSetAttribute(k_par_filter_tc<T, KS>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  cudaError_t e = allow_dynamic_smem(D, (const void *)k_par_filter_tc<T, KS>, smem);
   if (e != cudaSuccess) return e;
   k_par_filter_tc<T, KS><<<blocks_for(D->n, kTcWarps * 32), kTcWarps * 32, smem, s>>>(
       static_cast<const T *>(D->x), D->n, D->d, im, reinterpret_cast<const uint2 *>(cf), cq, cen, m, base, d2, lab,
@@ -185,6 +185,10 @@ int candidate_room(ParState &P, long long m, int d, int filter, char *err, size_
 int start_state(gk_cuda_data *D, ParState &P, double M, char *err, size_t errlen) {
   const long long n = D->n;
   P.mode = filter_mode(D->opts.init_filter);
+  // (a block of the tensor-core filter holds 128 rows' images: beyond the
+  // device's shared memory, 99 KB on sm_86 and sm_89 from d = 193 on, the
+  // SIMT filter)
+  if (P.mode == 1 && D->d <= kParTcMaxDim && tc_smem_bytes(D->d) > smem_limit(D)) P.mode = 2;
   P.im = float_image(D, M, P.mode == 1 && D->d <= kParTcMaxDim);
   GK_CHECK(cudaStreamCreateWithFlags(&P.stream.s, cudaStreamNonBlocking), "creating a stream");
   GK_CHECK(P.d2.alloc(n), "allocating D2");

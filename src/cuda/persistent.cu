@@ -22,7 +22,7 @@ cudaError_t plan_t(const gk_cuda_data *D, int k, PersistentPlan &p) {
   if (e != cudaSuccess) return e;
   if (!coop) return cudaSuccess;
   auto kern = k_lloyd_persistent<T, DM>;
-  e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  e = allow_dynamic_smem(D, (const void *)kern, smem);
   if (e != cudaSuccess) {  // (a device with less shared memory a block, 99 KB on sm_86 and sm_89: graph batches)
     cudaGetLastError();
     return cudaSuccess;

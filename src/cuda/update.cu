@@ -10,9 +10,9 @@ namespace gk {
 namespace {
 const size_t kAccSmemLimit = 96 * 1024;
 // Dynamic shared memory of `bytes` (above the default 48 KB) for each kernel.
-cudaError_t allow_smem(std::initializer_list<const void *> kernels, size_t bytes) {
+cudaError_t allow_smem(const gk_cuda_data *D, std::initializer_list<const void *> kernels, size_t bytes) {
   for (const void *f : kernels) {
-    const cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+    const cudaError_t e = allow_dynamic_smem(D, f, bytes);
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;
@@ -31,7 +31,8 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   size_t per_col = 2 * (size_t)k * sizeof(u64);
   size_t cnt = (size_t)k * sizeof(unsigned int);
   int jb = 0;
-  if (per_col + cnt <= kAccSmemLimit) jb = (int)std::min<size_t>((size_t)d, (kAccSmemLimit - cnt) / per_col);
+  const size_t lim = std::min(kAccSmemLimit, smem_limit(D));
+  if (per_col + cnt <= lim) jb = (int)std::min<size_t>((size_t)d, (lim - cnt) / per_col);
   if (jb >= 1) {
     p.acc_shared = true;
     p.acc_jb = jb;
@@ -49,7 +50,7 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   gx = std::min<long long>(gx, std::max<long long>(1, (n + 2047) / 2048));
   p.acc_gx = (int)gx;
   if (p.acc_smem > 48 * 1024) {
-    const cudaError_t e = allow_smem({(const void *)k_accumulate<float, false>, (const void *)k_accumulate<float, true>,
+    const cudaError_t e = allow_smem(D, {(const void *)k_accumulate<float, false>, (const void *)k_accumulate<float, true>,
                                       (const void *)k_accumulate<double, false>,
                                       (const void *)k_accumulate<double, true>},
                                      p.acc_smem);
@@ -57,10 +58,10 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   }
   // within-SS
   size_t ws = 2 * (size_t)k * sizeof(u64) + cnt + 8 * (size_t)k + 8;
-  p.w_shared = ws <= kAccSmemLimit;
+  p.w_shared = ws <= lim;
   p.w_smem = p.w_shared ? ws : 0;
   if (p.w_smem > 48 * 1024) {  // (pass 1's: pass 0 needs 4 k bytes)
-    const cudaError_t e = allow_smem({(const void *)k_withinss<float, 1, false>, (const void *)k_withinss<float, 1, true>,
+    const cudaError_t e = allow_smem(D, {(const void *)k_withinss<float, 1, false>, (const void *)k_withinss<float, 1, true>,
                                       (const void *)k_withinss<double, 1, false>,
                                       (const void *)k_withinss<double, 1, true>},
                                      p.w_smem);

@@ -34,7 +34,8 @@ cudaError_t plan_weighted(const gk_cuda_data *D, int k, Plan &p) {
   const size_t per_col = kWLimbs * (size_t)k * sizeof(unsigned int);
   const size_t fixed = per_col + (size_t)k * sizeof(unsigned int);  // the count entries, additions per cluster
   int jb = 0;
-  if (per_col + fixed <= kWSmemLimit) jb = (int)std::min<size_t>((size_t)d, (kWSmemLimit - fixed) / per_col);
+  const size_t lim = std::min(kWSmemLimit, smem_limit(D));
+  if (per_col + fixed <= lim) jb = (int)std::min<size_t>((size_t)d, (lim - fixed) / per_col);
   p.wacc_shared = jb >= 1;
   p.wacc_jb = jb >= 1 ? jb : std::min(d, 8);
   p.wacc_smem = jb >= 1 ? per_col * jb + fixed : 0;
@@ -43,20 +44,16 @@ cudaError_t plan_weighted(const gk_cuda_data *D, int k, Plan &p) {
   gx = std::min<long long>(gx, std::max<long long>(1, (D->n + 2047) / 2048));
   p.wacc_gx = (int)gx;
   if (p.wacc_smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(k_accumulate_w<float>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)p.wacc_smem);
-    if (e == cudaSuccess)
-      e = cudaFuncSetAttribute(k_accumulate_w<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.wacc_smem);
+    cudaError_t e = allow_dynamic_smem(D, (const void *)k_accumulate_w<float>, p.wacc_smem);
+    if (e == cudaSuccess) e = allow_dynamic_smem(D, (const void *)k_accumulate_w<double>, p.wacc_smem);
     if (e != cudaSuccess) return e;
   }
   const size_t ws = (kWLimbs * (size_t)k + k + (k & 1)) * sizeof(unsigned int) + (size_t)k * sizeof(double);
-  p.ww_shared = ws <= kWSmemLimit;
+  p.ww_shared = ws <= lim;
   p.ww_smem = p.ww_shared ? ws : 0;
   if (p.ww_smem > 48 * 1024) {
-    cudaError_t e = cudaFuncSetAttribute(k_withinss_w<float, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)p.ww_smem);
-    if (e == cudaSuccess)
-      e = cudaFuncSetAttribute(k_withinss_w<double, 1>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p.ww_smem);
+    cudaError_t e = allow_dynamic_smem(D, (const void *)k_withinss_w<float, 1>, p.ww_smem);
+    if (e == cudaSuccess) e = allow_dynamic_smem(D, (const void *)k_withinss_w<double, 1>, p.ww_smem);
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;

@@ -47,6 +47,7 @@ struct gk_cuda_data {
   void *x = nullptr;            // n x d column-major, double or float (inside block);
                                 // nullptr when x is streamed (src below)
   int sms = 1;                  // multiprocessors of the device
+  size_t smem_optin = 48 * 1024;  // dynamic shared memory a block may have (see smem_limit)
   // One device allocation made at upload: x | labels (n ints, the fits'
   // labels) | d_scale | small scratch.  Freed by gk_cuda_free.
   void *block = nullptr;
@@ -300,6 +301,16 @@ int scales_from_maxima(gk_cuda_data *D, const u64 *mx, char *err, size_t errlen)
 // device memory and, under options(gpukmeans.device_memory), within that
 // cap beside x and its labels.  (device_data.cu)
 bool optional_fits(const gk_cuda_data *D, size_t extra);
+// The dynamic shared memory a block of D's kernels may ask for: the
+// device's opt-in limit (227 KB on sm_90, 163 KB on sm_80, 99 KB on sm_86
+// and sm_89), or less where GPUKMEANS_SMEM_CAP (bytes) says so, so that the
+// tests run the plans of those smaller devices on the one they have.
+// (device_data.cu)
+size_t smem_limit(const gk_cuda_data *D);
+// cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes); above
+// smem_limit(D), cudaErrorInvalidValue, as the runtime answers a device
+// without that much.  Every plan asks through it.  (device_data.cu)
+cudaError_t allow_dynamic_smem(const gk_cuda_data *D, const void *kernel, size_t bytes);
 // Grows the workspace for k centers (checking free memory for large ones).
 int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t errlen);
 // Centers (host, k x d, original coordinates) into the workspace's cen_d
