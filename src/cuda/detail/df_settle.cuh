@@ -17,7 +17,9 @@
 // point k_df_settle (one thread a point) computes F_1 to c_1, walks c_1's
 // list while the neighbour may be nearer (below `stop`), takes F of each,
 // then exact distances to those F does not rule out (at most thr), least
-// (distance, index).  A point without c_1 (listed past lcap; a center's
+// (distance, index); where F leaves one, that one, with no exact distance
+// (its F from the filter's packed image: x's row is then never read).  A
+// point without c_1 (listed past lcap; a center's
 // image out of the box, cnt[1]) or with more than kDfSettleMax neighbours
 // goes to `rest` for k_df_exact.
 //
