@@ -231,11 +231,12 @@ template <> __device__ __forceinline__ float quiet_nan<float>() { return __int_a
 template <> __device__ __forceinline__ double quiet_nan<double>() { return __longlong_as_double(0x7fffffffffffffffLL); }
 
 // Exact-rule squared distance of point i to center c (centers k x d,
-// column-major, in the storage precision): no FMA, coordinate order
-// (parity.h point 1).  The bounds' and the double filter's exact passes.
-template <typename T>
+// column-major, in the storage precision, or the fit's double centers):
+// no FMA, coordinate order (parity.h point 1).  The bounds' and the double
+// filter's exact passes, and each point's within-cluster term.
+template <typename T, typename C>
 __device__ __forceinline__ double exact_dist(const T *__restrict__ x, long long n, int d, long long i,
-                                             const T *__restrict__ cen, int k, int c) {
+                                             const C *__restrict__ cen, int k, int c) {
   double t = __dsub_rn((double)x[i], (double)cen[c]);
   double s = __dmul_rn(t, t);
   for (int j = 1; j < d; ++j) {

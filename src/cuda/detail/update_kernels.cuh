@@ -254,8 +254,6 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
   }
 }
 
-// Within-cluster sums of squares w.r.t. cen_d (double, exact rounding rules)
-// and cluster sizes.
 // Within-cluster sums of squares w.r.t. cen (double, R's rounding rules) and
 // cluster sizes, in two passes: PASS 0 finds each cluster's largest per-point
 // term (upper 32 bits, integer max: deterministic), which sets the cluster's
@@ -264,18 +262,12 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
 // point's term there and PASS 1 reads 8 bytes a point instead of its d
 // coordinates (D: 64 bytes in single precision, 128 in double).  (TERMS: a
 // template switch; a run-time test of terms slowed E's pass without them,
-// 1.10 -> 1.28 ms.)
-template <typename T>
-__device__ __forceinline__ double point_wss(const T *__restrict__ x, long long n, int d, long long i,
-                                            const double *__restrict__ cen, int k, int c) {
-  double t = __dsub_rn((double)x[i], cen[c]);
-  double w = __dmul_rn(t, t);
-  for (int j = 1; j < d; ++j) {
-    t = __dsub_rn((double)x[i + n * j], cen[c + (size_t)k * j]);
-    w = __dadd_rn(w, __dmul_rn(t, t));
-  }
-  return w;
-}
+// 1.10 -> 1.28 ms.)  A point's term is exact_dist to its center
+// (common.cuh).  A thread takes kWssPoints points a step, their terms'
+// chains of d dependent operations interleaved coordinate by coordinate
+// (each point's operations in exact_dist's order: the same bits); one point
+// a step left the pass waiting on one chain.
+constexpr int kWssPoints = 4;
 
 template <typename T, int PASS, bool TERMS>
 __global__ void __launch_bounds__(256)
@@ -301,25 +293,48 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
     __syncthreads();
   }
   int since = 0;
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long b0 = (long long)blockIdx.x * blockDim.x; b0 < n; b0 += stride) {
-    const long long i = b0 + tid;
-    if (i < n) {
-      const int c = labels[i];
-      const double w = PASS == 1 && TERMS ? terms[i] : point_wss(x, n, d, i, cen, k, c);
-      if (PASS == 0 && TERMS) terms[i] = w;
-      u64 wb = (u64)__double_as_longlong(w);
-      if (PASS == 0) {
-        atomicMax(use_shared ? &smax[c] : &gmax[c], (unsigned int)(wb >> 32));
-      } else if (use_shared) {
-        limb_add(slimb, c, k, w, spw[c]);
-        atomicAdd(&scnt[c], 1u);
-      } else {  // the limbs' rounding
-        atomic_add_fixed(&wacc[2 * c], round_fixed(w, pow2(wss_scale(gmax[c]))));
-        atomicAdd(&wcnt[c], 1u);
+  constexpr int P = kWssPoints;
+  const long long stride = (long long)gridDim.x * blockDim.x * P;
+  for (long long b0 = (long long)blockIdx.x * blockDim.x * P; b0 < n; b0 += stride) {
+    long long i[P];
+    int c[P];
+    double w[P];
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      i[r] = b0 + (long long)r * blockDim.x + tid;
+      c[r] = i[r] < n ? labels[i[r]] : 0;
+      w[r] = 0.0;
+    }
+    if (PASS == 1 && TERMS) {
+#pragma unroll
+      for (int r = 0; r < P; ++r)
+        if (i[r] < n) w[r] = terms[i[r]];
+    } else {  // exact_dist of each (0 + t^2 is t^2 exactly)
+      for (int j = 0; j < d; ++j) {
+#pragma unroll
+        for (int r = 0; r < P; ++r)
+          if (i[r] < n) {
+            const double t = __dsub_rn((double)x[i[r] + n * j], cen[c[r] + (size_t)k * j]);
+            w[r] = __dadd_rn(w[r], __dmul_rn(t, t));
+          }
       }
     }
-    if (PASS == 1 && use_shared && ++since == kLimbFlush / 256) {
+#pragma unroll
+    for (int r = 0; r < P; ++r) {
+      if (i[r] >= n) continue;
+      if (PASS == 0 && TERMS) terms[i[r]] = w[r];
+      const u64 wb = (u64)__double_as_longlong(w[r]);
+      if (PASS == 0) {
+        atomicMax(use_shared ? &smax[c[r]] : &gmax[c[r]], (unsigned int)(wb >> 32));
+      } else if (use_shared) {
+        limb_add(slimb, c[r], k, w[r], spw[c[r]]);
+        atomicAdd(&scnt[c[r]], 1u);
+      } else {  // the limbs' rounding
+        atomic_add_fixed(&wacc[2 * c[r]], round_fixed(w[r], pow2(wss_scale(gmax[c[r]]))));
+        atomicAdd(&wcnt[c[r]], 1u);
+      }
+    }
+    if (PASS == 1 && use_shared && ++since == kLimbFlush / (256 * P)) {
       since = 0;
       limb_flush(slimb, scnt, k, 1, 0, wacc, wcnt);
     }

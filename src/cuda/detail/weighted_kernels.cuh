@@ -152,20 +152,6 @@ k_finalize_w(State *st, int max_iter, u64 *__restrict__ acc, u64 *__restrict__ w
   }
 }
 
-// A row's squared distance to its center: the arithmetic of point_wss
-// (update_kernels.cuh), so that whole weights give the replicated rows' terms.
-template <typename T>
-__device__ __forceinline__ double point_wss_w(const T *__restrict__ x, long long n, int d, long long i,
-                                              const double *__restrict__ cen, int k, int c) {
-  double t = __dsub_rn((double)x[i], cen[c]);
-  double s = __dmul_rn(t, t);
-  for (int j = 1; j < d; ++j) {
-    t = __dsub_rn((double)x[i + n * j], cen[c + (size_t)k * j]);
-    s = __dadd_rn(s, __dmul_rn(t, t));
-  }
-  return s;
-}
-
 // The value whose largest per cluster sets the cluster's within-SS scale:
 // whole weights, the row's squared distance (as the replicated rows); other
 // weights, w' times it.  Rows of weight 0: 0.
@@ -210,7 +196,7 @@ k_withinss_w(const T *__restrict__ x, long long n, int d, const int *__restrict_
     if (i < n) {
       const int c = labels[i];
       const double wi = ws.w[i];
-      const double s = point_wss_w(x, n, d, i, cen, k, c);
+      const double s = exact_dist(x, n, d, i, cen, k, c);  // (the unweighted term: whole weights give the replicated rows')
       const double key = wss_key(s, wi, ws);
       if (PASS == 0) {
         if (key > 0) atomicMax(use_shared ? &smax[c] : &gmax[c], (unsigned int)((u64)__double_as_longlong(key) >> 32));
