@@ -55,7 +55,7 @@ test_that("cuda: with 99 KB a block, k-means|| at d > 192 filters without the te
   expect_equal(fit$centers, ref$centers, tolerance = 1e-14)
 })
 
-test_that("cuda: a cap below 48 KB a block leaves every plan without opted-in shared memory, same fits", {
+test_that("cuda: a cap at 48 KB a block (no opt-in) leaves every plan without opted-in shared memory, same fits", {
   skip_if_no_gpu()
   # (no device of ours has less than 99 KB; the cap at the default 48 KB
   # makes every plan that would opt in take its fallback at once: the
