@@ -106,14 +106,13 @@ __device__ __forceinline__ float df_settle_stop(float f1, float na, int d, const
 // A listed point's coordinates: its float image read once from the
 // filter's packed image xi (tc_tiles.cuh: four 32-byte sectors a chunk of
 // 16 coordinates, where x's column-major row is 16 sectors), with DMAX > 0
-// (d <= DMAX) into registers; DMAX = 0: read from xi each time.  Its double
-// values, which only exact distances need, are read from x then.
+// (d <= DMAX) into registers; DMAX = 0: read from xi each time.  (Its
+// exact distances read x: exact_dist, common.cuh.)
 template <int DMAX>
 struct DfPoint {
   float a[DMAX > 0 ? DMAX : 1];
-  const double *x;
   const float *xi;
-  long long n, row;
+  long long row;
   int d;
   // body(c) for c = 0 .. d - 1, in order: unrolled over DMAX (the arrays'
   // indices then known at compile time: registers), else a loop.
@@ -127,16 +126,12 @@ struct DfPoint {
       for (int c = 0; c < d; ++c) body(c);
     }
   }
-  __device__ __forceinline__ void load(const double *__restrict__ x_, const float *__restrict__ xi_, long long n_,
-                                       int d_, long long row_) {
-    x = x_;
+  __device__ __forceinline__ void load(const float *__restrict__ xi_, int d_, long long row_) {
     xi = xi_;
-    n = n_;
     row = row_;
     d = d_;
     if (DMAX > 0) each([&](int c) { a[c] = xi[tc_packed_at(row, c, d)]; });
   }
-  __device__ __forceinline__ double value(int c) const { return x[row + n * (long long)c]; }
   __device__ __forceinline__ float image(int c) const { return DMAX > 0 ? a[c] : xi[tc_packed_at(row, c, d)]; }
 };
 
@@ -150,19 +145,6 @@ __device__ __forceinline__ float df_settle_f(const DfPoint<DMAX> &pt, const floa
     f = __fmaf_rn(t, t, f);
   });
   return f;
-}
-
-// The exact rule's distance of the point to center j (exact_dist's
-// arithmetic: no FMA, coordinate order; 0 + t^2 is t^2 exactly).
-template <int DMAX>
-__device__ __forceinline__ double df_settle_exact(const DfPoint<DMAX> &pt, const double *__restrict__ cen, int k,
-                                                  int j) {
-  double s = 0.0;
-  pt.each([&](int c) {
-    const double t = __dsub_rn(pt.value(c), cen[j + (size_t)k * c]);
-    s = __dadd_rn(s, __dmul_rn(t, t));
-  });
-  return s;
 }
 
 // The lists (one block a center c, blockDim a power of two >= k, at most
@@ -229,7 +211,7 @@ k_df_settle(const double *__restrict__ x, const float *__restrict__ xi, long lon
     bool done = false;
     if (c1 >= 0 && c1 < k) {
       DfPoint<DMAX> pt;
-      pt.load(x, xi, n, d, row);
+      pt.load(xi, d, row);
       const float na = fa.na[row];
       const float f1 = df_settle_f(pt, ci, kp, c1);
       const float stop = df_settle_stop(f1, na, d, bd);
@@ -265,7 +247,7 @@ k_df_settle(const double *__restrict__ x, const float *__restrict__ xi, long lon
           bi = 0x7fffffff;
           for (int q = 0; q < cnt; ++q)
             if (nf[q] <= thr) {
-              const double dist = df_settle_exact(pt, cen, k, nj[q]);
+              const double dist = exact_dist(x, n, d, row, cen, k, nj[q]);
               if (dist < pos_inf<double>()) df_take(dist, nj[q], best, bi);  // (as k_df_exact: below +inf)
             }
         }
