@@ -167,6 +167,14 @@ cudaError_t gk::allow_dynamic_smem(const gk_cuda_data *D, const void *kernel, si
   return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
 }
 
+cudaError_t gk::allow_dynamic_smem(const gk_cuda_data *D, std::initializer_list<const void *> kernels, size_t bytes) {
+  for (const void *f : kernels) {
+    const cudaError_t e = allow_dynamic_smem(D, f, bytes);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
 namespace {
 
 // The allocation, after a free-memory check for large data (>= 1 GiB;

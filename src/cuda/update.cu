@@ -1,6 +1,6 @@
 // update.cu: centroid update (sums, finalize) and within-cluster sums of squares.
 #include <algorithm>
-#include <initializer_list>
+#include <cstdlib>
 
 #include "detail/engine.hpp"
 #include "detail/update_kernels.cuh"
@@ -9,18 +9,27 @@ namespace gk {
 
 namespace {
 const size_t kAccSmemLimit = 96 * 1024;
-// Dynamic shared memory of `bytes` (above the default 48 KB) for each kernel.
-cudaError_t allow_smem(const gk_cuda_data *D, std::initializer_list<const void *> kernels, size_t bytes) {
-  for (const void *f : kernels) {
-    const cudaError_t e = allow_dynamic_smem(D, f, bytes);
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
-}
 // Blocks of 256 threads over D's n points, `step` points a block a round (at
 // most 8 blocks an SM: the kernels loop).
 int item_grid(const gk_cuda_data *D, long long step) {
   return (int)std::min<long long>(std::max<long long>(1, (D->n + step - 1) / step), 8LL * D->sms);
+}
+// Points a thread of the within-SS passes takes a step.  A point's term is
+// a chain of d dependent double operations whose loads include its
+// center's coordinate j (column-major: the k centers' coordinate j is a
+// block of k doubles, shared by every warp of an SM).  Where the centers
+// are large (k d >= 2^18, 2 MiB and more, far beyond L1) those loads come
+// from L2, and four points a thread keep four chains' loads in flight;
+// where they are smaller, the four points' loads only crowd each other.
+// Measured at base clocks on an H100 (ncu, tools/gpu/prof-wss.R,
+// 2026-11-27; pass 0, single, 1 / 4 points): d = 128, k = 4096 (E) 507 /
+// 327 us; d = 128, k = 1024 389 / 508; d = 64, k = 1024 204 / 261; d =
+// 2 .. 32 within 10% either way.  GPUKMEANS_WSS_POINTS = 1 or 4 sets it
+// (tools/cuda-dev).
+int wss_points(int k, int d) {
+  const char *env = std::getenv("GPUKMEANS_WSS_POINTS");
+  if (env && (env[0] == '1' || env[0] == '4') && !env[1]) return env[0] - '0';
+  return (double)k * d >= 262144.0 ? 4 : 1;
 }
 }
 
@@ -50,7 +59,7 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   gx = std::min<long long>(gx, std::max<long long>(1, (n + 2047) / 2048));
   p.acc_gx = (int)gx;
   if (p.acc_smem > 48 * 1024) {
-    const cudaError_t e = allow_smem(D, {(const void *)k_accumulate<float, false>, (const void *)k_accumulate<float, true>,
+    const cudaError_t e = allow_dynamic_smem(D, {(const void *)k_accumulate<float, false>, (const void *)k_accumulate<float, true>,
                                       (const void *)k_accumulate<double, false>,
                                       (const void *)k_accumulate<double, true>},
                                      p.acc_smem);
@@ -61,17 +70,20 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
   p.w_shared = ws <= lim;
   p.w_smem = p.w_shared ? ws : 0;
   if (p.w_smem > 48 * 1024) {  // (pass 1's: pass 0 needs 4 k bytes)
-    const cudaError_t e = allow_smem(D, {(const void *)k_withinss<float, 1, false>, (const void *)k_withinss<float, 1, true>,
-                                      (const void *)k_withinss<double, 1, false>,
-                                      (const void *)k_withinss<double, 1, true>},
-                                     p.w_smem);
+    const cudaError_t e = allow_dynamic_smem(
+        D, {(const void *)k_withinss<float, 1, false, 1>, (const void *)k_withinss<float, 1, true, 1>,
+            (const void *)k_withinss<double, 1, false, 1>, (const void *)k_withinss<double, 1, true, 1>,
+            (const void *)k_withinss<float, 1, false, 4>, (const void *)k_withinss<float, 1, true, 4>,
+            (const void *)k_withinss<double, 1, false, 4>, (const void *)k_withinss<double, 1, true, 4>},
+        p.w_smem);
     if (e != cudaSuccess) return e;
   }
+  p.w_points = wss_points(k, d);
   // As many blocks as the SMs hold at once: a point's within-SS is one chain
   // of d dependent double operations (stats' order), so the pass lives on
   // the number of points in flight (two blocks an SM: D 1.55 ms, E 1.8 ms).
   int per_sm = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_withinss<float, 1, false>, 256, p.w_smem) != cudaSuccess ||
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_withinss<float, 1, false, 1>, 256, p.w_smem) != cudaSuccess ||
       per_sm < 2) {
     (void)cudaGetLastError();
     per_sm = 2;
@@ -144,11 +156,16 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &p, int k, State *
   return cudaGetLastError();
 }
 
-// The within-SS kernel of a pass, with or without the per-point terms.
+// The within-SS kernel of a pass, with or without the per-point terms, P
+// points a thread a step.
+template <typename T, int P>
+auto withinss_kernel(int pass, bool terms) -> decltype(&k_withinss<T, 0, false, P>) {
+  return pass == 0 ? (terms ? k_withinss<T, 0, true, P> : k_withinss<T, 0, false, P>)
+                   : (terms ? k_withinss<T, 1, true, P> : k_withinss<T, 1, false, P>);
+}
 template <typename T>
-auto withinss_kernel(int pass, bool terms) -> decltype(&k_withinss<T, 0, false>) {
-  return pass == 0 ? (terms ? k_withinss<T, 0, true> : k_withinss<T, 0, false>)
-                   : (terms ? k_withinss<T, 1, true> : k_withinss<T, 1, false>);
+auto withinss_kernel(int pass, bool terms, int points) -> decltype(&k_withinss<T, 0, false, 1>) {
+  return points == 4 ? withinss_kernel<T, 4>(pass, terms) : withinss_kernel<T, 1>(pass, terms);
 }
 
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass, const int *labels,
@@ -163,9 +180,9 @@ cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass,
   if (e != cudaSuccess) return e;
   const int sh = p.w_shared ? 1 : 0;
   const size_t smem = pass == 0 ? (p.w_shared ? 4 * (size_t)k : 0) : p.w_smem;
-  if (D->single) withinss_kernel<float>(pass, terms != nullptr)<<<p.w_grid, 256, smem, s>>>(
+  if (D->single) withinss_kernel<float>(pass, terms != nullptr, p.w_points)<<<p.w_grid, 256, smem, s>>>(
       (const float *)D->x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
-  else withinss_kernel<double>(pass, terms != nullptr)<<<p.w_grid, 256, smem, s>>>(
+  else withinss_kernel<double>(pass, terms != nullptr, p.w_points)<<<p.w_grid, 256, smem, s>>>(
       (const double *)D->x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
   return cudaGetLastError();
 }

@@ -44,16 +44,16 @@ cudaError_t plan_weighted(const gk_cuda_data *D, int k, Plan &p) {
   gx = std::min<long long>(gx, std::max<long long>(1, (D->n + 2047) / 2048));
   p.wacc_gx = (int)gx;
   if (p.wacc_smem > 48 * 1024) {
-    cudaError_t e = allow_dynamic_smem(D, (const void *)k_accumulate_w<float>, p.wacc_smem);
-    if (e == cudaSuccess) e = allow_dynamic_smem(D, (const void *)k_accumulate_w<double>, p.wacc_smem);
+    const cudaError_t e = allow_dynamic_smem(
+        D, {(const void *)k_accumulate_w<float>, (const void *)k_accumulate_w<double>}, p.wacc_smem);
     if (e != cudaSuccess) return e;
   }
   const size_t ws = (kWLimbs * (size_t)k + k + (k & 1)) * sizeof(unsigned int) + (size_t)k * sizeof(double);
   p.ww_shared = ws <= lim;
   p.ww_smem = p.ww_shared ? ws : 0;
   if (p.ww_smem > 48 * 1024) {
-    cudaError_t e = allow_dynamic_smem(D, (const void *)k_withinss_w<float, 1>, p.ww_smem);
-    if (e == cudaSuccess) e = allow_dynamic_smem(D, (const void *)k_withinss_w<double, 1>, p.ww_smem);
+    const cudaError_t e = allow_dynamic_smem(
+        D, {(const void *)k_withinss_w<float, 1>, (const void *)k_withinss_w<double, 1>}, p.ww_smem);
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;

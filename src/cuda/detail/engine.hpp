@@ -17,6 +17,7 @@
 #define GPUKMEANS_DETAIL_ENGINE_HPP
 
 #include <functional>
+#include <initializer_list>
 #include <vector>
 
 #include "common.cuh"
@@ -157,6 +158,7 @@ struct Plan {
   int w_grid = 0;
   size_t w_smem = 0;
   bool w_shared = true;
+  int w_points = 1;      // points a thread takes a step (wss_points)
   int fin_grid = 0;      // finalize kernel
   // The sums carried from one iteration to the next (plan_delta, for the
   // Lloyd loop on one device, lloyd.cu; tiled path): the points whose label
@@ -309,8 +311,10 @@ bool optional_fits(const gk_cuda_data *D, size_t extra);
 size_t smem_limit(const gk_cuda_data *D);
 // cudaFuncSetAttribute(kernel, MaxDynamicSharedMemorySize, bytes); above
 // smem_limit(D), cudaErrorInvalidValue, as the runtime answers a device
-// without that much.  Every plan asks through it.  (device_data.cu)
+// without that much.  Every plan asks through it; the list form asks for
+// each kernel in turn (the first error stops it).  (device_data.cu)
 cudaError_t allow_dynamic_smem(const gk_cuda_data *D, const void *kernel, size_t bytes);
+cudaError_t allow_dynamic_smem(const gk_cuda_data *D, std::initializer_list<const void *> kernels, size_t bytes);
 // Grows the workspace for k centers (checking free memory for large ones).
 int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t errlen);
 // Centers (host, k x d, original coordinates) into the workspace's cen_d

@@ -263,13 +263,10 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
 // coordinates (D: 64 bytes in single precision, 128 in double).  (TERMS: a
 // template switch; a run-time test of terms slowed E's pass without them,
 // 1.10 -> 1.28 ms.)  A point's term is exact_dist to its center
-// (common.cuh).  A thread takes kWssPoints points a step, their terms'
+// (common.cuh).  A thread takes P points a step (wss_points), their terms'
 // chains of d dependent operations interleaved coordinate by coordinate
-// (each point's operations in exact_dist's order: the same bits); one point
-// a step left the pass waiting on one chain.
-constexpr int kWssPoints = 4;
-
-template <typename T, int PASS, bool TERMS>
+// (each point's operations in exact_dist's order: the same bits).
+template <typename T, int PASS, bool TERMS, int P>
 __global__ void __launch_bounds__(256)
 k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ labels,
            const double *__restrict__ cen, int k, int use_shared, unsigned int *__restrict__ gmax,
@@ -293,7 +290,6 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
     __syncthreads();
   }
   int since = 0;
-  constexpr int P = kWssPoints;
   const long long stride = (long long)gridDim.x * blockDim.x * P;
   for (long long b0 = (long long)blockIdx.x * blockDim.x * P; b0 < n; b0 += stride) {
     long long i[P];
