@@ -7,6 +7,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <future>
 #include <system_error>
@@ -114,11 +115,20 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
   check_range(engine);
   stage_mark("check_range");
   // totss on the host while the device fits, where the engine allows it
-  // (the future is waited for on every way out, before the engine goes)
+  // (the future is waited for on every way out, before the engine goes).
+  // The stage log notes the task's own seconds ("totss_task"); the internal
+  // GPUKMEANS_TOTSS_SERIAL=1 computes it first, alone (tools/gpu/rest-probe.R).
+  double totss_seconds = -1.0;  // (declared before the future, which may wait for the task on the way out)
   std::future<double> totss;
-  if (engine.totss_concurrent()) {
+  const char* serial = std::getenv("GPUKMEANS_TOTSS_SERIAL");
+  if (engine.totss_concurrent() && !(serial && serial[0] == '1')) {
     try {
-      totss = std::async(std::launch::async, [&engine] { return engine.totss(); });
+      totss = std::async(std::launch::async, [&engine, &totss_seconds] {
+        const double t0 = wall_seconds();
+        const double v = engine.totss();
+        totss_seconds = wall_seconds() - t0;
+        return v;
+      });
     } catch (const std::system_error&) {  // no thread: compute it here
     }
   }
@@ -157,7 +167,10 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
     }
     stage_mark("keep");
   }
-  if (totss.valid()) out.totss = totss.get();
+  if (totss.valid()) {
+    out.totss = totss.get();
+    stage_note("totss_task", totss_seconds);
+  }
   return out;
 }
 

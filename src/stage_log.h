@@ -34,6 +34,11 @@ class StageLog {
     std::fprintf(fp_, "%s %.6f\n", stage, t - t_);
     t_ = t;
   }
+  // A line "stage seconds" that does not move the clock: the duration of
+  // something measured elsewhere (another thread's task).
+  void note(const char* stage, double seconds) {
+    if (fp_) std::fprintf(fp_, "%s %.6f\n", stage, seconds);
+  }
   // The log of the call in progress (on the thread that runs it), or null.
   static StageLog*& current() {
     static StageLog* log = nullptr;
@@ -48,6 +53,10 @@ class StageLog {
 // Marks a stage in the log of the call in progress, if any.
 inline void stage_mark(const char* stage) {
   if (StageLog* l = StageLog::current()) l->mark(stage);
+}
+// Notes a duration in that log (StageLog::note), from the thread that runs the call.
+inline void stage_note(const char* stage, double seconds) {
+  if (StageLog* l = StageLog::current()) l->note(stage, seconds);
 }
 
 }  // namespace gk
