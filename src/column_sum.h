@@ -1,9 +1,15 @@
-// column_sum.h: a column's mean as R's colMeans() computes it (the values
-// added in row order to a long double, the sum divided by n), the first
-// pass of every engine's total sum of squares (cpu_totss).  The CUDA
-// engine's staged upload adds the values it copies, column by column in row
-// order, so that its totss needs only the second pass: the same bits.
-// Plain C++ (no R, no CUDA).
+// column_sum.h: a column's mean as every engine's total sum of squares
+// takes it (cpu_totss, the first of its two passes): the column cut into
+// chunks of kTotssChunkRows rows, each chunk's values added in row order to
+// a long double from 0, the chunks' sums added in order and divided by n.
+// Any split of a column at chunk boundaries gives the same bits, so the pass
+// runs on any number of threads, and the CUDA engine's staged upload adds
+// the values up as it copies them (its totss then needs only the second
+// pass).  R's colMeans() adds a column in one long double chain: the same
+// mean to within long double rounding (about 2^-64 relative), but one chain
+// of 1e8 values took 0.2 s, and 16 columns kept 16 of a 32-thread host's
+// threads busy past a large fit's device work (tools/cuda-dev/LOG.md,
+// thirteenth session).  Plain C++ (no R, no CUDA).
 #ifndef GPUKMEANS_COLUMN_SUM_H
 #define GPUKMEANS_COLUMN_SUM_H
 
@@ -12,21 +18,29 @@
 
 namespace gk {
 
-struct ColumnSum {
-  long double s = 0.0L;
-  void add(double v) { s += v; }
-  void add(const double* p, std::size_t len) {
-    for (std::size_t i = 0; i < len; ++i) s += p[i];
-  }
-  double mean(std::int64_t n) const { return static_cast<double>(s / n); }
-};
-
-// The second pass of totss adds the squared deviations of a column in
-// chunks of this many rows (one long double sum a chunk, the chunks' sums
-// then added in order): every thread has work whatever d is, with the same
-// bits for any number of threads.  The weighted totss (cpu_weights.cpp)
+// The chunks' length (rows).  The second pass of totss adds the squared
+// deviations in the same chunks; the weighted totss (cpu_weights.cpp)
 // splits whole weights' runs at the same places of the replicated rows.
 constexpr std::int64_t kTotssChunkRows = std::int64_t(1) << 16;
+
+// Chunks of a column of n rows (the last may be shorter; one, empty, for n = 0).
+inline std::int64_t totss_chunks(std::int64_t n) {
+  return n > kTotssChunkRows ? (n + kTotssChunkRows - 1) / kTotssChunkRows : 1;
+}
+
+// One chunk's sum: p[0 .. len) added in order to a long double from 0.
+inline long double chunk_sum(const double* p, std::int64_t len) {
+  long double s = 0.0L;
+  for (std::int64_t i = 0; i < len; ++i) s += p[i];
+  return s;
+}
+
+// A column's mean from its chunks' sums (in chunk order).
+inline double chunked_mean(const long double* sums, std::int64_t chunks, std::int64_t n) {
+  long double total = 0.0L;
+  for (std::int64_t q = 0; q < chunks; ++q) total += sums[q];
+  return static_cast<double>(total / n);
+}
 
 }  // namespace gk
 

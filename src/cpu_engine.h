@@ -45,11 +45,11 @@ LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* cente
 // Nearest center (1-based) of every row of x.
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);
 
-// sum(scale(x, scale = FALSE)^2) to rounding: R's column means (colMeans'
-// bits), then the squared deviations added in long double, per column in
-// chunks of kTotssChunkRows (column_sum.h; the same bits for any threads).
-// means: NULL, or the column means as ColumnSum (column_sum.h) gives them,
-// already computed (the CUDA engine's staged upload): one pass over x less.
+// sum(scale(x, scale = FALSE)^2) to rounding: the column means, then the
+// squared deviations, each added in long double per column in chunks of
+// kTotssChunkRows (column_sum.h; the same bits for any threads).  means:
+// NULL, or the column means as column_sum.h makes them, already computed
+// (the CUDA engine's staged upload): one pass over x less.
 double cpu_totss(const double* x, std::int64_t n, int d, int threads, const double* means = nullptr);
 
 // max |x_ij| per column.

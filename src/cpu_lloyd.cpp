@@ -590,28 +590,28 @@ void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* cen
 
 namespace {
 
-// sum (col[i] - m)^2 over a chunk, in long double, in row order.
-long double chunk_ss(const double* col, std::int64_t len, double m) {
-  long double ss = 0.0L;
-  for (std::int64_t i = 0; i < len; ++i) {
-    const double t = col[i] - m;
-    ss += t * t;
-  }
-  return ss;
+// A chunk's terms term(col[i]) (a double each) added in row order to a long
+// double from 0: the chunk's sum (term: the value) or its sum of squared
+// deviations (term: (value - m)^2, rounded to double).
+template <typename Term>
+long double chunk_terms(const double* col, std::int64_t len, Term term) {
+  long double s = 0.0L;
+  for (std::int64_t i = 0; i < len; ++i) s += term(col[i]);
+  return s;
 }
 
-// chunk_ss() of four whole chunks that follow each other, in one loop: the
-// same four chains (the same bits), whose long double additions overlap
+// chunk_terms() of four whole chunks that follow each other, in one loop:
+// the same four chains (the same bits), whose long double additions overlap
 // (3x faster per element than one chain on the development machine's EPYC).
-void four_chunks_ss(const double* col, double m, long double* out) {
+template <typename Term>
+void four_chunks(const double* col, Term term, long double* out) {
   const double *a = col, *b = a + kTotssChunkRows, *c = b + kTotssChunkRows, *e = c + kTotssChunkRows;
   long double s0 = 0.0L, s1 = 0.0L, s2 = 0.0L, s3 = 0.0L;
   for (std::int64_t i = 0; i < kTotssChunkRows; ++i) {
-    const double t0 = a[i] - m, t1 = b[i] - m, t2 = c[i] - m, t3 = e[i] - m;
-    s0 += t0 * t0;
-    s1 += t1 * t1;
-    s2 += t2 * t2;
-    s3 += t3 * t3;
+    s0 += term(a[i]);
+    s1 += term(b[i]);
+    s2 += term(c[i]);
+    s3 += term(e[i]);
   }
   out[0] = s0;
   out[1] = s1;
@@ -619,45 +619,57 @@ void four_chunks_ss(const double* col, double m, long double* out) {
   out[3] = s3;
 }
 
-}  // namespace
-
-double cpu_totss(const double* x, std::int64_t n, int d, int threads, const double* means) {
-  // The column means as R's colMeans() (one long double chain a column),
-  // where not given, one column a task.
-  std::vector<double> mean(d);
-  if (means) {
-    std::copy(means, means + d, mean.begin());
-  } else {
-#pragma omp parallel for num_threads(threads_for(threads, d)) schedule(dynamic, 1)
-    for (int c = 0; c < d; ++c) {
-      ColumnSum s;
-      s.add(x + static_cast<std::int64_t>(c) * n, static_cast<std::size_t>(n));
-      mean[c] = s.mean(n);
-    }
-  }
-  // The squared deviations in chunks of kTotssChunkRows (column_sum.h), four
-  // chunks of a column a task.  (One chain a column held a 1e8 x 16
-  // single-precision fit on a 32-thread host about 0.04 s past its device's
-  // 10 iterations.)
-  const std::int64_t chunks = std::max<std::int64_t>(1, (n + kTotssChunkRows - 1) / kTotssChunkRows);
+// Every chunk's chunk_terms() of every column, term_of(c) the term of
+// column c: out[c chunks + q] for chunk q, four chunks of a column a task.
+template <typename TermOf>
+void all_chunks(const double* x, std::int64_t n, int d, int threads, TermOf term_of, long double* out) {
+  const std::int64_t chunks = totss_chunks(n);
   const std::int64_t groups = (chunks + 3) / 4;
   const std::int64_t tasks = groups * d;
-  std::vector<long double> part(static_cast<std::size_t>(chunks * d), 0.0L);
-#pragma omp parallel for num_threads(threads_for(threads, tasks)) schedule(static)
+  // (dynamic: a thread that the host takes away for a while delays no one's share)
+#pragma omp parallel for num_threads(threads_for(threads, tasks)) schedule(dynamic, 1)
   for (std::int64_t task = 0; task < tasks; ++task) {
     const int c = static_cast<int>(task / groups);
     const std::int64_t q0 = (task % groups) * 4;
     const double* col = x + static_cast<std::int64_t>(c) * n;
-    long double* out = part.data() + static_cast<std::size_t>(c * chunks + q0);
+    long double* o = out + static_cast<std::size_t>(c * chunks + q0);
+    const auto term = term_of(c);
     if ((q0 + 4) * kTotssChunkRows <= n) {
-      four_chunks_ss(col + q0 * kTotssChunkRows, mean[c], out);
+      four_chunks(col + q0 * kTotssChunkRows, term, o);
     } else {
       for (std::int64_t q = q0; q < std::min(chunks, q0 + 4); ++q) {
         const std::int64_t lo = q * kTotssChunkRows, hi = std::min(n, lo + kTotssChunkRows);
-        out[q - q0] = chunk_ss(col + lo, hi - lo, mean[c]);
+        o[q - q0] = chunk_terms(col + lo, hi - lo, term);
       }
     }
   }
+}
+
+}  // namespace
+
+double cpu_totss(const double* x, std::int64_t n, int d, int threads, const double* means) {
+  const std::int64_t chunks = totss_chunks(n);
+  std::vector<long double> part(static_cast<std::size_t>(chunks * d), 0.0L);
+  // The column means (column_sum.h), where not given.
+  std::vector<double> mean(d);
+  if (means) {
+    std::copy(means, means + d, mean.begin());
+  } else {
+    all_chunks(x, n, d, threads, [](int) { return [](double v) { return v; }; }, part.data());
+    for (int c = 0; c < d; ++c) mean[c] = chunked_mean(part.data() + static_cast<std::size_t>(c * chunks), chunks, n);
+  }
+  // The squared deviations, in the same chunks.  (One chain a column held a
+  // 1e8 x 16 single-precision fit on a 32-thread host about 0.04 s past its
+  // device's 10 iterations.)
+  all_chunks(x, n, d, threads,
+             [&mean](int c) {
+               const double m = mean[c];
+               return [m](double v) {
+                 const double t = v - m;
+                 return t * t;
+               };
+             },
+             part.data());
   long double total = 0.0L;
   for (int c = 0; c < d; ++c) {
     long double col_ss = 0.0L;

@@ -249,13 +249,15 @@ template class WeightedSums<float>;
 
 namespace {
 
-// One column's sum of w_i (x_i - mean)^2 in cpu_totss()'s chunks of the
-// replicated rows: a whole weight w_i stands for w_i rows in a row, its
-// run split where the chunks end; a row of any other weight takes one
-// place (w_i times its term, added once).  Full chunks within one run all
-// have the same sum, so a long run costs two repeat_block() calls, not one
-// addition per replicated row.
-long double chunked_weighted_ss(const double* col, std::int64_t n, const double* w, double mean) {
+// One column's sum of w_i term(x_i) in cpu_totss()'s chunks of the
+// replicated rows (term: the value, for the weighted mean, or (x_i -
+// mean)^2 rounded to double): a whole weight w_i stands for w_i rows in a
+// row, its run split where the chunks end; a row of any other weight takes
+// one place (w_i times its term, added once).  Full chunks within one run
+// all have the same sum, so a long run costs two repeat_block() calls, not
+// one addition per replicated row.
+template <typename Term>
+long double chunked_weighted(const double* col, std::int64_t n, const double* w, Term term) {
   constexpr std::uint64_t kChunk = static_cast<std::uint64_t>(kTotssChunkRows);
   long double total = 0.0L, chunk = 0.0L;
   std::uint64_t used = 0;  // replicated rows in the open chunk
@@ -266,8 +268,7 @@ long double chunked_weighted_ss(const double* col, std::int64_t n, const double*
   };
   for (std::int64_t i = 0; i < n; ++i) {
     if (w[i] == 0) continue;
-    const double t = col[i] - mean;
-    const long double tt = t * t;
+    const long double tt = term(col[i]);
     if (w[i] == 1 || !whole_weight(w[i])) {
       chunk = add_weighted<long double>(chunk, &tt, 1, w[i]);
       if (++used == kChunk) close_chunk();
@@ -302,13 +303,13 @@ double cpu_weighted_totss(const double* x, std::int64_t n, int d, const double* 
 #pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
   for (int c = 0; c < d; ++c) {
     const double* col = x + static_cast<std::int64_t>(c) * n;
-    long double s = 0.0L;
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (w[i] == 0) continue;
-      const long double v = col[i];
-      s = add_weighted<long double>(s, &v, 1, w[i]);
-    }
-    per_col[c] = chunked_weighted_ss(col, n, w, static_cast<double>(s / wsum));
+    // the weighted mean in the same chunks (column_sum.h)
+    const long double s = chunked_weighted(col, n, w, [](double v) { return v; });
+    const double mean = static_cast<double>(s / wsum);
+    per_col[c] = chunked_weighted(col, n, w, [mean](double v) {
+      const double t = v - mean;
+      return t * t;
+    });
   }
   long double total = 0.0L;
   for (int c = 0; c < d; ++c) total += per_col[c];

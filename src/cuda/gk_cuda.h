@@ -172,11 +172,11 @@ int gk_cuda_gather(gk_cuda_data *const *parts, int count, const gk_cuda_options 
    caller runs Lloyd step by step and the rest on the host. */
 int gk_cuda_streamed(const gk_cuda_data *data, int64_t *chunk_rows, int64_t *chunks);
 
-/* R's column means of x (colMeans: a long double sum of each column in row
-   order, divided by n), when the upload added them up as it copied x (the
-   staged upload, where its threads take whole columns): returns 1 and
-   writes d values to means; else returns 0.  The first pass of the total
-   sum of squares that the caller computes on the host. */
+/* The column means of x as the host's total sum of squares takes them
+   (src/column_sum.h: long double sums in chunks of rows), when the upload
+   added them up as it copied x (the staged upload): returns 1 and writes d
+   values to means; else returns 0.  The first pass of the total sum of
+   squares that the caller computes on the host. */
 int gk_cuda_column_means(const gk_cuda_data *data, double *means);
 
 /* Free everything held by data (NULL is allowed). */

@@ -10,8 +10,9 @@
 // In single precision the threads also convert (float(x - shift), the
 // rounding of the device's own conversion), so half the bytes cross the
 // link.  The device receives the same bits as from the plain copy.  As they
-// read x the threads also check that it is finite (when asked) and, where
-// each takes whole columns, add the columns up for totss: x is read once.
+// read x the threads also check that it is finite (when asked) and add the
+// columns up in totss' chunks (column_sum.h), so that x is read once for
+// the column means.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -142,7 +143,7 @@ void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &p
 // The copies below, with Check: also whether a value copied is not finite
 // (x - x is NaN exactly for NA, NaN and +-Inf), in a loop bound by memory;
 // they return whether one was.  sum (not NULL): the values are also added
-// to it in order (R's column sum, column_sum.h).  (Streaming stores into
+// to it in order (a chunk's sum, column_sum.h).  (Streaming stores into
 // the pinned buffers were tried: no faster with the element-wise split of
 // the threads, 0.33 s slower on 1e8 x 16 doubles with whole columns per
 // thread: H100 host, 2026-11-25.)
@@ -151,12 +152,10 @@ void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &p
 // is not finite and, sum not NULL, each added to it in order.  The running
 // sum is a local long double: added through `sum` itself, g++ sends the
 // x87 value to memory and back at every element (fstpt / fldt), 7.7 ns an
-// element against 2.05 on the development machine's EPYC (the upload on an
-// H200's 16-thread host did not change: its fill is bound elsewhere,
-// tools/cuda-dev/LOG.md).  The same additions in the same order: the same
-// bits.
+// element against 2.05 on the development machine's EPYC.  The same
+// additions in the same order: the same bits.
 template <bool Check, typename Store>
-bool copy_values(const double *src, size_t len, ColumnSum *sum, Store store) {
+bool copy_values(const double *src, size_t len, long double *sum, Store store) {
   bool bad = false;
   if (!sum) {
     for (size_t t = 0; t < len; ++t) {
@@ -165,49 +164,192 @@ bool copy_values(const double *src, size_t len, ColumnSum *sum, Store store) {
     }
     return bad;
   }
-  long double s = sum->s;
+  long double s = *sum;
   for (size_t t = 0; t < len; ++t) {
     store(t, src[t]);
     if (Check) bad |= is_nonfinite(src[t]);
     s += src[t];
   }
-  sum->s = s;
+  *sum = s;
   return bad;
 }
 
 // dst[t] = src[t], t in [0, len).
 template <bool Check>
-bool copy_doubles(double *dst, const double *src, size_t len, ColumnSum *sum) {
+bool copy_doubles(double *dst, const double *src, size_t len, long double *sum) {
   return copy_values<Check>(src, len, sum, [dst](size_t t, double v) { dst[t] = v; });
 }
 
 // dst[t] = float(src[t] - shift), t in [0, len): the rounding of the
 // device's conversion (double subtraction, then round to nearest).
 template <bool Check>
-bool convert_floats(float *dst, const double *src, size_t len, double shift, ColumnSum *sum) {
+bool convert_floats(float *dst, const double *src, size_t len, double shift, long double *sum) {
   return copy_values<Check>(src, len, sum, [dst, shift](size_t t, double v) { dst[t] = single_stored(v, shift); });
 }
 
+// Rows [r0, r1) of column j of x (leading dimension n) into the len x d
+// block of rows [a, a + len) at dst, in stored precision (float(x -
+// shift[j]) when shift is not NULL); sum (not NULL) takes the values in
+// order.  Returns whether a value was not finite (checked with Check only).
+template <bool Check>
+bool fill_run(void *dst, const double *x, long long n, long long a, long long len, int j, long long r0, long long r1,
+              const double *shift, long double *sum) {
+  const size_t t = (size_t)j * (size_t)len + (size_t)(r0 - a), run = (size_t)(r1 - r0);
+  const double *src = x + (size_t)j * (size_t)n + (size_t)r0;
+  if (!shift) return copy_doubles<Check>((double *)dst + t, src, run, sum);
+  return convert_floats<Check>((float *)dst + t, src, run, shift[j], sum);
+}
+
 // Elements [t0, t1) of the len x d block of rows [a, a + len) of x (element
-// t is row a + t % len of column t / len) into dst in stored precision
-// (float(x - shift[column]) when shift is not NULL), column run by column
-// run.  sums (not NULL): sums[j] takes column j's values (then [t0, t1)
-// must hold whole columns).  Returns whether a value was not finite
-// (checked with Check only).
+// t is row a + t % len of column t / len), column run by column run.
 template <bool Check>
 bool fill_block_range(void *dst, const double *x, long long n, long long a, long long len, size_t t0, size_t t1,
-                      const double *shift, ColumnSum *sums) {
+                      const double *shift) {
   bool bad = false;
   for (size_t t = t0; t < t1;) {
     const size_t j = t / (size_t)len, i = t % (size_t)len;
     const size_t run = std::min(t1 - t, (size_t)len - i);
-    const double *src = x + j * (size_t)n + (size_t)a + i;
-    ColumnSum *sum = sums ? sums + j : nullptr;
-    if (!shift) bad |= copy_doubles<Check>((double *)dst + t, src, run, sum);
-    else bad |= convert_floats<Check>((float *)dst + t, src, run, shift[j], sum);
+    bad |= fill_run<Check>(dst, x, n, a, len, (int)j, a + (long long)i, a + (long long)(i + run), shift, nullptr);
     t += run;
   }
   return bad;
+}
+
+// The column sums of a staged upload in totss' chunks (column_sum.h): the
+// block of rows [a, a + len) is cut, column by column, into pieces at the
+// chunks' boundaries (global rows), a piece one thread's; a chunk that
+// crosses into the next block goes on there from its open sum.  Blocks are
+// filled one after the other, so a chunk's values are added in row order
+// whatever the threads: the bits of cpu_totss' own first pass.  (A
+// column's first and last pieces of a block may be two threads': the
+// first reads the open sum the block before left (from), the last leaves
+// its own for the next block (to); next_block() swaps them.)
+struct ChunkSums {
+  long long n = 0, chunks = 0;
+  int group = 4;                    // whole chunks a thread takes at once (1..4)
+  std::vector<long double> sum;     // d x chunks, column-major
+  std::vector<long double> from, to;  // per column: the sum of a chunk that crosses into the next block
+  ChunkSums(long long n_, int d)
+      : n(n_), chunks(totss_chunks(n_)), sum((size_t)d * chunks, 0.0L), from(d, 0.0L), to(d, 0.0L) {}
+  void next_block() { from.swap(to); }
+  // pieces of a column in the block of rows [a, a + len)
+  static long long pieces(long long a, long long len) { return (a + len - 1) / kTotssChunkRows - a / kTotssChunkRows + 1; }
+  // Piece q of column j of that block: rows [r0, r1), filled and added up.
+  template <bool Check>
+  bool fill(void *dst, const double *x, long long ld, long long a, long long len, int j, long long q,
+            const double *shift) {
+    const long long chunk = a / kTotssChunkRows + q, c0 = chunk * kTotssChunkRows;
+    const long long r0 = std::max(a, c0), r1 = std::min(a + len, c0 + kTotssChunkRows);
+    long double s = r0 == c0 ? 0.0L : from[j];
+    const bool bad = fill_run<Check>(dst, x, ld, a, len, j, r0, r1, shift, &s);
+    if (r1 == std::min(n, c0 + kTotssChunkRows)) sum[(size_t)j * chunks + chunk] = s;  // the chunk's end
+    else to[j] = s;
+    return bad;
+  }
+  double mean(int j) const { return chunked_mean(sum.data() + (size_t)j * chunks, chunks, n); }
+  // Pieces [p0, p1) of the block (m a column), in order; runs of pieces that
+  // are whole chunks go up to four at a time: their chains interleaved in
+  // one loop, as cpu_totss' passes (one chain, latency-bound at about 2 ns a
+  // value, held a 32-thread host's single-precision upload at 0.28 s
+  // against 0.19 s without the sums).
+  template <bool Check>
+  bool fill_range(void *dst, const double *x, long long ld, long long a, long long len, long long m, size_t p0,
+                  size_t p1, const double *shift) {
+    bool bad = false;
+    for (size_t p = p0; p < p1;) {
+      int js[4];
+      long long cs[4];
+      int g = 0;
+      for (; p < p1 && g < group; ++p, ++g) {
+        const int j = (int)(p / (size_t)m);
+        const long long chunk = a / kTotssChunkRows + (long long)(p % (size_t)m), c0 = chunk * kTotssChunkRows;
+        if (c0 < a || c0 + kTotssChunkRows > a + len) break;  // not a whole chunk of this block
+        js[g] = j;
+        cs[g] = chunk;
+      }
+      if (g == 0) {  // a chunk's start or end: one chain, from or to the next block
+        bad |= fill<Check>(dst, x, ld, a, len, (int)(p / (size_t)m), (long long)(p % (size_t)m), shift);
+        ++p;
+        continue;
+      }
+      const double *in[4] = {nullptr, nullptr, nullptr, nullptr};
+      double sh[4] = {0, 0, 0, 0};
+      long double out_s[4];
+      void *out[4] = {nullptr, nullptr, nullptr, nullptr};
+      for (int r = 0; r < g; ++r) {
+        const long long c0 = cs[r] * kTotssChunkRows;
+        in[r] = x + (size_t)js[r] * (size_t)ld + (size_t)c0;
+        const size_t t = (size_t)js[r] * (size_t)len + (size_t)(c0 - a);
+        out[r] = shift ? (void *)((float *)dst + t) : (void *)((double *)dst + t);
+        if (shift) sh[r] = shift[js[r]];
+      }
+      if (shift) bad |= fill_chunks<Check, float>(g, out, in, sh, out_s);
+      else bad |= fill_chunks<Check, double>(g, out, in, sh, out_s);
+      for (int r = 0; r < g; ++r) sum[(size_t)js[r] * chunks + cs[r]] = out_s[r];
+    }
+    return bad;
+  }
+
+ private:
+  template <typename T>
+  static T stored_as(double v, double shift);
+  // g (1..4) whole chunks: out[r][t] = the stored in[r][t] (float(v -
+  // sh[r]) in single precision), sums[r] their values added in order.
+  template <bool Check, typename T>
+  static bool fill_chunks(int g, void *const *out, const double *const *in, const double *sh, long double *sums) {
+    switch (g) {
+      case 1: return chunks_n<Check, T, 1>(out, in, sh, sums);
+      case 2: return chunks_n<Check, T, 2>(out, in, sh, sums);
+      case 3: return chunks_n<Check, T, 3>(out, in, sh, sums);
+      default: return chunks_n<Check, T, 4>(out, in, sh, sums);
+    }
+  }
+  // (four scalar long doubles: an array of them went through memory at every value)
+  template <bool Check, typename T, int N>
+  static bool chunks_n(void *const *out, const double *const *in, const double *sh, long double *sums) {
+    T *o0 = (T *)out[0], *o1 = (T *)out[1], *o2 = (T *)out[2], *o3 = (T *)out[3];
+    const double *i0 = in[0], *i1 = in[1], *i2 = in[2], *i3 = in[3];
+    const double h0 = sh[0], h1 = sh[1], h2 = sh[2], h3 = sh[3];
+    long double s0 = 0.0L, s1 = 0.0L, s2 = 0.0L, s3 = 0.0L;
+    bool bad = false;
+    for (long long t = 0; t < kTotssChunkRows; ++t) {
+      const double v0 = i0[t];
+      o0[t] = stored_as<T>(v0, h0);
+      s0 += v0;
+      if (Check) bad |= is_nonfinite(v0);
+      if (N > 1) {
+        const double v1 = i1[t];
+        o1[t] = stored_as<T>(v1, h1);
+        s1 += v1;
+        if (Check) bad |= is_nonfinite(v1);
+      }
+      if (N > 2) {
+        const double v2 = i2[t];
+        o2[t] = stored_as<T>(v2, h2);
+        s2 += v2;
+        if (Check) bad |= is_nonfinite(v2);
+      }
+      if (N > 3) {
+        const double v3 = i3[t];
+        o3[t] = stored_as<T>(v3, h3);
+        s3 += v3;
+        if (Check) bad |= is_nonfinite(v3);
+      }
+    }
+    sums[0] = s0;
+    if (N > 1) sums[1] = s1;
+    if (N > 2) sums[2] = s2;
+    if (N > 3) sums[3] = s3;
+    return bad;
+  }
+};
+template <>
+inline double ChunkSums::stored_as<double>(double v, double) {
+  return v;
+}
+template <>
+inline float ChunkSums::stored_as<float>(double v, double shift) {
+  return single_stored(v, shift);
 }
 
 }  // namespace
@@ -223,7 +365,7 @@ int staging_threads(const gk_cuda_data *D) {
 void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
                HostTeam &team) {
   run_parts(team, team_per_copy(), (size_t)len * d,
-            [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift, nullptr); });
+            [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift); });
 }
 
 bool staging_wanted(const gk_cuda_data *D) {
@@ -233,14 +375,6 @@ bool staging_wanted(const gk_cuda_data *D) {
 }
 
 namespace {
-
-// Whether the team's threads each take whole columns of a block (and then
-// add them up in row order): where that leaves at most a tenth of the
-// threads' time idle.
-bool whole_columns(int d, int threads) {
-  const int per = (d + threads - 1) / threads;  // columns of the busiest thread
-  return (double)d >= 0.9 * (double)per * threads;
-}
 
 // Rows [a, a + len) of every column from the pinned block src (len x d) to
 // x on the device (n rows): one strided copy, or one per column where a
@@ -261,9 +395,9 @@ cudaError_t copy_rows_to_device(gk_cuda_data *D, const void *src, long long a, l
 
 }  // namespace
 
-// Blocks of rows: each buffer holds rows [a, a + len) of every column, so
-// that a thread can take whole columns and add each up in row order as it
-// copies it (R's column means, for totss: one pass over x less on the host).
+// Blocks of rows: each buffer holds rows [a, a + len) of every column, cut
+// into pieces at totss' chunks, so that the threads add the columns up as
+// they copy them (the column means: one pass over x less on the host).
 int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, int64_t *nonfinite, char *err,
                   size_t errlen) {
   *used = false;
@@ -285,8 +419,12 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
   HostTeam team(staging_threads(D));
   const bool reuse = team_per_copy();
   const double *shift = D->single ? D->shift.data() : nullptr;
-  std::vector<ColumnSum> sums(whole_columns(d, team.size()) ? d : 0);
-  ColumnSum *sp = sums.empty() ? nullptr : sums.data();
+  ChunkSums sums(n, d);
+  // (GPUKMEANS_STAGE_SUMS, tools/cuda-dev: 0 no column sums here, the host
+  // then makes the means; 1 one chunk a thread at a time; else up to 4)
+  const char *mode = std::getenv("GPUKMEANS_STAGE_SUMS");
+  const bool add_up = !(mode && mode[0] == '0');
+  if (mode && mode[0] == '1') sums.group = 1;
   std::atomic<bool> bad(false);
   cudaStream_t s = D->stream;
   long long c = 0;
@@ -295,15 +433,21 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
     const long long len = std::min(rows, n - a);
     if (c >= kBuffers) GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");
     void *dst = B.p[b];
-    const HostTeam::Part part = [=, &bad](size_t t0, size_t t1) {
-      const bool found = nonfinite ? fill_block_range<true>(dst, x, ld, a, len, t0, t1, shift, sp)
-                                   : fill_block_range<false>(dst, x, ld, a, len, t0, t1, shift, sp);
-      if (found) bad = true;
-    };
-    if (sp) {  // whole columns: the parts are of the d columns
-      const HostTeam::Part cols = [&part, len](size_t j0, size_t j1) { part(j0 * (size_t)len, j1 * (size_t)len); };
-      run_parts(team, reuse, (size_t)d, cols, 1, 1);
+    if (add_up) {
+      const long long m = ChunkSums::pieces(a, len);  // pieces a column
+      const HostTeam::Part part = [=, &bad, &sums](size_t p0, size_t p1) {
+        const bool found = nonfinite ? sums.fill_range<true>(dst, x, ld, a, len, m, p0, p1, shift)
+                                     : sums.fill_range<false>(dst, x, ld, a, len, m, p0, p1, shift);
+        if (found) bad = true;
+      };
+      run_parts(team, reuse, (size_t)(m * d), part, 1, 1);
+      sums.next_block();
     } else {
+      const HostTeam::Part part = [=, &bad](size_t t0, size_t t1) {
+        const bool found = nonfinite ? fill_block_range<true>(dst, x, ld, a, len, t0, t1, shift)
+                                     : fill_block_range<false>(dst, x, ld, a, len, t0, t1, shift);
+        if (found) bad = true;
+      };
       run_parts(team, reuse, (size_t)len * d, part);
     }
     if (bad) {  // (blocks of rows: the first in x's order is looked for again)
@@ -316,7 +460,8 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
   }
   GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
   D->host_means.clear();
-  for (const ColumnSum &cs : sums) D->host_means.push_back(cs.mean(n));
+  if (add_up)
+    for (int j = 0; j < d; ++j) D->host_means.push_back(sums.mean(j));
   return GK_CUDA_OK;
 }
 

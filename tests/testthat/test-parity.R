@@ -94,6 +94,22 @@ test_backends("algorithm = 'Forgy' is Lloyd, as in stats", function(backend) {
   expect_equal(strip_gk(g2), strip_gk(g))
 })
 
+test_backends("totss over several of its chunks of 2^16 rows is R's two-pass sum, on any number of threads", function(backend) {
+  # (the column means and the squared deviations are each added in long
+  # double chunk by chunk, src/column_sum.h: R's colMeans adds one chain a
+  # column, so the two agree to rounding, not bit for bit)
+  set.seed(3)
+  x <- cbind(rnorm(200003, 1e4, 0.5), runif(200003), rnorm(200003, -3, 7))
+  ref <- sum(scale(x, scale = FALSE)^2)
+  fits <- lapply(c(1L, 2L, 3L), function(t) {
+    withr::local_options(gpukmeans.threads = t)
+    suppressWarnings(gpu_kmeans(x, x[1:4, ], iter.max = 1L))  # (not converged: a warning, as stats)
+  })
+  expect_equal(fits[[1]]$totss, ref, tolerance = 1e-13)
+  expect_identical(fits[[2]]$totss, fits[[1]]$totss)
+  expect_identical(fits[[3]]$totss, fits[[1]]$totss)
+})
+
 test_backends("totss, betweenss and tot.withinss are consistent", function(backend) {
   set.seed(2)
   g <- gpu_kmeans(faithful, 3)

@@ -1,9 +1,9 @@
 # CUDA engine: the upload of x through pinned staging buffers filled by host
 # threads (src/cuda/staged_copy.cu) gives the device the same bits as the
 # plain copy: every fit is identical, and so is totss, whose column means
-# the staged upload adds up as it copies where its threads take whole
-# columns (1 thread; 3 threads and 40 or 16 columns; 16 threads and 16
-# columns), and the host computes otherwise.  Staging mode (5th tuning
+# the staged upload adds up in totss' chunks of 2^16 rows as it copies
+# (column_sum.h; a chunk crossing from one block of rows into the next goes
+# on there), and the host computes otherwise.  Staging mode (5th tuning
 # value): 1 one pageable copy, 2 staging with 64 KiB buffers (many blocks
 # of rows, buffers reused), 0 by size.  Each fit is a new handle that
 # takes the staging buffers the previous fit's handle left on the device
@@ -20,9 +20,10 @@ test_that("cuda: staged uploads give the plain upload's fit, bit for bit, in bot
   skip_if_no_gpu()
   set.seed(1)
   cases <- list(make_blobs(30011, 7, 12, sd = 2, spread = 10),           # 26 blocks in double, 13 in single
-                make_blobs(20000, 16, 6, sd = 3, spread = 5) - 2,         # whole columns with 16 threads
+                make_blobs(20000, 16, 6, sd = 3, spread = 5) - 2,         # 16 columns, up to 16 threads
                 make_blobs(8192, 1, 3),                                    # exactly one double chunk
                 make_blobs(8193, 2, 4),                                    # one element past a chunk
+                make_blobs(140001, 3, 5, sd = 2, spread = 10) + 300,       # three of totss' chunks, ending mid-block
                 make_blobs(5000, 40, 9) + 1e6,                             # far from the origin (single: the shift)
                 matrix(c(1, 2, 3), 3, 1))                                  # tiny
   for (x in cases) {
@@ -35,6 +36,13 @@ test_that("cuda: staged uploads give the plain upload's fit, bit for bit, in bot
         for (comp in c("cluster", "centers", "withinss", "size", "iter", "totss"))
           expect_identical(staged[[comp]], plain[[comp]],
                            label = sprintf("%d x %d, single %s, %d threads: %s", nrow(x), ncol(x), single, threads, comp))
+      }
+      # the upload's column sums one chunk at a time, or none (the host's
+      # totss then makes the means itself): the same totss, bit for bit
+      for (mode in c("1", "0")) {
+        other <- withr::with_envvar(c(GPUKMEANS_STAGE_SUMS = mode), fit_staged(x, c0, 2L, single, 3L))
+        expect_identical(other[c("cluster", "totss")], plain[c("cluster", "totss")],
+                         label = sprintf("%d x %d, single %s, GPUKMEANS_STAGE_SUMS=%s", nrow(x), ncol(x), single, mode))
       }
       # the kept buffers freed (as at the end of the session): the next
       # staged upload makes new ones

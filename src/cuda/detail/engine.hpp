@@ -56,7 +56,7 @@ struct gk_cuda_data {
   unsigned long long *scratch = nullptr;  // 2d + 2 words (totss) + d (column maxima)
   double *d_mean = nullptr;               // d column means (totss)
   double totss = 0;                       // computed at upload
-  // R's column means of x (column_sum.h), added up by the staged upload as
+  // The column means of x (column_sum.h), added up by the staged upload as
   // it copied x; empty when the upload did not (gk_cuda_column_means).
   std::vector<double> host_means;
   // x made contiguous, where it was given as a block of a larger matrix
