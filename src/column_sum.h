@@ -28,13 +28,6 @@ inline std::int64_t totss_chunks(std::int64_t n) {
   return n > kTotssChunkRows ? (n + kTotssChunkRows - 1) / kTotssChunkRows : 1;
 }
 
-// One chunk's sum: p[0 .. len) added in order to a long double from 0.
-inline long double chunk_sum(const double* p, std::int64_t len) {
-  long double s = 0.0L;
-  for (std::int64_t i = 0; i < len; ++i) s += p[i];
-  return s;
-}
-
 // A column's mean from its chunks' sums (in chunk order).
 inline double chunked_mean(const long double* sums, std::int64_t chunks, std::int64_t n) {
   long double total = 0.0L;

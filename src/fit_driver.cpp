@@ -117,7 +117,7 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
   // totss on the host while the device fits, where the engine allows it
   // (the future is waited for on every way out, before the engine goes).
   // The stage log notes the task's own seconds ("totss_task"); the internal
-  // GPUKMEANS_TOTSS_SERIAL=1 computes it first, alone (tools/gpu/rest-probe.R).
+  // GPUKMEANS_TOTSS_SERIAL=1 computes it first, alone (tools/gpu/totss-probe.R).
   double totss_seconds = -1.0;  // (declared before the future, which may wait for the task on the way out)
   std::future<double> totss;
   const char* serial = std::getenv("GPUKMEANS_TOTSS_SERIAL");

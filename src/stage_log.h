@@ -31,7 +31,7 @@ class StageLog {
   void mark(const char* stage) {
     if (!fp_) return;
     const double t = wall_seconds();
-    std::fprintf(fp_, "%s %.6f\n", stage, t - t_);
+    note(stage, t - t_);
     t_ = t;
   }
   // A line "stage seconds" that does not move the clock: the duration of
