@@ -36,21 +36,17 @@ class CpuEngine final : public Engine {
     return w_ ? cpu_weighted_totss(x_, n_, d_, w_, threads_) : cpu_totss(x_, n_, d_, threads_);
   }
 
-  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
-    if (!single()) return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer, CenterMap(), w_);
-    // single precision works on float(x - shift): centers in and out of those coordinates
-    std::vector<double> c(centers, centers + static_cast<std::size_t>(k) * d_);
-    shift_centers(c.data(), k, -1.0);
-    LloydFit fit = cpu_lloyd<float>(xf_.data(), n_, d_, k, c.data(), max_iter, threads_, observer, CenterMap(), w_);
-    shift_centers(fit.centers.data(), k, 1.0);
-    return fit;
+  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer, Labels into) override {
+    return lloyd_mapped(centers, k, max_iter, observer, CenterMap(), std::move(into));
   }
 
-  // Spherical k-means' own path: Lloyd with the map after each update, with
-  // the distance bounds (they follow any movement of the centers).
+  // Lloyd with the map after each update (spherical k-means' own path, with
+  // the distance bounds: they follow any movement of the centers), or none.
   LloydFit lloyd_mapped(const double* centers, int k, int max_iter, IterationObserver* observer,
-                        const CenterMap& map) override {
-    if (!single()) return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer, map, w_);
+                        const CenterMap& map, Labels into) override {
+    if (!single())
+      return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer, map, w_, std::move(into));
+    // single precision works on float(x - shift): centers in and out of those coordinates
     std::vector<double> c(centers, centers + static_cast<std::size_t>(k) * d_);
     shift_centers(c.data(), k, -1.0);
     const CenterMap stored = [&](double* cen, int kk) {  // the map in the coordinates of float(x - shift)
@@ -58,8 +54,8 @@ class CpuEngine final : public Engine {
       map(cen, kk);
       shift_centers(cen, kk, -1.0);
     };
-    LloydFit fit =
-        cpu_lloyd<float>(xf_.data(), n_, d_, k, c.data(), max_iter, threads_, observer, map ? stored : CenterMap(), w_);
+    LloydFit fit = cpu_lloyd<float>(xf_.data(), n_, d_, k, c.data(), max_iter, threads_, observer,
+                                    map ? stored : CenterMap(), w_, std::move(into));
     shift_centers(fit.centers.data(), k, 1.0);
     return fit;
   }

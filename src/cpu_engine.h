@@ -37,10 +37,11 @@ namespace gk {
 // x); throws Interrupted when the observer says stop.  map (optional): applied
 // to the centers after every update (Engine::lloyd_mapped).  weights:
 // observation weights (src/weights.h; sums in cpu_weights.h), or nullptr.
+// into: the labels' destination (Engine::lloyd).
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
                    IterationObserver* observer, const CenterMap& map = CenterMap(),
-                   const double* weights = nullptr);
+                   const double* weights = nullptr, Labels into = Labels());
 
 // Nearest center (1-based) of every row of x.
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);

@@ -223,12 +223,13 @@ struct LloydState {
   std::unique_ptr<WeightedSums<T>> wsum;
 
   LloydState(const T* x_, std::int64_t n_, int d_, int k_, const double* centers0, int threads,
-             const double* w_ = nullptr)
+             const double* w_, Labels into)
       : x(x_), n(n_), d(d_), k(k_), nt(threads_for(threads, n_ / 64)), B(block_size<T>(d_)),
         kd(static_cast<std::size_t>(k_) * d_), cen_rm(kd), use_screen(screen_wanted(d_, k_)), part_sum(kd * nt),
         part_count(static_cast<std::size_t>(k_) * nt), part_changed(nt), part_dist(nt), part_evals(nt),
         rows_cap(std::max<std::size_t>(2048, static_cast<std::size_t>(d_))), part_rows(rows_cap * nt), w(w_) {
     if (w) wsum.reset(new WeightedSums<T>(x, n, d, k, w, nt));
+    res.cluster = std::move(into);
     res.cluster.assign(n, -1);  // 0-based while iterating
     res.centers.assign(centers0, centers0 + kd);
     res.size.assign(k, 0);
@@ -548,9 +549,9 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
 
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
-                   IterationObserver* observer, const CenterMap& map, const double* weights) {
+                   IterationObserver* observer, const CenterMap& map, const double* weights, Labels into) {
   const double t_start = wall_seconds();
-  LloydState<T> S(x, n, d, k, centers0, threads, weights);
+  LloydState<T> S(x, n, d, k, centers0, threads, weights, std::move(into));
   S.map = &map;
   const bounds::Plan plan =
       bounds::choose_plan(n, d, k, static_cast<double>(std::numeric_limits<T>::epsilon()) / 2.0);
@@ -564,9 +565,9 @@ LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* cente
 }
 
 template LloydFit cpu_lloyd<double>(const double*, std::int64_t, int, int, const double*, int, int,
-                                    IterationObserver*, const CenterMap&, const double*);
+                                    IterationObserver*, const CenterMap&, const double*, Labels);
 template LloydFit cpu_lloyd<float>(const float*, std::int64_t, int, int, const double*, int, int,
-                                   IterationObserver*, const CenterMap&, const double*);
+                                   IterationObserver*, const CenterMap&, const double*, Labels);
 
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads,
                 int* cluster) {

@@ -155,12 +155,13 @@ class CudaEngine final : public Engine {
     return totss_;
   }
 
-  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
+  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer, Labels into) override {
     // streamed x: step by step (each step one pass over the chunks), which
     // gives gk_cuda_lloyd's bits (fit_driver.h)
-    if (streamed()) return lloyd_parts({this}, centers, k, max_iter, observer);
+    if (streamed()) return lloyd_parts({this}, centers, k, max_iter, observer, CenterMap(), std::move(into));
     LloydFit r;
     r.centers.assign(centers, centers + static_cast<std::size_t>(k) * d_);
+    r.cluster = std::move(into);
     r.cluster.resize(n_);
     r.size.resize(k);
     r.withinss.resize(k);

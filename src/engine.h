@@ -255,13 +255,18 @@ class Engine {
   // over CUDA engines, whose totss is the CPU engine's sum of x).
   virtual bool totss_concurrent() const { return false; }
   // Lloyd's algorithm with stats' rules from centers (k x d, column-major).
-  virtual LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) = 0;
+  // into: where the labels go, a view of the caller's memory for the
+  // engine's n rows (Labels::view: the result's cluster then is that view,
+  // written in place), or empty: a buffer of the result's own.
+  virtual LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer,
+                         Labels into) = 0;
   // Lloyd over `parts` (this engine first; each holds a block of the rows,
   // in row order) as one fit, where this engine's backend runs the parts'
   // iterations together without the host between them (the CUDA engine:
   // the devices add up each other's sums, gk_cuda_lloyd_devices): the fit
-  // of lloyd_parts() (src/fit_driver.h), bit for bit, in *out.  false, having
-  // done nothing, where it cannot (other engines among the parts, x
+  // of lloyd_parts() (src/fit_driver.h), bit for bit, in *out (whose
+  // cluster may hold the labels' destination, as lloyd()'s into).  false,
+  // having done nothing, where it cannot (other engines among the parts, x
   // streamed, an observer that wants every iteration): the caller then runs
   // lloyd_parts().
   virtual bool lloyd_together(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
@@ -328,8 +333,9 @@ class Engine {
   // mapped, withinss are the squared distances to them.  The default runs
   // it over step() (lloyd_parts on this engine alone, src/spherical.cpp), so
   // every engine can; an engine may have a faster path of its own.
+  // into: as lloyd()'s.
   virtual LloydFit lloyd_mapped(const double* centers, int k, int max_iter, IterationObserver* observer,
-                                const CenterMap& map);
+                                const CenterMap& map, Labels into);
 
   // ---- initialisation (arithmetic and order: src/parity.h) ----------------
   // Greedy k-means++ over the rows `rows` (m of them; nullptr: all rows) with

@@ -151,27 +151,19 @@ inline PartEngines part_engines(const Rcpp::NumericMatrix& x, int parts, const s
   return pe;
 }
 
-// The labels as an R integer vector, copied by `threads` threads into
-// memory advised to use huge pages (labels.h): a 1e8-row copy costs a
-// fraction of touching its 4 KiB pages one by one on one thread.
-inline Rcpp::IntegerVector int_vector(const Labels& v, int threads = 1) {
-  const R_xlen_t n = static_cast<R_xlen_t>(v.size());
+// An R integer vector of n labels, not initialised (an engine writes them
+// all), advised to use huge pages where large (labels.h).
+inline Rcpp::IntegerVector label_vector(R_xlen_t n) {
   Rcpp::IntegerVector out(Rcpp::no_init(n));
-  int* dst = out.begin();
-  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(int);
-  if (bytes < (std::size_t(32) << 20) || threads < 2) {
-    if (n) std::memcpy(dst, v.data(), bytes);
-    return out;
-  }
-  advise_huge_pages(dst, bytes);
-  constexpr std::int64_t kChunk = std::int64_t(1) << 20;  // ints per task (4 MiB)
-  const std::int64_t chunks = (static_cast<std::int64_t>(n) + kChunk - 1) / kChunk;
-  const int* src = v.data();
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const std::int64_t lo = c * kChunk, len = std::min<std::int64_t>(kChunk, static_cast<std::int64_t>(n) - lo);
-    std::memcpy(dst + lo, src + lo, static_cast<std::size_t>(len) * sizeof(int));
-  }
+  if (n) advise_huge_pages(out.begin(), static_cast<std::size_t>(n) * sizeof(int));
+  return out;
+}
+
+// The labels as an R integer vector, copied by `threads` threads
+// (copy_labels).
+inline Rcpp::IntegerVector int_vector(const Labels& v, int threads = 1) {
+  Rcpp::IntegerVector out = label_vector(static_cast<R_xlen_t>(v.size()));
+  copy_labels(out.begin(), v.data(), v.size(), threads);
   return out;
 }
 

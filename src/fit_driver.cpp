@@ -107,7 +107,7 @@ void check_range(Engine& e) { check_range(e.column_maxabs(), e.precision()); }
 }  // namespace
 
 FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source, int max_iter,
-                      IterationObserver* observer) {
+                      IterationObserver* observer, int* labels_out) {
   FitOutcome out;
   if (engine.weights() && !engine.supports_weights())
     throw EngineError(EngineError::Kind::kUnsupported,
@@ -152,7 +152,10 @@ FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source,
                                                          : "more cluster centers than distinct data points.");
     }
     stage_mark("start");
-    LloydFit fit = engine.lloyd(spec.centers.data(), spec.k, max_iter, observer);
+    // (the destination, unless it holds the best start's labels so far)
+    const bool free_out = labels_out && (s == 0 || out.best.cluster.data() != labels_out);
+    LloydFit fit = engine.lloyd(spec.centers.data(), spec.k, max_iter, observer,
+                                free_out ? Labels::view(labels_out, static_cast<std::size_t>(data.n)) : Labels());
     stage_mark("lloyd");
     out.seconds_compute += fit.seconds_compute;
     out.seconds_download += fit.seconds_download;
@@ -239,7 +242,7 @@ Combined combine_steps(const std::vector<Engine*>& parts, const std::vector<doub
 }  // namespace
 
 LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
-                     IterationObserver* observer, const CenterMap& map) {
+                     IterationObserver* observer, const CenterMap& map, Labels into) {
   const double t_start = wall_seconds();
   if (parts.empty()) throw EngineError(EngineError::Kind::kInvalid, "lloyd_parts: no parts");
   for (Engine* e : parts)
@@ -267,6 +270,7 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
   for (int j = 0; j < d; ++j)
     for (int c = 0; c < k; ++c) cen[c + static_cast<std::size_t>(k) * j] = centers[c + static_cast<std::size_t>(k) * j] - shift[j];
   LloydFit res;
+  res.cluster = std::move(into);
   res.iter = max_iter + 1;
   std::vector<std::int64_t> count(k, 0);
   for (int it = 0; it < max_iter; ++it) {
@@ -299,7 +303,10 @@ LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, i
     for (int c = 0; c < k; ++c) res.centers[c + static_cast<std::size_t>(k) * j] = cen[c + static_cast<std::size_t>(k) * j] + shift[j];
   std::vector<std::vector<int>> part_labels(P);
   for_each_part(P, [&](int p) { part_labels[p] = parts[p]->labels(); });
-  for (const std::vector<int>& l : part_labels) res.cluster.insert(res.cluster.end(), l.begin(), l.end());
+  std::vector<std::size_t> first(P + 1, 0);  // each part's first row
+  for (int p = 0; p < P; ++p) first[p + 1] = first[p] + part_labels[p].size();
+  res.cluster.resize(first[P]);
+  for_each_part(P, [&](int p) { std::copy(part_labels[p].begin(), part_labels[p].end(), res.cluster.begin() + first[p]); });
   res.seconds_compute = wall_seconds() - t_start;
   return res;
 }

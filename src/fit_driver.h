@@ -52,8 +52,12 @@ struct FitOutcome {
 
 // Fits every start of `source` on the engine (which holds `data`) and keeps
 // the best by tot.withinss, ranked as stats ranks them (R's sum()).
+// labels_out (data.n ints, or nullptr): the labels' destination, given to
+// the engine for each start while it does not hold the best start's labels;
+// the best's cluster is a view of it where it landed there (otherwise the
+// caller copies them).
 FitOutcome fit_starts(Engine& engine, const HostData& data, StartSource& source, int max_iter,
-                      IterationObserver* observer);
+                      IterationObserver* observer, int* labels_out = nullptr);
 
 // The rows (0-based) a seeded start chooses as initial centers
 // (src/init_driver.cpp).
@@ -97,8 +101,9 @@ std::vector<double> withinss_from_sums(const std::vector<Fixed128>& wsum, const 
 // gk_cuda_lloyd's.  centers: k x d, column-major; cluster in row order.
 // The parts' calls run concurrently (for_each_part), combined in part order.
 // map (optional): applied to the centers after every update (Engine::lloyd_mapped).
+// into: the labels' destination (Engine::lloyd).
 LloydFit lloyd_parts(const std::vector<Engine*>& parts, const double* centers, int k, int max_iter,
-                     IterationObserver* observer, const CenterMap& map = CenterMap());
+                     IterationObserver* observer, const CenterMap& map = CenterMap(), Labels into = Labels());
 
 }  // namespace gk
 

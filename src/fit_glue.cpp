@@ -4,6 +4,7 @@
 // validated the arguments and drawn the random starts.
 #include <Rcpp.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,7 +82,15 @@ Rcpp::NumericMatrix as_matrix(const std::vector<double>& v, int nrow, int ncol) 
   return m;
 }
 
-Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads) {
+// cluster: the labels' destination given to the fit (the best start's
+// labels are there, or are copied there).
+Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads, Rcpp::IntegerVector cluster) {
+  const gk::Labels& best = fit.best.cluster;
+  if (best.data() != cluster.begin()) {
+    if (static_cast<R_xlen_t>(best.size()) != cluster.size())
+      throw gk::EngineError(gk::EngineError::Kind::kInvalid, "the fit's labels do not match the rows of x");
+    gk::copy_labels(cluster.begin(), best.data(), best.size(), threads);
+  }
   const int nstart = static_cast<int>(fit.starts.size());
   Rcpp::NumericVector start_wss(nstart);
   Rcpp::IntegerVector start_iter(nstart);
@@ -107,7 +116,7 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads) 
                                          Rcpp::_["init"] = fit.seconds_init)
            : Rcpp::NumericVector::create(Rcpp::_["compute"] = fit.seconds_compute, Rcpp::_["init"] = fit.seconds_init);
   return Rcpp::List::create(
-      Rcpp::_["cluster"] = gk::int_vector(fit.best.cluster, threads), Rcpp::_["centers"] = as_matrix(fit.best.centers, k, e.d()),
+      Rcpp::_["cluster"] = cluster, Rcpp::_["centers"] = as_matrix(fit.best.centers, k, e.d()),
       Rcpp::_["totss"] = fit.totss, Rcpp::_["withinss"] = Rcpp::wrap(fit.best.withinss),
       Rcpp::_["size"] = Rcpp::wrap(fit.best.size), Rcpp::_["iter"] = fit.best.iter,
       Rcpp::_["best_start"] = fit.best_start + 1, Rcpp::_["start_tot_withinss"] = start_wss,
@@ -147,9 +156,16 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
     if (spherical && data.w)  // (R refuses them first: R/weights.R)
       throw gk::EngineError(gk::EngineError::Kind::kUnsupported, "spherical k-means has no observation weights yet");
     if (spherical) e = gk::make_spherical_engine(std::move(e));  // x: unit rows (src/spherical.h)
-    const gk::FitOutcome fit = gk::observed(observer, [&] { return gk::fit_starts(*e, data, source, iter_max, &observer); });
+    // the labels' destination: the result's vector, written in place by the
+    // engine (the internal GPUKMEANS_LABELS_OUT=0 gives the engine none and
+    // copies the labels, as before: tools/gpu/switch-turns.R compares them)
+    Rcpp::IntegerVector cluster = gk::label_vector(x.nrow());
+    const char* out_env = std::getenv("GPUKMEANS_LABELS_OUT");
+    int* labels_out = out_env && out_env[0] == '0' ? nullptr : cluster.begin();
+    const gk::FitOutcome fit = gk::observed(
+        observer, [&] { return gk::fit_starts(*e, data, source, iter_max, &observer, labels_out); });
     log.mark("fit");
-    Rcpp::List out = as_list(fit, *e, threads);
+    Rcpp::List out = as_list(fit, *e, threads, cluster);
     log.mark("result");
     e.reset();
     log.mark("release");
@@ -219,7 +235,7 @@ Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::Int
         gk::observed(observer, [&] { return gk::fit_sweep(*e, data, src, its, opt, &observer); });
     Rcpp::List fits(steps.size()), quality(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      fits[i] = as_list(steps[i].fit, *e, threads);
+      fits[i] = as_list(steps[i].fit, *e, threads, gk::label_vector(x.nrow()));
       const gk::QualitySums& q = steps[i].quality;
       quality[i] = Rcpp::List::create(
           Rcpp::_["size"] = Rcpp::NumericVector(q.size.begin(), q.size.end()),

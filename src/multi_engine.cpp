@@ -118,14 +118,15 @@ class MultiEngine final : public Engine {
     }
     return totss_;
   }
-  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
+  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer, Labels into) override {
     LloydFit r;
+    r.cluster = std::move(into);  // (lloyd_together sizes it for all the rows)
     if (parts_[0]->lloyd_together(parts_, centers, k, max_iter, observer, &r)) return r;
-    return lloyd_parts(parts_, centers, k, max_iter, observer);
+    return lloyd_parts(parts_, centers, k, max_iter, observer, CenterMap(), std::move(r.cluster));
   }
   LloydFit lloyd_mapped(const double* centers, int k, int max_iter, IterationObserver* observer,
-                        const CenterMap& map) override {
-    return lloyd_parts(parts_, centers, k, max_iter, observer, map);
+                        const CenterMap& map, Labels into) override {
+    return lloyd_parts(parts_, centers, k, max_iter, observer, map, std::move(into));
   }
   void assign(const double* centers, int k, int* cluster) override {
     for_each_part(count(), [&](int p) { parts_[p]->assign(centers, k, cluster + lo_[p]); });

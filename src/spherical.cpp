@@ -22,8 +22,8 @@
 namespace gk {
 
 LloydFit Engine::lloyd_mapped(const double* centers, int k, int max_iter, IterationObserver* observer,
-                              const CenterMap& map) {
-  return lloyd_parts({this}, centers, k, max_iter, observer, map);
+                              const CenterMap& map, Labels into) {
+  return lloyd_parts({this}, centers, k, max_iter, observer, map, std::move(into));
 }
 
 namespace {
@@ -120,9 +120,10 @@ class SphericalEngine final : public Engine {
     return 0.5 * from_fixed(w[0].lo, w[0].hi, wss_scale(maxterm[0]));
   }
 
-  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer) override {
+  LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer, Labels into) override {
     HalfObserver half(observer);
-    LloydFit fit = inner_->lloyd_mapped(centers, k, max_iter, observer ? &half : nullptr, sphere_map(d_));
+    LloydFit fit =
+        inner_->lloyd_mapped(centers, k, max_iter, observer ? &half : nullptr, sphere_map(d_), std::move(into));
     for (double& w : fit.withinss) w *= 0.5;  // |x - c|^2 / 2 = 1 - cos(x, c) on the unit sphere
     return fit;
   }

@@ -47,7 +47,7 @@ Rcpp::List gk_fit_small_team_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix cent
     {
       if (omp_get_thread_num() == 0) {  // the calling thread
         try {
-          fit = e->lloyd(centers.begin(), centers.nrow(), iter_max, nullptr);
+          fit = e->lloyd(centers.begin(), centers.nrow(), iter_max, nullptr, gk::Labels());
         } catch (...) {
           error = std::current_exception();
         }
@@ -56,7 +56,7 @@ Rcpp::List gk_fit_small_team_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix cent
     omp_set_max_active_levels(levels);
     if (error) std::rethrow_exception(error);
 #else
-    fit = e->lloyd(centers.begin(), centers.nrow(), iter_max, nullptr);
+    fit = e->lloyd(centers.begin(), centers.nrow(), iter_max, nullptr, gk::Labels());
 #endif
     return Rcpp::List::create(Rcpp::_["cluster"] = gk::int_vector(fit.cluster), Rcpp::_["size"] = Rcpp::wrap(fit.size),
                               Rcpp::_["iter"] = fit.iter,
