@@ -74,3 +74,14 @@ for (cfg_name in names(labels_out_configs)) {
     }
   })
 }
+
+test_backends("a destination of 32 MiB or more holds stats' labels", function(backend) {
+  n <- 2^23 + 5  # (32 MiB of labels and 20 bytes)
+  set.seed(3)
+  x <- matrix(c(rnorm(n %/% 2, 0), rnorm(n - n %/% 2, 6)), n, 1)
+  c0 <- x[c(1, 2, n), , drop = FALSE]
+  got <- gpu_kmeans(x, c0, iter.max = 3)
+  ref <- suppressWarnings(kmeans(x, c0, iter.max = 3, algorithm = "Lloyd"))
+  expect_identical(got$cluster, ref$cluster)
+  expect_identical(got$iter, ref$iter)
+})

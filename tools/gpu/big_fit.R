@@ -17,8 +17,8 @@ warm_up <- function(d, prec) {
 }
 
 # One fit of 10 iterations with the environment variables `env` (named) set
-# for it: wall, the timing attribute's parts, R's gc time, totss, and the
-# engine's stages (GPUKMEANS_STAGE_LOG) as "stage seconds | ..." (those of
+# for it: wall, the timing attribute's parts, R's gc time, totss, the
+# labels, and the engine's stages (GPUKMEANS_STAGE_LOG) as "stage seconds | ..." (those of
 # 2 ms or more).
 big_fit <- function(d, prec, env = character()) {
   sl <- tempfile()
@@ -32,7 +32,7 @@ big_fit <- function(d, prec, env = character()) {
   st <- utils::read.table(sl, col.names = c("stage", "seconds"))
   rest <- wall - tm[["transfer_to_device"]] - tm[["compute"]]
   list(wall = wall, up = tm[["transfer_to_device"]], compute = tm[["compute"]], down = tm[["transfer_to_host"]],
-       rest = rest, gc = gc.time()[1] - g0, totss = f$totss,
+       rest = rest, gc = gc.time()[1] - g0, totss = f$totss, cluster = f$cluster,
        stages = paste(sprintf("%s %.3f", st$stage, st$seconds)[st$seconds >= 0.002], collapse = " | "))
 }
 
