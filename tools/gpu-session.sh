@@ -10,6 +10,9 @@
 # peer_torch.py --cosine), stream.txt (inst/bench/bench_stream.R: streamed
 # x against resident x, and a double matrix larger than the card, beside
 # the pinned copy rate of peer_torch.py --ceilings) plus the benchmark CSVs.
+# With GPUKMEANS_SMEM_CAP=101376 (or 49152) in the environment, the suite
+# runs as on a device with 99 KB (48 KB) of shared memory a block: sm_86 and
+# sm_89, RTX 30 / 40, L4, A10 (tests/testthat/helper-gpu.R, smem_capped).
 set -u
 out=${1:?usage: gpu-session.sh OUTDIR [tests] [bench] [init] [sweep] [convergence] [cosine] [stream]}; shift
 what=${*:-tests bench}

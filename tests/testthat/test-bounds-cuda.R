@@ -94,7 +94,9 @@ test_that("cuda: where they pay, no bounds when the plain iterations run on the 
     where <- fit_bounds(x, c0, 60L, 3L, single)
     forced <- fit_bounds(x, c0, 60L, 2L, single)
     control <- fit_bounds(x[, 1:95], c0[, 1:95], 60L, 3L, single)
-    expect_true(all(where$exact_fraction == 1), label = paste("d = 128, single =", single))
+    # (with less shared memory a block than the tensor cores' tiles take, the
+    # plain iterations are the SIMT kernel's, and the bounds pay there)
+    if (!smem_capped()) expect_true(all(where$exact_fraction == 1), label = paste("d = 128, single =", single))
     expect_lt(min(control$exact_fraction), 1, label = paste("d = 95, single =", single))
     expect_lt(min(forced$exact_fraction), 1)  # (bounds do run at d = 128 when asked for)
     if (!single) expect_identical(where[parts], forced[parts])

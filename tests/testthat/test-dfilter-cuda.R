@@ -58,12 +58,12 @@ expect_dfilter_exact <- function(x, centers, iter.max = 30L, filtered = TRUE, la
         expect_identical(got[[comp]], ref[[comp]],
                          label = paste(label, "mode", mode, "bounds", bounds, "screen", sc, comp))
       if (identical(mode, "1")) {
-        if (filtered) {
+        if (filtered && !smem_capped()) {  # (helper-gpu.R: the filter's kernels may not fit a cap)
           expect_gte(got$screen_exact, 0)
           expect_lt(got$screen_exact, 1)
           expect_gte(got$screen_every, 0)
           expect_lte(got$screen_every, got$screen_exact)
-        } else {
+        } else if (!filtered) {
           expect_identical(got$screen_exact, -1, label = paste(label, "outside the filter's range"))
         }
         if (bounds == 0L) shares[[sc]] <- c(exact = got$screen_exact, every = got$screen_every)
@@ -87,10 +87,10 @@ test_that("cuda dfilter: blobs and uniform data at several d and k", {
     tiled <- sh[2] > 8
     shs <- expect_dfilter_exact(x, x[seq_len(sh[3]), , drop = FALSE], 40L, filtered = tiled,
                                 label = paste(sh, collapse = "x"))
-    if (tiled) expect_lt(shs$default[["exact"]], 0.2)
+    if (tiled && !smem_capped()) expect_lt(shs$default[["exact"]], 0.2)
     # (up to 32 columns the settle pass ran: it leaves fewer points to every
     # center than the screen without it)
-    if (tiled && sh[2] <= 32) {
+    if (tiled && sh[2] <= 32 && !smem_capped()) {
       expect_gt(shs$none[["every"]], 0, label = paste(sh, collapse = "x"))
       expect_lt(shs$settle[["every"]], shs$none[["every"]], label = paste(sh, collapse = "x"))
     }
@@ -142,6 +142,7 @@ test_that("cuda dfilter: points between several close centers get a few candidat
     z <- make_blobs(8000, 16, 100, sd = 1, spread = 200)
     z <- cbind(z, matrix(0, nrow(z), extra))
     sh <- expect_dfilter_exact(z, z[1:400, ], 30L, label = paste(ncol(z), "columns: four centers a blob"))
+    if (smem_capped()) next
     expect_gt(sh$none[["every"]], 0.05)
     expect_identical(sh$none[["every"]], sh$none[["exact"]])
     for (sc in c("both", "cand", "settle", if (extra == 0) "default"))
@@ -164,6 +165,7 @@ test_that("cuda dfilter: more tied candidates than the candidate pass keeps go t
   x <- make_blobs(6000, 40, 30, sd = 1, spread = 20)
   c0 <- rbind(x[rep(1, 20), ], x[2:140, ])
   sh <- expect_dfilter_exact(x, c0, 20L, label = "twenty equal centers")
+  skip_if(smem_capped(), "the filter's kernels need more shared memory than the run allows")
   expect_gt(sh$cand[["every"]], 0)
   expect_lte(sh$cand[["every"]], sh$none[["every"]])
   # (the settle pass keeps 16 near centers a point: more go to every center)

@@ -25,8 +25,10 @@ expect_grid_exact <- function(x, centers, grid = "1", single = FALSE, iter.max =
   got <- grid_raw(x, centers, grid, single, iter.max)
   for (comp in fit_parts)
     expect_identical(got[[comp]], ref[[comp]], label = paste(label, if (single) "single" else "double", comp))
-  expect_gte(got$grid_share, 0)
-  expect_lte(got$grid_share, 1)
+  if (!smem_capped()) {  # (helper-gpu.R)
+    expect_gte(got$grid_share, 0)
+    expect_lte(got$grid_share, 1)
+  }
   invisible(got$grid_share)
 }
 
@@ -114,8 +116,10 @@ test_that("cuda grid: by shape (switch, limits) and weighted fits", {
       expect_identical(grid_raw(x, x[seq_len(k), ], NA, single, iter.max = 3L)$grid_share, -1)
       expect_grid_exact(x, x[seq_len(k), ], "1", single, iter.max = 5L, label = paste("k", k))
     }
-    for (k in c(low + 1L, 1500L))
-      expect_gt(expect_grid_exact(x, x[seq_len(k), ], NA, single, iter.max = 4L, label = paste("k", k)), 0.9)
+    for (k in c(low + 1L, 1500L)) {
+      share <- expect_grid_exact(x, x[seq_len(k), ], NA, single, iter.max = 4L, label = paste("k", k))
+      if (!smem_capped()) expect_gt(share, 0.9)
+    }
   }
   x3 <- make_blobs(270000, 3, 30, sd = 2, spread = 40)
   expect_identical(grid_raw(x3, x3[1:300, ], NA, iter.max = 2L)$grid_share, -1)
