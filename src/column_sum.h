@@ -28,6 +28,22 @@ inline std::int64_t totss_chunks(std::int64_t n) {
   return n > kTotssChunkRows ? (n + kTotssChunkRows - 1) / kTotssChunkRows : 1;
 }
 
+// The terms of totss' two passes, a double each, added in long double: a
+// value (the column sum, for the mean) and its squared deviation from the
+// mean, (v - m)^2 rounded to double.  One definition for cpu_totss and the
+// weighted totss (cpu_weights.cpp), whose whole weights give the bits of
+// the replicated rows only while both add the same terms.
+struct ColumnValue {
+  double operator()(double v) const { return v; }
+};
+struct SquaredDeviation {
+  double m;
+  double operator()(double v) const {
+    const double t = v - m;
+    return t * t;
+  }
+};
+
 // A column's mean from its chunks' sums (in chunk order).
 inline double chunked_mean(const long double* sums, std::int64_t chunks, std::int64_t n) {
   long double total = 0.0L;

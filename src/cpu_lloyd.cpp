@@ -656,21 +656,13 @@ double cpu_totss(const double* x, std::int64_t n, int d, int threads, const doub
   if (means) {
     std::copy(means, means + d, mean.begin());
   } else {
-    all_chunks(x, n, d, threads, [](int) { return [](double v) { return v; }; }, part.data());
+    all_chunks(x, n, d, threads, [](int) { return ColumnValue(); }, part.data());
     for (int c = 0; c < d; ++c) mean[c] = chunked_mean(part.data() + static_cast<std::size_t>(c * chunks), chunks, n);
   }
   // The squared deviations, in the same chunks.  (One chain a column held a
   // 1e8 x 16 single-precision fit on a 32-thread host about 0.04 s past its
   // device's 10 iterations.)
-  all_chunks(x, n, d, threads,
-             [&mean](int c) {
-               const double m = mean[c];
-               return [m](double v) {
-                 const double t = v - m;
-                 return t * t;
-               };
-             },
-             part.data());
+  all_chunks(x, n, d, threads, [&mean](int c) { return SquaredDeviation{mean[c]}; }, part.data());
   long double total = 0.0L;
   for (int c = 0; c < d; ++c) {
     long double col_ss = 0.0L;

@@ -304,12 +304,8 @@ double cpu_weighted_totss(const double* x, std::int64_t n, int d, const double* 
   for (int c = 0; c < d; ++c) {
     const double* col = x + static_cast<std::int64_t>(c) * n;
     // the weighted mean in the same chunks (column_sum.h)
-    const long double s = chunked_weighted(col, n, w, [](double v) { return v; });
-    const double mean = static_cast<double>(s / wsum);
-    per_col[c] = chunked_weighted(col, n, w, [mean](double v) {
-      const double t = v - mean;
-      return t * t;
-    });
+    const long double s = chunked_weighted(col, n, w, ColumnValue());
+    per_col[c] = chunked_weighted(col, n, w, SquaredDeviation{static_cast<double>(s / wsum)});
   }
   long double total = 0.0L;
   for (int c = 0; c < d; ++c) total += per_col[c];
