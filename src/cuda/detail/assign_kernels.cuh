@@ -326,17 +326,20 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
 #pragma unroll
     for (int r = 0; r < P; ++r) {
       const long long i = base + (long long)r * blockDim.x + tid;
+      int b = -1;
       if (i < n) {
-        int old = labels[i];
-        int b = bi[r];
+        const int old = labels[i];
+        b = bi[r];
         if (b < 0) b = label_kept(old);  // no finite distance (overflow)
         label_commit(&labels[i], old, b, ch);
-        if (UPDATE) {
+      }
+      if (UPDATE) {  // (the whole warp is here: the loop's bounds are the block's)
+        const bool whole = warp_same(i < n, b);
 #pragma unroll
-          for (int j = 0; j < DM; ++j)
-            if (j < d) limb_add(slimb, (size_t)b + (size_t)k * j, (size_t)k * d, (double)xr[r][j], pw[j]);
-          atomicAdd(&scnt[b], 1u);
-        }
+        for (int j = 0; j < DM; ++j)
+          if (j < d) limb_apply_any<false>(slimb, (size_t)b + (size_t)k * j, (size_t)k * d, (double)xr[r][j], pw[j],
+                                           i < n, whole);
+        count_any<false>(&scnt[b < 0 ? 0 : b], i < n, whole);
       }
     }
     // warp-aggregated changed count

@@ -160,6 +160,14 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
       c[u] = in[u] ? labels[pt[u]] : 0;
       o[u] = listed && in[u] ? prev[pt[u]] : -1;
     }
+    // whole warps of one cluster (rows in cluster order) add as one
+    // (warp_same); the trip counts are the block's, so the whole warp is here
+    bool wc[U], wo[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      wc[u] = warp_same(in[u], c[u]);
+      wo[u] = LIST && warp_same(in[u] && o[u] >= 0, o[u]);
+    }
     for (int jj = 0; jj < jn; ++jj) {
       const int j = j0 + jj;
       T v[U];
@@ -168,11 +176,12 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
       const double p2 = pow2(scale[j]);
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        if (!in[u]) continue;
         if (use_shared) {
-          limb_add(slimb, (size_t)c[u] + (size_t)k * jj, (size_t)k * jn, (double)v[u], p2);
-          if (LIST && o[u] >= 0) limb_sub(slimb, (size_t)o[u] + (size_t)k * jj, (size_t)k * jn, (double)v[u], p2);
-        } else {  // the same rounding as the limbs: any path gives the same sums
+          limb_apply_any<false>(slimb, (size_t)c[u] + (size_t)k * jj, (size_t)k * jn, (double)v[u], p2, in[u], wc[u]);
+          if (LIST)
+            limb_apply_any<true>(slimb, (size_t)(o[u] < 0 ? 0 : o[u]) + (size_t)k * jj, (size_t)k * jn, (double)v[u],
+                                 p2, in[u] && o[u] >= 0, wo[u]);
+        } else if (in[u]) {  // the same rounding as the limbs: any path gives the same sums
           const long long q = round_fixed((double)v[u], p2);
           atomic_add_fixed(&acc[2 * ((size_t)c[u] + (size_t)k * j)], q);
           if (LIST && o[u] >= 0) atomic_add_fixed(&acc[2 * ((size_t)o[u] + (size_t)k * j)], -q);
@@ -181,11 +190,10 @@ k_accumulate(const T *__restrict__ x, long long n, int d, const int *__restrict_
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      if (!in[u]) continue;
       if (use_shared) {
-        atomicAdd(&scnt[c[u]], 1u);
-        if (LIST && o[u] >= 0) atomicSub(&scnt[o[u]], 1u);
-      } else if (do_count) {
+        count_any<false>(&scnt[c[u]], in[u], wc[u]);
+        if (LIST) count_any<true>(&scnt[o[u] < 0 ? 0 : o[u]], in[u] && o[u] >= 0, wo[u]);
+      } else if (in[u] && do_count) {
         atomicAdd(&counts[c[u]], 1u);
         if (LIST && o[u] >= 0) atomicSub(&counts[o[u]], 1u);
       }
@@ -317,15 +325,22 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
     }
 #pragma unroll
     for (int r = 0; r < P; ++r) {
-      if (i[r] >= n) continue;
-      if (PASS == 0 && TERMS) terms[i[r]] = w[r];
+      const bool on = i[r] < n;
+      const bool whole = warp_same(on, c[r]);  // (rows in cluster order: one atomic a warp)
       const u64 wb = (u64)__double_as_longlong(w[r]);
+      if (PASS == 0 && TERMS && on) terms[i[r]] = w[r];
       if (PASS == 0) {
-        atomicMax(use_shared ? &smax[c[r]] : &gmax[c[r]], (unsigned int)(wb >> 32));
+        unsigned int *mx = use_shared ? &smax[c[r]] : &gmax[c[r]];
+        if (whole) {
+          const unsigned int m = __reduce_max_sync(0xffffffffu, (unsigned int)(wb >> 32));
+          if ((tid & 31) == 0) atomicMax(mx, m);
+        } else if (on) {
+          atomicMax(mx, (unsigned int)(wb >> 32));
+        }
       } else if (use_shared) {
-        limb_add(slimb, c[r], k, w[r], spw[c[r]]);
-        atomicAdd(&scnt[c[r]], 1u);
-      } else {  // the limbs' rounding
+        limb_apply_any<false>(slimb, c[r], k, w[r], spw[c[r]], on, whole);
+        count_any<false>(&scnt[c[r]], on, whole);
+      } else if (on) {  // the limbs' rounding
         atomic_add_fixed(&wacc[2 * c[r]], round_fixed(w[r], pow2(wss_scale(gmax[c[r]]))));
         atomicAdd(&wcnt[c[r]], 1u);
       }

@@ -1,0 +1,40 @@
+# Does the order of the rows change the speed?  bench.R's problems B-E with
+# their rows as drawn (clusters mixed) and ordered by the cluster that drew
+# them (as in data bound group after group, rbind()): ms an iteration
+# (compute phase: iterations and the final within-SS, median of 3 fits of 10
+# plain iterations) and whether the ordered fit (labels put back in the
+# drawn order) equals the drawn one (double precision: it must).
+#   Rscript tools/gpu/order-shapes.R [problems, default BCDE]
+library(gpukmeans)
+options(gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L), gpukmeans.progress = FALSE)
+cat("order-shapes |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()), "\n")
+args <- commandArgs(trailingOnly = TRUE)
+which <- strsplit(if (length(args)) args[1] else "BCDE", "")[[1]]
+problems <- list(B = c(1e6, 2, 100), C = c(1e6, 2, 1000), D = c(1e7, 16, 256), E = c(1e6, 128, 4096))
+ms_of <- function(x, c0, prec) {
+  invisible(suppressWarnings(gpu_kmeans(x, c0, iter.max = 2L, precision = prec, backend = "cuda")))
+  median(sapply(1:3, function(i) {
+    f <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, precision = prec, backend = "cuda"))
+    1000 * attr(f, "timing")[["compute"]] / min(10, f$iter)
+  }))
+}
+for (id in which) {
+  p <- problems[[id]]
+  set.seed(1)
+  ce <- matrix(runif(p[3] * p[2], 0, 100), p[3], p[2])
+  lab <- sample.int(p[3], p[1], TRUE)
+  x <- ce[lab, , drop = FALSE] + rnorm(p[1] * p[2])
+  set.seed(2)
+  c0 <- x[sample.int(nrow(x), p[3]), , drop = FALSE]
+  o <- order(lab)
+  xo <- x[o, , drop = FALSE]
+  for (prec in c("single", "double")) {
+    a <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, precision = prec, backend = "cuda"))
+    b <- suppressWarnings(gpu_kmeans(xo, c0, iter.max = 10L, precision = prec, backend = "cuda"))
+    back <- integer(length(o)); back[o] <- b$cluster
+    same <- identical(back, a$cluster) && identical(unname(a$centers), unname(b$centers))
+    cat(sprintf("%s %-6s drawn order %8.4f  by cluster %8.4f ms/iter  same fit: %s\n", id, prec,
+                ms_of(x, c0, prec), ms_of(xo, c0, prec), same))
+  }
+  rm(x, xo); invisible(gc())
+}
