@@ -93,3 +93,27 @@ test_that("cuda, rows ordered by cluster: single-precision centers are their clu
     }
   }
 })
+
+test_that("cuda, rows ordered by cluster: weighted double fits equal the shuffled rows' fits bit for bit", {
+  skip_if_no_gpu()
+  for (cs in order_cases[c(2L, 4L)]) {
+    b <- ordered_blobs(cs$n, cs$d, cs$k, seed = 60 + cs$d)
+    set.seed(61)
+    weights <- list(whole = sample.int(3L, cs$n, TRUE), fractional = stats::runif(cs$n, 0.5, 2))
+    for (kind in names(weights)) {
+      w <- as.numeric(weights[[kind]])
+      fit <- function(rows) {
+        withr::with_envvar(cs$env, suppressWarnings(
+          gpu_kmeans(b$x[rows, , drop = FALSE], b$c0, iter.max = 20L, weights = w[rows], backend = "cuda")))
+      }
+      got <- fit(seq_len(cs$n))
+      shuf <- fit(b$perm)
+      back <- integer(cs$n)
+      back[b$perm] <- shuf$cluster
+      lab <- paste(cs$label, "weighted,", kind, "weights")
+      expect_identical(got$cluster, back, label = paste(lab, "labels"))
+      for (comp in c("centers", "withinss", "size", "iter"))
+        expect_identical(got[[comp]], shuf[[comp]], label = paste(lab, comp))
+    }
+  }
+})

@@ -7,6 +7,7 @@
 #pragma once
 #include "quality_emu_shim.cuh"
 
+#include <algorithm>
 #include <atomic>
 #include <cfenv>
 #include <math.h>
@@ -38,6 +39,7 @@ inline float __double2float_rd(double a) { return rounded<FE_DOWNWARD>([&] { ret
 struct EmuWarp {
   std::atomic<unsigned> mask{0};
   std::barrier<> bar{32};
+  unsigned long long slot[32] = {};  // each lane's value in the exchanges below
 };
 inline std::vector<EmuWarp>* g_warps = nullptr;
 inline unsigned __ballot_sync(unsigned, bool p) {
@@ -51,6 +53,34 @@ inline unsigned __ballot_sync(unsigned, bool p) {
   return m;
 }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
+inline bool __all_sync(unsigned, bool p) { return __ballot_sync(0xffffffffu, p) == 0xffffffffu; }
+// Every lane's value v, then f(the 32 values) for every lane (whole warps).
+template <typename T, typename F>
+inline T emu_exchange(T v, F f) {
+  EmuWarp& w = (*g_warps)[threadIdx.x / 32];
+  w.slot[threadIdx.x % 32] = (unsigned long long)v;
+  w.bar.arrive_and_wait();
+  const T r = f(w.slot);
+  w.bar.arrive_and_wait();
+  return r;
+}
+inline int __shfl_sync(unsigned, int v, int src) {
+  return emu_exchange(v, [src](const unsigned long long* s) { return (int)s[src]; });
+}
+inline unsigned __reduce_add_sync(unsigned, unsigned v) {
+  return emu_exchange(v, [](const unsigned long long* s) {
+    unsigned t = 0;
+    for (int l = 0; l < 32; ++l) t += (unsigned)s[l];
+    return t;
+  });
+}
+inline unsigned __reduce_max_sync(unsigned, unsigned v) {
+  return emu_exchange(v, [](const unsigned long long* s) {
+    unsigned t = 0;
+    for (int l = 0; l < 32; ++l) t = std::max(t, (unsigned)s[l]);
+    return t;
+  });
+}
 
 // ---- atomics -----------------------------------------------------------------
 template <typename T>
@@ -78,3 +108,6 @@ inline void atomic_add_fixed(u64* p, long long q) { atomic_add128(p, (u64)q, q <
 inline bool fit_finished(const State* st, int max_iter) { return st && (st->flag || st->iter_done >= max_iter); }
 
 }  // namespace gk
+
+// the exact distance and the labels' rule, as the kernels have them
+#include "cuda/detail/point_rules.cuh"

@@ -14,6 +14,7 @@
 //    centers against long double weighted means (relative 1e-15);
 // shared limbs and global atomics, several grids and column groups, float
 // storage.  No GPU needed:  make -C tools/cuda-dev weights_emu && tools/cuda-dev/weights_emu
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -178,6 +179,11 @@ Out reference_plain(const std::vector<T>& x, ll n, int d, int k, const std::vect
   return o;
 }
 
+// Rows in the order of their clusters (whole warps of one cluster: the
+// kernels' whole-warp sums, warp_sums.cuh), rows of weight 0 kept only where
+// a case asks for them.
+bool g_ordered = false;
+
 template <typename T>
 void whole_vs_replicated(const char* name, ll n, int d, int k, int wmaxw, double zero_share, bool empty_cluster,
                          int gx, int jb, int shared, std::mt19937_64& rng) {
@@ -192,6 +198,7 @@ void whole_vs_replicated(const char* name, ll n, int d, int k, int wmaxw, double
     w[i] = (rng() % 1000) < zero_share * 1000 ? 0.0 : (double)(rng() % wmaxw + 1);
     if (empty_cluster && lab[i] == k - 1) w[i] = 0;
   }
+  if (g_ordered) std::sort(lab.begin(), lab.end());
   x[0] = (T)1e3;  // the largest value of column 0 on a row of weight 0: not a scale
   w[0] = 0;
   std::vector<double> cen_wss((size_t)k * d);
@@ -245,8 +252,9 @@ void exact_reference(const char* name, ll n, int d, int k, int kind, int gx, int
     if (kind == 0) w[i] = 9007199254740992.0 - (double)(rng() % 1000);   // whole, near 2^53: sum beyond 2^66
     else if (kind == 1) w[i] = U(rng) * 1e-3;                           // fractional, small
     else w[i] = std::ldexp(U(rng) + 0.01, (int)(rng() % 80) - 40);      // fractional, 2^-40 .. 2^40
-    if (rng() % 10 == 0) w[i] = 0;
+    if (rng() % 10 == 0 && !g_ordered) w[i] = 0;
   }
+  if (g_ordered) std::sort(lab.begin(), lab.end());
   std::vector<double> cen_wss((size_t)k * d);
   for (auto& v : cen_wss) v = 50 * N(rng);
   WeightSpec ws;
@@ -302,6 +310,12 @@ int main() {
   exact_reference<double>("fractional 2^-40..2^40", 3000, 3, 4, 2, 3, 2, 1, rng);
   exact_reference<double>("fractional global", 2000, 3, 4, 2, 2, 3, 0, rng);
   exact_reference<float>("fractional float", 2000, 3, 4, 2, 2, 3, 1, rng);
+  // rows ordered by cluster: whole warps add as one
+  g_ordered = true;
+  whole_vs_replicated<double>("ordered whole d=3 shared", 3000, 3, 4, 5, 0.0, false, 2, 3, 1, rng);
+  whole_vs_replicated<float>("ordered whole float d=4", 2000, 4, 5, 4, 0.0, false, 2, 4, 1, rng);
+  exact_reference<double>("ordered fractional 2^-40..2^40", 3000, 3, 4, 2, 3, 2, 1, rng);
+  g_ordered = false;
   std::printf("%d checks, %d failed\n", checks, fails);
   return fails ? 1 : 0;
 }

@@ -26,3 +26,5 @@ inline T atomicMax(T* p, T v) {
 namespace gk {
 const int kLimbFlush = 1024;  // 32768 on the device: flushes every 4 rows a thread here
 }
+// the whole-warp atomics (warp_sums.cuh) on the stand-ins above
+#include "cuda/detail/warp_sums.cuh"

@@ -14,6 +14,8 @@
 
 #include "../gk_cuda.h"
 #include "../../fixed_point.h"
+#include "point_rules.cuh"
+#include "warp_sums.cuh"
 
 namespace gk {
 
@@ -153,14 +155,8 @@ __device__ __forceinline__ void atomic_add_fixed(u64 *p, long long q) {
 const int kLimbFlush = 32768;  // values per counter between flushes
 
 // Limb l of entry e lives at s[e + l*m] (limb-major: lanes adding to
-// different clusters hit different banks).  SUB: the same limbs taken out
-// again (the caller takes 1 from the entry's count): a point that moved
-// leaves its old cluster's sums this way (Plan::delta, k_accumulate).
-template <bool SUB>
-__device__ __forceinline__ void limb_atomic(unsigned int *p, unsigned int v) {
-  if (SUB) atomicSub(p, v);
-  else atomicAdd(p, v);
-}
+// different clusters hit different banks).  SUB (limb_atomic, warp_sums.cuh):
+// the same limbs taken out again.
 template <bool SUB>
 __device__ __forceinline__ void limb_apply(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
   long long q = round_fixed(v, pow2s);
@@ -175,16 +171,6 @@ __device__ __forceinline__ void limb_add(unsigned int *s, size_t e, size_t m, do
 }
 __device__ __forceinline__ void limb_sub(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
   limb_apply<true>(s, e, m, v, pow2s);
-}
-
-// Whether the warp's 32 lanes are all `on` and name the same entry c: rows
-// in the order of their clusters (data bound group after group, or ordered
-// in space) give whole warps of one cluster, whose atomics on one shared
-// address would otherwise run one after another (B with its rows ordered by
-// cluster: 0.047 -> 0.070 ms an iteration, H100).  The whole warp calls it.
-__device__ __forceinline__ bool warp_same(bool on, int c) {
-  const int c0 = __shfl_sync(0xffffffffu, c, 0);
-  return __all_sync(0xffffffffu, on && c == c0);
 }
 
 // limb_apply for a warp whose 32 lanes all add to (or take from) entry e
@@ -214,15 +200,6 @@ __device__ __forceinline__ void limb_apply_any(unsigned int *s, size_t e, size_t
                                                bool on, bool whole) {
   if (whole) limb_apply_warp<SUB>(s, e, m, v, pow2s);
   else if (on) limb_apply<SUB>(s, e, m, v, pow2s);
-}
-// A count of one a point into *p, as limb_apply_any.
-template <bool SUB>
-__device__ __forceinline__ void count_any(unsigned int *p, bool on, bool whole) {
-  if (whole) {
-    if ((threadIdx.x & 31) == 0) limb_atomic<SUB>(p, 32u);
-  } else if (on) {
-    limb_atomic<SUB>(p, 1u);
-  }
 }
 
 // 128-bit value of the four limb counters of entry e holding cnt additions
@@ -277,34 +254,6 @@ template <> __device__ __forceinline__ double pos_inf<double>() { return __longl
 template <typename T> __device__ __forceinline__ T quiet_nan();
 template <> __device__ __forceinline__ float quiet_nan<float>() { return __int_as_float(0x7fffffff); }
 template <> __device__ __forceinline__ double quiet_nan<double>() { return __longlong_as_double(0x7fffffffffffffffLL); }
-
-// Exact-rule squared distance of point i to center c (centers k x d,
-// column-major, in the storage precision, or the fit's double centers):
-// no FMA, coordinate order (parity.h point 1).  The bounds' and the double
-// filter's exact passes, and each point's within-cluster term.
-template <typename T, typename C>
-__device__ __forceinline__ double exact_dist(const T *__restrict__ x, long long n, int d, long long i,
-                                             const C *__restrict__ cen, int k, int c) {
-  double t = __dsub_rn((double)x[i], (double)cen[c]);
-  double s = __dmul_rn(t, t);
-  for (int j = 1; j < d; ++j) {
-    t = __dsub_rn((double)x[i + n * (long long)j], (double)cen[c + (size_t)k * j]);
-    s = __dadd_rn(s, __dmul_rn(t, t));
-  }
-  return s;
-}
-
-// The labels' rule, shared by every assignment kernel: a point none of
-// whose distances is finite (overflow) keeps its old label, or takes 0 if
-// it never had one (-1); a new label is written only where it changed,
-// and the change counted.
-__device__ __forceinline__ int label_kept(int old) { return old >= 0 ? old : 0; }
-__device__ __forceinline__ void label_commit(int *p, int old, int nl, unsigned int &ch) {
-  if (old != nl) {
-    ++ch;
-    *p = nl;
-  }
-}
 
 // Early exit for kernels inside a captured batch of iterations.
 __device__ __forceinline__ bool fit_finished(const State *st, int max_iter) {

@@ -120,6 +120,23 @@ __device__ __forceinline__ void wlimb_add(unsigned int *s, size_t e, size_t m, F
   }
 }
 
+// wlimb_add for the whole warp at once where `whole` (warp_same, common.cuh:
+// every lane adds to entry e, and every lane calls this), each limb summed
+// across the warp (< 2^20) and added by lane 0; else lane by lane where on.
+__device__ __forceinline__ void wlimb_add_any(unsigned int *s, size_t e, size_t m, Fixed128 t, bool on, bool whole) {
+  if (!whole) {
+    if (on) wlimb_add(s, e, m, t);
+    return;
+  }
+  u64 lo = t.lo, hi = t.hi + (1ULL << 55);
+  for (int l = 0; l < kWLimbs; ++l) {
+    const unsigned int v = __reduce_add_sync(0xffffffffu, (unsigned int)(lo & 0x7fff));
+    if (v && (threadIdx.x & 31) == 0) atomicAdd(s + e + l * m, v);
+    lo = (lo >> 15) | (hi << 49);
+    hi >>= 15;
+  }
+}
+
 // The 128-bit sum of the terms held by the limbs of entry e (cnt additions).
 GK_FX Fixed128 wlimb_value(const unsigned int *s, size_t e, size_t m, unsigned int cnt) {
   Fixed128 a{0, 0};

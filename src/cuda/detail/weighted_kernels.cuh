@@ -82,20 +82,23 @@ k_accumulate_w(const T *__restrict__ x, long long n, int d, const int *__restric
   for (long long b0 = beg; b0 < end; b0 += blockDim.x) {  // uniform trip count
     const long long i = b0 + tid;
     const double wi = i < end ? ws.w[i] : 0.0;
-    if (wi > 0) {  // rows of weight 0 add nothing
-      const int c = labels[i];
+    const bool on = wi > 0;  // rows of weight 0 add nothing
+    const int c = on ? labels[i] : 0;
+    // (a warp of one cluster adds as one: every lane is on, and here)
+    const bool whole = use_shared && warp_same(on, c);
+    if (on) {
       for (int jj = 0; jj < jn; ++jj) {
         const int j = j0 + jj;
         const Fixed128 t = weighted_term((double)x[i + n * j], wi, pow2(scale[j]), ws);
-        if (use_shared) wlimb_add(slimb, (size_t)c + (size_t)k * jj, m, t);
+        if (use_shared) wlimb_add_any(slimb, (size_t)c + (size_t)k * jj, m, t, on, whole);
         else atomic_add128(&acc[2 * ((size_t)c + (size_t)k * j)], t.lo, t.hi);
       }
       if (do_count) {
         const Fixed128 t = weight_term(wi, ws);
-        if (use_shared) wlimb_add(slimb, ms + c, m, t);
+        if (use_shared) wlimb_add_any(slimb, ms + c, m, t, on, whole);
         else atomic_add128(&wc[2 * c], t.lo, t.hi);
       }
-      if (use_shared) atomicAdd(&scnt[c], 1u);
+      if (use_shared) count_any<false>(&scnt[c], on, whole);
     }
     if (use_shared && ++since == kLimbFlush / 256) {
       since = 0;
@@ -193,20 +196,29 @@ k_withinss_w(const T *__restrict__ x, long long n, int d, const int *__restrict_
   const long long stride = (long long)gridDim.x * blockDim.x;
   for (long long b0 = (long long)blockIdx.x * blockDim.x; b0 < n; b0 += stride) {
     const long long i = b0 + tid;
-    if (i < n) {
-      const int c = labels[i];
+    const bool on = i < n;
+    const int c = on ? labels[i] : 0;
+    // (a warp of one cluster: one atomic for its 32 rows; the whole warp is here)
+    const bool whole = use_shared && warp_same(on, c);
+    if (on) {
       const double wi = ws.w[i];
       const double s = exact_dist(x, n, d, i, cen, k, c);  // (the unweighted term: whole weights give the replicated rows')
       const double key = wss_key(s, wi, ws);
       if (PASS == 0) {
-        if (key > 0) atomicMax(use_shared ? &smax[c] : &gmax[c], (unsigned int)((u64)__double_as_longlong(key) >> 32));
+        const unsigned int top = key > 0 ? (unsigned int)((u64)__double_as_longlong(key) >> 32) : 0u;
+        if (whole) {
+          const unsigned int m = __reduce_max_sync(0xffffffffu, top);
+          if (m && (tid & 31) == 0) atomicMax(&smax[c], m);
+        } else if (top) {
+          atomicMax(use_shared ? &smax[c] : &gmax[c], top);
+        }
       } else {
         const double p = use_shared ? spw[c] : pow2(wss_scale(gmax[c]) - ws.wshift);
         Fixed128 t{0, 0};
         if (wi > 0) t = ws.whole ? mul_fixed(round_fixed(s, p), (u64)wi) : rint_fixed(key * p);
         if (use_shared) {
-          wlimb_add(slimb, c, k, t);
-          atomicAdd(&scnt[c], 1u);
+          wlimb_add_any(slimb, c, k, t, on, whole);
+          count_any<false>(&scnt[c], on, whole);
         } else {
           if (t.lo | t.hi) atomic_add128(&wacc[2 * c], t.lo, t.hi);
           atomicAdd(&wcnt[c], 1u);
