@@ -174,17 +174,24 @@ bool copy_values(const double *src, size_t len, long double *sum, Store store) {
   return bad;
 }
 
-// dst[t] = src[t], t in [0, len).
-template <bool Check>
-bool copy_doubles(double *dst, const double *src, size_t len, long double *sum) {
-  return copy_values<Check>(src, len, sum, [dst](size_t t, double v) { dst[t] = v; });
+// A value as the device stores it: v itself in double precision,
+// float(v - shift) in single (single_stored: the device's conversion's
+// rounding, a double subtraction, then round to nearest).
+template <typename T>
+T stored_as(double v, double shift);
+template <>
+inline double stored_as<double>(double v, double) {
+  return v;
+}
+template <>
+inline float stored_as<float>(double v, double shift) {
+  return single_stored(v, shift);
 }
 
-// dst[t] = float(src[t] - shift), t in [0, len): the rounding of the
-// device's conversion (double subtraction, then round to nearest).
-template <bool Check>
-bool convert_floats(float *dst, const double *src, size_t len, double shift, long double *sum) {
-  return copy_values<Check>(src, len, sum, [dst, shift](size_t t, double v) { dst[t] = single_stored(v, shift); });
+// dst[t] = src[t] as stored (stored_as), t in [0, len).
+template <bool Check, typename T>
+bool copy_stored(T *dst, const double *src, size_t len, double shift, long double *sum) {
+  return copy_values<Check>(src, len, sum, [dst, shift](size_t t, double v) { dst[t] = stored_as<T>(v, shift); });
 }
 
 // Rows [r0, r1) of column j of x (leading dimension n) into the len x d
@@ -196,8 +203,8 @@ bool fill_run(void *dst, const double *x, long long n, long long a, long long le
               const double *shift, long double *sum) {
   const size_t t = (size_t)j * (size_t)len + (size_t)(r0 - a), run = (size_t)(r1 - r0);
   const double *src = x + (size_t)j * (size_t)n + (size_t)r0;
-  if (!shift) return copy_doubles<Check>((double *)dst + t, src, run, sum);
-  return convert_floats<Check>((float *)dst + t, src, run, shift[j], sum);
+  if (!shift) return copy_stored<Check>((double *)dst + t, src, run, 0.0, sum);
+  return copy_stored<Check>((float *)dst + t, src, run, shift[j], sum);
 }
 
 // Elements [t0, t1) of the len x d block of rows [a, a + len) of x (element
@@ -291,8 +298,6 @@ struct ChunkSums {
   }
 
  private:
-  template <typename T>
-  static T stored_as(double v, double shift);
   // g (1..4) whole chunks: out[r][t] = the stored in[r][t] (float(v -
   // sh[r]) in single precision), sums[r] their values added in order.
   template <bool Check, typename T>
@@ -343,15 +348,6 @@ struct ChunkSums {
     return bad;
   }
 };
-template <>
-inline double ChunkSums::stored_as<double>(double v, double) {
-  return v;
-}
-template <>
-inline float ChunkSums::stored_as<float>(double v, double shift) {
-  return single_stored(v, shift);
-}
-
 }  // namespace
 
 int staging_threads(const gk_cuda_data *D) {

@@ -2,8 +2,8 @@
 # (tools/gpu/sanitize.sh): plain, bounded and step-by-step Lloyd in both
 # precisions, the packed tensor-core tiles and the double filters, the
 # carried sums, k-means++
-# and k-means||, predict, streamed x, the error paths, and several engines
-# on one GPU (tools/gpu/sanitize-multi.R).
+# and k-means||, predict, streamed x, rows in the order of their clusters,
+# the error paths, and several engines on one GPU (tools/gpu/sanitize-multi.R).
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE)
 fit <- function(x, c0, iter, single, bounds) {
@@ -118,6 +118,19 @@ for (single in c(FALSE, TRUE)) {
 out <- capture.output(gpu_kmeans(x2, x2[1:4, ], iter.max = 5, backend = "cuda", trace = TRUE))
 e <- tryCatch(gpu_kmeans(x2 * 1e200, 3, backend = "cuda"), error = identity)
 stopifnot(inherits(e, "gpukmeans_data_error"))
+# rows in the order of their clusters: whole warps add their sums as one
+# (detail/warp_sums.cuh) in the small-d kernel and the grid, the tiled sums
+# (carried and afresh), the within-SS passes and the weighted kernels
+for (x in list(x2, x16)) {
+  xo <- x[order(fit(x, x[1:8, ], 30L, FALSE, 1L)$cluster), ]
+  c0 <- xo[round(seq(1, nrow(xo), length.out = 8)), ]
+  for (single in c(FALSE, TRUE)) {
+    invisible(fit(xo, c0, 10L, single, 1L))
+    invisible(withr::with_envvar(c(GPUKMEANS_GRID = "1", GPUKMEANS_DELTA_SUMS = "0"), fit(xo, c0, 10L, single, 1L)))
+    invisible(gpu_kmeans(xo, c0, weights = rep_len(c(1, 2.5), nrow(xo)), iter.max = 10, backend = "cuda",
+                         precision = if (single) "single" else "double"))
+  }
+}
 # several engines on one GPU (their joint iterations)
 source(file.path(dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1])),
                  "sanitize-multi.R"))
