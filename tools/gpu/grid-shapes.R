@@ -5,14 +5,9 @@
 library(gpukmeans)
 options(gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L), gpukmeans.progress = FALSE)
 cat("grid-shapes |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()), "\n")
-blobs <- function(n, d, k) {
-  set.seed(1)
-  ce <- matrix(runif(k * d, 0, 100), k, d)
-  x <- ce[sample.int(k, n, TRUE), , drop = FALSE]
-  x + rnorm(length(x))
-}
+source(file.path("tools", "gpu", "blobs.R"))
 for (p in list(c(2, 100), c(2, 160), c(2, 300), c(2, 1000), c(1, 64), c(1, 160), c(1, 300))) {
-  x <- blobs(1e6, p[1], p[2])
+  x <- bench_blobs(1e6, p[1], p[2])
   set.seed(2)
   c0 <- x[sample.int(nrow(x), p[2]), , drop = FALSE]
   for (prec in c("single", "double")) {

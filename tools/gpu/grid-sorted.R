@@ -8,24 +8,7 @@
 library(gpukmeans)
 options(gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L), gpukmeans.progress = FALSE)
 cat("grid-sorted |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()), "\n")
-blobs <- function(n, d, k) {
-  set.seed(1)
-  ce <- matrix(runif(k * d, 0, 100), k, d)
-  x <- ce[sample.int(k, n, TRUE), , drop = FALSE]
-  x + rnorm(length(x))
-}
-spread <- function(v) {  # the bits of v (< 2^10) to the even positions
-  v <- bitwAnd(bitwOr(v, bitwShiftL(v, 8)), 0x00FF00FF)
-  v <- bitwAnd(bitwOr(v, bitwShiftL(v, 4)), 0x0F0F0F0F)
-  v <- bitwAnd(bitwOr(v, bitwShiftL(v, 2)), 0x33333333)
-  bitwAnd(bitwOr(v, bitwShiftL(v, 1)), 0x55555555)
-}
-z_order <- function(x) {
-  cell <- function(v) pmin(1023L, as.integer(1024 * (v - min(v)) / (max(v) - min(v))))
-  key <- spread(cell(x[, 1]))
-  if (ncol(x) > 1) key <- bitwOr(key, bitwShiftL(spread(cell(x[, 2])), 1))
-  order(key)
-}
+source(file.path("tools", "gpu", "blobs.R"))
 ms_of <- function(x, c0, prec) {
   invisible(suppressWarnings(gpu_kmeans(x, c0, iter.max = 2L, precision = prec, backend = "cuda")))
   median(sapply(1:5, function(i) {
@@ -34,7 +17,7 @@ ms_of <- function(x, c0, prec) {
   }))
 }
 for (p in list(c(2, 100), c(2, 300), c(2, 1000), c(1, 64))) {
-  x <- blobs(1e6, p[1], p[2])
+  x <- bench_blobs(1e6, p[1], p[2])
   set.seed(2)
   c0 <- x[sample.int(nrow(x), p[2]), , drop = FALSE]
   o <- z_order(x)
