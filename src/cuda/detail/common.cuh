@@ -157,14 +157,22 @@ const int kLimbFlush = 32768;  // values per counter between flushes
 // Limb l of entry e lives at s[e + l*m] (limb-major: lanes adding to
 // different clusters hit different banks).  SUB (limb_atomic, warp_sums.cuh):
 // the same limbs taken out again.
+// The four 15-bit limbs of v's fixed-point value (round_fixed) plus 2^59:
+// the layout limb_value reads back.
+__device__ __forceinline__ void limb_parts(double v, double pow2s, unsigned int (&l)[4]) {
+  const long long q = round_fixed(v, pow2s);
+  const u64 u = (u64)(q + (1LL << 59));
+  l[0] = (unsigned int)(u & 0x7fff);
+  l[1] = (unsigned int)((u >> 15) & 0x7fff);
+  l[2] = (unsigned int)((u >> 30) & 0x7fff);
+  l[3] = (unsigned int)(u >> 45);
+}
 template <bool SUB>
 __device__ __forceinline__ void limb_apply(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
-  long long q = round_fixed(v, pow2s);
-  u64 u = (u64)(q + (1LL << 59));
-  limb_atomic<SUB>(s + e, (unsigned int)(u & 0x7fff));
-  limb_atomic<SUB>(s + e + m, (unsigned int)((u >> 15) & 0x7fff));
-  limb_atomic<SUB>(s + e + 2 * m, (unsigned int)((u >> 30) & 0x7fff));
-  limb_atomic<SUB>(s + e + 3 * m, (unsigned int)(u >> 45));
+  unsigned int l[4];
+  limb_parts(v, pow2s, l);
+#pragma unroll
+  for (int t = 0; t < 4; ++t) limb_atomic<SUB>(s + e + t * m, l[t]);
 }
 __device__ __forceinline__ void limb_add(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
   limb_apply<false>(s, e, m, v, pow2s);
@@ -179,17 +187,13 @@ __device__ __forceinline__ void limb_sub(unsigned int *s, size_t e, size_t m, do
 // 2^20, and it stands for 32 of the kLimbFlush additions a counter allows.
 template <bool SUB>
 __device__ __forceinline__ void limb_apply_warp(unsigned int *s, size_t e, size_t m, double v, double pow2s) {
-  const long long q = round_fixed(v, pow2s);
-  const u64 u = (u64)(q + (1LL << 59));
-  const unsigned int l0 = __reduce_add_sync(0xffffffffu, (unsigned int)(u & 0x7fff));
-  const unsigned int l1 = __reduce_add_sync(0xffffffffu, (unsigned int)((u >> 15) & 0x7fff));
-  const unsigned int l2 = __reduce_add_sync(0xffffffffu, (unsigned int)((u >> 30) & 0x7fff));
-  const unsigned int l3 = __reduce_add_sync(0xffffffffu, (unsigned int)(u >> 45));
+  unsigned int l[4];
+  limb_parts(v, pow2s, l);
+#pragma unroll
+  for (int t = 0; t < 4; ++t) l[t] = __reduce_add_sync(0xffffffffu, l[t]);
   if ((threadIdx.x & 31) == 0) {
-    limb_atomic<SUB>(s + e, l0);
-    limb_atomic<SUB>(s + e + m, l1);
-    limb_atomic<SUB>(s + e + 2 * m, l2);
-    limb_atomic<SUB>(s + e + 3 * m, l3);
+#pragma unroll
+    for (int t = 0; t < 4; ++t) limb_atomic<SUB>(s + e + t * m, l[t]);
   }
 }
 // limb_add / limb_sub of this lane's value, for the whole warp at once

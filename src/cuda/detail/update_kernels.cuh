@@ -330,13 +330,7 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
       const u64 wb = (u64)__double_as_longlong(w[r]);
       if (PASS == 0 && TERMS && on) terms[i[r]] = w[r];
       if (PASS == 0) {
-        unsigned int *mx = use_shared ? &smax[c[r]] : &gmax[c[r]];
-        if (whole) {
-          const unsigned int m = __reduce_max_sync(0xffffffffu, (unsigned int)(wb >> 32));
-          if ((tid & 31) == 0) atomicMax(mx, m);
-        } else if (on) {
-          atomicMax(mx, (unsigned int)(wb >> 32));
-        }
+        max_any(use_shared ? &smax[c[r]] : &gmax[c[r]], (unsigned int)(wb >> 32), on, whole);
       } else if (use_shared) {
         limb_apply_any<false>(slimb, c[r], k, w[r], spw[c[r]], on, whole);
         count_any<false>(&scnt[c[r]], on, whole);

@@ -37,6 +37,17 @@ __device__ __forceinline__ void count_any(unsigned int *p, bool on, bool whole) 
   }
 }
 
+// atomicMax(p, v) for the lanes that are `on` and v > 0 (the maxima start
+// at 0), for the whole warp at once where `whole` (its largest v, REDUX).
+__device__ __forceinline__ void max_any(unsigned int *p, unsigned int v, bool on, bool whole) {
+  if (whole) {
+    const unsigned int m = __reduce_max_sync(0xffffffffu, v);
+    if (m && (threadIdx.x & 31) == 0) atomicMax(p, m);
+  } else if (on && v) {
+    atomicMax(p, v);
+  }
+}
+
 }  // namespace gk
 
 #endif

@@ -109,18 +109,26 @@ GK_FX Fixed128 weight_term(double wi, const WeightSpec &ws) {
 // ---- eight limbs per entry ---------------------------------------------------
 const int kWLimbs = 8;
 
-// Limb l of entry e at s[e + l*m] (shared-memory atomics).
-__device__ __forceinline__ void wlimb_add(unsigned int *s, size_t e, size_t m, Fixed128 t) {
+// The eight 15-bit limbs of t + 2^119 (the layout wlimb_value reads back),
+// each passed to add(l, limb), every one of them (zeros too).
+template <typename Add>
+__device__ __forceinline__ void wlimb_each(Fixed128 t, Add add) {
   u64 lo = t.lo, hi = t.hi + (1ULL << 55);  // u = t + 2^119
   for (int l = 0; l < kWLimbs; ++l) {
-    const unsigned int v = (unsigned int)(lo & 0x7fff);
-    if (v) atomicAdd(s + e + l * m, v);
+    add(l, (unsigned int)(lo & 0x7fff));
     lo = (lo >> 15) | (hi << 49);
     hi >>= 15;
   }
 }
 
-// wlimb_add for the whole warp at once where `whole` (warp_same, common.cuh:
+// Limb l of entry e at s[e + l*m] (shared-memory atomics).
+__device__ __forceinline__ void wlimb_add(unsigned int *s, size_t e, size_t m, Fixed128 t) {
+  wlimb_each(t, [&](int l, unsigned int v) {
+    if (v) atomicAdd(s + e + l * m, v);
+  });
+}
+
+// wlimb_add for the whole warp at once where `whole` (warp_same, warp_sums.cuh:
 // every lane adds to entry e, and every lane calls this), each limb summed
 // across the warp (< 2^20) and added by lane 0; else lane by lane where on.
 __device__ __forceinline__ void wlimb_add_any(unsigned int *s, size_t e, size_t m, Fixed128 t, bool on, bool whole) {
@@ -128,13 +136,10 @@ __device__ __forceinline__ void wlimb_add_any(unsigned int *s, size_t e, size_t 
     if (on) wlimb_add(s, e, m, t);
     return;
   }
-  u64 lo = t.lo, hi = t.hi + (1ULL << 55);
-  for (int l = 0; l < kWLimbs; ++l) {
-    const unsigned int v = __reduce_add_sync(0xffffffffu, (unsigned int)(lo & 0x7fff));
+  wlimb_each(t, [&](int l, unsigned int v) {
+    v = __reduce_add_sync(0xffffffffu, v);
     if (v && (threadIdx.x & 31) == 0) atomicAdd(s + e + l * m, v);
-    lo = (lo >> 15) | (hi << 49);
-    hi >>= 15;
-  }
+  });
 }
 
 // The 128-bit sum of the terms held by the limbs of entry e (cnt additions).

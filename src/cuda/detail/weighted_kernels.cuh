@@ -206,12 +206,7 @@ k_withinss_w(const T *__restrict__ x, long long n, int d, const int *__restrict_
       const double key = wss_key(s, wi, ws);
       if (PASS == 0) {
         const unsigned int top = key > 0 ? (unsigned int)((u64)__double_as_longlong(key) >> 32) : 0u;
-        if (whole) {
-          const unsigned int m = __reduce_max_sync(0xffffffffu, top);
-          if (m && (tid & 31) == 0) atomicMax(&smax[c], m);
-        } else if (top) {
-          atomicMax(use_shared ? &smax[c] : &gmax[c], top);
-        }
+        max_any(use_shared ? &smax[c] : &gmax[c], top, on, whole);
       } else {
         const double p = use_shared ? spw[c] : pow2(wss_scale(gmax[c]) - ws.wshift);
         Fixed128 t{0, 0};
