@@ -1,13 +1,18 @@
-# Shared by the small-d probes (grid-shapes.R, grid-sorted.R, prof-dexact.R):
+# Shared by the probes of bench.R's problems (grid-shapes.R, grid-sorted.R,
+# prof-dexact.R, order-shapes.R):
 # inst/bench/bench.R's blobs and an order of rows along a Z curve.  Sourced,
 # not run.
 
-# n points about k centers drawn uniformly in [0, 100]^d (seed 1), as bench.R draws them.
-bench_blobs <- function(n, d, k) {
+# n points about k centers drawn uniformly in [0, 100]^d (seed 1), as bench.R draws them;
+# attr(x, "label"): each point's center, where labels = TRUE.
+bench_blobs <- function(n, d, k, labels = FALSE) {
   set.seed(1)
   ce <- matrix(runif(k * d, 0, 100), k, d)
-  x <- ce[sample.int(k, n, TRUE), , drop = FALSE]
-  x + rnorm(length(x))
+  lab <- sample.int(k, n, TRUE)
+  x <- ce[lab, , drop = FALSE]
+  x <- x + rnorm(length(x))
+  if (labels) attr(x, "label") <- lab
+  x
 }
 
 # The rows of x (d = 1 or 2 used) in the order of a Z curve (Morton code of

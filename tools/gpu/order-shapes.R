@@ -12,6 +12,7 @@ cat("order-shapes |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()),
 args <- commandArgs(trailingOnly = TRUE)
 which <- strsplit(if (length(args)) args[1] else "BCDE", "")[[1]]
 weighted <- length(args) >= 2 && args[2] == "w"
+source(file.path("tools", "gpu", "blobs.R"))
 problems <- list(B = c(1e6, 2, 100), C = c(1e6, 2, 1000), D = c(1e7, 16, 256), E = c(1e6, 128, 4096))
 fit_of <- function(x, c0, prec, w, iters = 10L)
   suppressWarnings(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda", weights = w))
@@ -24,10 +25,9 @@ ms_of <- function(x, c0, prec, w) {
 }
 for (id in which) {
   p <- problems[[id]]
-  set.seed(1)
-  ce <- matrix(runif(p[3] * p[2], 0, 100), p[3], p[2])
-  lab <- sample.int(p[3], p[1], TRUE)
-  x <- ce[lab, , drop = FALSE] + rnorm(p[1] * p[2])
+  x <- bench_blobs(p[1], p[2], p[3], labels = TRUE)
+  lab <- attr(x, "label")
+  attr(x, "label") <- NULL
   set.seed(2)
   c0 <- x[sample.int(nrow(x), p[3]), , drop = FALSE]
   o <- order(lab)
