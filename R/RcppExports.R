@@ -173,6 +173,10 @@ gk_fit_cpp <- function(x, starts, iter_max, single, engine, threads, device, tra
     .Call(`_gpukmeans_gk_fit_cpp`, x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical, weights, finite)
 }
 
+gk_reader_rows <- function(reader, first, rows, idx = NULL) {
+    .Call(`_gpukmeans_gk_reader_rows`, reader, first, rows, idx)
+}
+
 gk_predict_cpp <- function(x, centers, engine, threads, device, cuda, finite = TRUE) {
     .Call(`_gpukmeans_gk_predict_cpp`, x, centers, engine, threads, device, cuda, finite)
 }

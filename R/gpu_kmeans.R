@@ -472,7 +472,8 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   # (With another problem to raise first, x is checked here.)
   iter <- check_iter_max(iter.max)
   engine_checks <- lloyd && !cosine && is.null(iter$problem)
-  data <- data_matrix(x, check_finite = !engine_checks)
+  # (a large matrix source stays where it is: its view, R/matrix_sources.R)
+  data <- data_matrix(x, check_finite = !engine_checks, view = engine_checks && is.null(weights))
   centers <- as_centers(centers)
   if (length(centers) == 1L)
     check_k(as.vector(centers), if (is.null(data$x)) NROW(x) else nrow(data$x))
@@ -528,11 +529,16 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
   nst <- start_count(st$starts)
   progress <- new_progress(iter.max, nst, t_begin, choosing = !st$given && init != "random")
   on.exit(progress$done(), add = TRUE)
-  z <- checked(withCallingHandlers(
-    gk_fit_cpp(x, st$starts, engine_iter, precision == "single", engine,
+  fit_on <- function(data) checked(withCallingHandlers(
+    gk_fit_cpp(data, st$starts, engine_iter, precision == "single", engine,
                cpu_threads(work), engine_devices(engine, device), isTRUE(trace > 0), progress$update, progress$after,
                cuda_options(), spherical = cosine, weights = w, finite = !engine_checks),
     gpukmeans_probe = progress$probe))
+  # A source's view: read block by block to one CUDA device where its rows
+  # fit there (else, having drawn and read nothing, from memory).
+  source_first <- inherits(x, "gk_source") && is.null(x$dense) && engine == "cuda" && length(device) == 1L
+  z <- fit_on(if (source_first) source_reader(x) else if (inherits(x, "gk_source")) source_dense(x) else x)
+  if (!is.null(z$not_resident)) z <- fit_on(source_dense(x))
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
   z <- weighted_sums_unscaled(z, w)
 

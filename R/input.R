@@ -26,7 +26,13 @@ as_data_matrix <- function(x, arg = "x") {
 # (after drawing the first random start).  list(x = double matrix or NULL,
 # problem = NULL or a message); x is NULL only when it is not numeric.
 # check_finite = FALSE: the values are not looked at (an engine checks them).
-data_matrix <- function(x, arg = "x", check_finite = TRUE) {
+# view = TRUE (with check_finite = FALSE: gpu_kmeans()): a large matrix
+# source is not read here; x is then its view (source_view(), R/matrix_sources.R).
+data_matrix <- function(x, arg = "x", check_finite = TRUE, view = FALSE) {
+  if (view && !check_finite && !is.null(v <- source_view(x))) {
+    problem <- source_problem(v, arg)
+    return(list(x = if (is.null(problem)) v, problem = problem))
+  }
   if (is_matrix_source(x)) {  # Matrix, big.matrix, DelayedArray (R/matrix_sources.R)
     dense <- read_matrix_source(x)
     if (is.null(dense))
@@ -64,14 +70,18 @@ data_matrix <- function(x, arg = "x", check_finite = TRUE) {
 
 # The 1-based (column-major) place of the first NA, NaN or infinite value
 # of the double matrix x, or 0; by as many threads as its size deserves.
-first_nonfinite <- function(x) gk_first_nonfinite(x, cpu_threads(as.numeric(nrow(x)) * ncol(x)))
+first_nonfinite <- function(x) {
+  if (inherits(x, "gk_source")) return(source_first_nonfinite(x))
+  gk_first_nonfinite(x, cpu_threads(as.numeric(nrow(x)) * ncol(x)))
+}
 
 # The message for the value of x at (1-based, column-major) place `bad`,
 # which is NA, NaN or infinite.
 nonfinite_problem <- function(x, bad, arg = "x") {
+  row <- as.integer((bad - 1) %% nrow(x) + 1)
+  col <- as.integer((bad - 1) %/% nrow(x) + 1)
   sprintf("'%s' must not contain NA, NaN or infinite values (found %s in row %d, column %d)",
-          arg, describe_value(x[bad]), as.integer((bad - 1) %% nrow(x) + 1),
-          as.integer((bad - 1) %/% nrow(x) + 1))
+          arg, describe_value(x[row, col]), row, col)
 }
 
 # The state of R's random number generator (NULL: not seeded yet), and its

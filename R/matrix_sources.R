@@ -115,3 +115,123 @@ map_big_matrix <- function(x) {
   if (!is.null(dn) && !(is.null(dn[[1L]]) && is.null(dn[[2L]]))) dimnames(out) <- dn
   out
 }
+
+# ---- a large source read block by block by the fit itself ----------------
+# A source that read_matrix_source() would put in a scratch file (more than
+# options(gpukmeans.source_memory) bytes of doubles; not a big.matrix it can
+# map) is instead given to gpu_kmeans() as a view: an environment that
+# answers dim(), dimnames() and x[i, ] (rows read from the source), so that
+# the random starts take their rows straight from it.  A fit on one CUDA
+# device then reads the source block by block to the device (a reader,
+# source_reader(); src/fit_glue.cpp): no dense copy in host memory or on
+# disk.  Everything else that needs all of x on the host (the CPU engine,
+# several devices, the distinct rows that random starts with nstart > 1
+# need, x too large for the device) reads it once into the matrix
+# read_matrix_source() gives (source_dense(), kept in the view).
+
+# The view of x, or NULL where x is no such source.
+source_view <- function(x) {
+  if (!is_matrix_source(x) || methods::is(x, "big.matrix") && !is.null(map_big_matrix(x))) return(NULL)
+  dims <- dim(x)
+  if (length(dims) != 2L || as.numeric(dims[1L]) * dims[2L] * 8 <= source_memory_limit()) return(NULL)
+  if (dims[1L] > .Machine$integer.max) return(NULL)  # (read_matrix_source() says why)
+  dn <- dimnames(x)
+  if (!is.null(dn) && is.null(dn[[1L]]) && is.null(dn[[2L]])) dn <- NULL
+  view <- new.env(parent = emptyenv())
+  view$source <- x
+  view$dim <- as.integer(dims)
+  view$dimnames <- dn
+  view$dense <- NULL
+  class(view) <- "gk_source"
+  view
+}
+
+#' @exportS3Method base::dim
+dim.gk_source <- function(x) x$dim
+
+#' @exportS3Method base::dimnames
+dimnames.gk_source <- function(x) x$dimnames
+
+# Rows i of the source as a double matrix (with their dimnames), then
+# columns j, as x[i, j, drop] would give them from the dense matrix.
+#' @exportS3Method base::`[`
+`[.gk_source` <- function(x, i, j, ..., drop = TRUE) {
+  m <- if (!is.null(x$dense)) x$dense[i, , drop = FALSE] else source_rows(x, i)
+  if (missing(j)) m[, , drop = drop] else m[, j, drop = drop]
+}
+
+# Rows i (1-based) of the view's source, as a double matrix with their
+# dimnames (source_values(): without).
+source_rows <- function(view, i) {
+  b <- source_values(view, i)
+  dn <- view$dimnames
+  if (!is.null(dn)) dimnames(b) <- list(dn[[1L]][i], dn[[2L]])
+  b
+}
+source_values <- function(view, i) {
+  b <- as.matrix(view$source[i, , drop = FALSE])
+  if (!is.numeric(b) && !is.logical(b))
+    stop(sprintf("'x' must be a numeric matrix, not a %s of %s values", class(view$source)[1L], typeof(b)),
+         call. = FALSE)
+  storage.mode(b) <- "double"
+  dimnames(b) <- NULL
+  b
+}
+
+# The problem with the view's values (a message), or NULL: they must be
+# numeric (or logical), as one row tells for these classes.
+source_problem <- function(view, arg = "x") {
+  b <- as.matrix(view$source[1L, , drop = FALSE])
+  if (is.numeric(b) || is.logical(b)) return(NULL)
+  sprintf("'%s' must be a numeric matrix, not a %s of %s values", arg, class(view$source)[1L], typeof(b))
+}
+
+# The view's source read into the matrix read_matrix_source() gives (once:
+# kept in the view).
+source_dense <- function(view) {
+  if (is.null(view$dense)) view$dense <- read_matrix_source(view$source)
+  view$dense
+}
+
+# The reader of the view's rows that gk_fit_cpp() takes (src/fit_glue.cpp,
+# SourceReader): blocks of about 32 MiB of doubles, in row order, read by
+# R; a dgCMatrix by C++ from its slots (src/csc_reader.h: row blocks through
+# R search every column again for each block, 20 times slower on an H100
+# host, 1e7 x 16: tools/cuda-dev/LOG.md).
+source_reader <- function(view) {
+  src <- view$source
+  r <- list(n = view$dim[1L], d = view$dim[2L], block_rows = source_block_rows(view$dim[2L]),
+            block = function(first, rows) source_values(view, seq.int(first, length.out = rows)),
+            rows = function(idx) source_values(view, idx))
+  if (methods::is(src, "dgCMatrix")) r$csc <- list(p = src@p, i = src@i, x = src@x)
+  structure(r, class = "gk_reader")
+}
+
+# The 1-based (column-major) place of the view's first NA, NaN or infinite
+# value, or 0: block by block (the first in x's order may be in any block).
+source_first_nonfinite <- function(view) {
+  if (!is.null(view$dense)) return(first_nonfinite(view$dense))
+  n <- view$dim[1L]
+  rows <- source_block_rows(view$dim[2L])
+  best <- 0
+  for (lo in seq(1, n, by = rows)) {
+    b <- source_values(view, seq.int(lo, min(n, lo + rows - 1)))
+    t <- first_nonfinite(b)
+    if (t > 0) {
+      at <- lo + (t - 1) %% nrow(b) + n * ((t - 1) %/% nrow(b))
+      if (best == 0 || at < best) best <- at
+    }
+  }
+  best
+}
+
+# The rows of a block of d columns: about 32 MiB of doubles, or
+# options(gpukmeans.source_block_rows) (internal: the tests' small blocks).
+source_block_rows <- function(d) {
+  rows <- getOption("gpukmeans.source_block_rows")
+  if (is.null(rows)) return(max(1, floor(2^22 / d)))
+  if (!is.numeric(rows) || length(rows) != 1L || is.na(rows) || rows < 1 || rows != round(rows))
+    stop("options(gpukmeans.source_block_rows =) must be a whole number of rows >= 1 (or NULL), not ",
+         describe_value(rows), call. = FALSE)
+  as.numeric(rows)
+}

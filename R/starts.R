@@ -31,7 +31,9 @@ initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart
       first <- x[sample.int(m, size), , drop = FALSE]
     }
     if (nstart >= 2L || anyDuplicated(first) > 0L) {
-      # Distinct rows in order of first occurrence, as unique(x) gives them.
+      # Distinct rows in order of first occurrence, as unique(x) gives them
+      # (of all of x: a large source is read now, R/matrix_sources.R).
+      if (inherits(x, "gk_source")) x <- source_dense(x)
       keep <- gk_unique_rows(x)
       mm <- length(keep)
       if (mm < size) stop("more cluster centers than distinct data points.", call. = FALSE)

@@ -469,11 +469,11 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_fit_cpp
-Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, Rcpp::IntegerVector device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda, bool spherical, SEXP weights, bool finite);
+Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std::string engine, int threads, Rcpp::IntegerVector device, bool trace, SEXP progress, double progress_after, Rcpp::List cuda, bool spherical, SEXP weights, bool finite);
 RcppExport SEXP _gpukmeans_gk_fit_cpp(SEXP xSEXP, SEXP startsSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP traceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP cudaSEXP, SEXP sphericalSEXP, SEXP weightsSEXP, SEXP finiteSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type starts(startsSEXP);
     Rcpp::traits::input_parameter< int >::type iter_max(iter_maxSEXP);
     Rcpp::traits::input_parameter< bool >::type single(singleSEXP);
@@ -488,6 +488,19 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
     Rcpp::traits::input_parameter< bool >::type finite(finiteSEXP);
     rcpp_result_gen = Rcpp::wrap(gk_fit_cpp(x, starts, iter_max, single, engine, threads, device, trace, progress, progress_after, cuda, spherical, weights, finite));
+    return rcpp_result_gen;
+END_RCPP
+}
+// gk_reader_rows
+Rcpp::NumericMatrix gk_reader_rows(Rcpp::List reader, double first, double rows, SEXP idx);
+RcppExport SEXP _gpukmeans_gk_reader_rows(SEXP readerSEXP, SEXP firstSEXP, SEXP rowsSEXP, SEXP idxSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type reader(readerSEXP);
+    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
+    Rcpp::traits::input_parameter< double >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type idx(idxSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_reader_rows(reader, first, rows, idx));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -731,6 +744,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_tree_split_test", (DL_FUNC) &_gpukmeans_gk_tree_split_test, 3},
     {"_gpukmeans_gk_poll_interrupts", (DL_FUNC) &_gpukmeans_gk_poll_interrupts, 0},
     {"_gpukmeans_gk_fit_cpp", (DL_FUNC) &_gpukmeans_gk_fit_cpp, 14},
+    {"_gpukmeans_gk_reader_rows", (DL_FUNC) &_gpukmeans_gk_reader_rows, 4},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 7},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
     {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace gk {
 
@@ -50,6 +51,33 @@ inline double chunked_mean(const long double* sums, std::int64_t chunks, std::in
   for (std::int64_t q = 0; q < chunks; ++q) total += sums[q];
   return static_cast<double>(total / n);
 }
+
+// The chunks' sums of every column's terms over blocks of rows that come
+// in row order, of any length (a data set read block by block: the CUDA
+// engine's rows from a reader, src/source_rows.h).  A chunk cut by a block's
+// end goes on in the next block from its open sum: the same additions in
+// the same order as cpu_totss' passes over whole columns, so the same bits.
+// (src/column_chunks.cpp; the columns by up to `threads` OpenMP threads)
+class ColumnChunks {
+ public:
+  ColumnChunks(std::int64_t n, int d);
+  // The values of rows [next, next + rows) (a rows x d column-major block;
+  // next: where the last block ended), as values (the first pass) or as
+  // squared deviations from means (the second).
+  void add_values(const double* block, std::int64_t rows, int threads);
+  void add_deviations(const double* block, std::int64_t rows, const double* means, int threads);
+  // Once every row is in: the column means (chunked_mean), or the sum of
+  // all the columns' chunks (cpu_totss' total).
+  std::vector<double> means() const;
+  double total() const;
+
+ private:
+  template <typename TermOf>
+  void add(const double* block, std::int64_t rows, TermOf term_of, int threads);
+  std::int64_t n_, chunks_, next_ = 0;
+  int d_;
+  std::vector<long double> sum_;  // d x chunks, column-major
+};
 
 }  // namespace gk
 

@@ -10,11 +10,16 @@
 #include "stage_log.h"
 
 #ifdef GPUKMEANS_CUDA
+#include "column_sum.h"
 #include "cpu_engine.h"
 #include "cpu_weights.h"
 #include "fit_driver.h"
+#include "nonfinite.h"
+#include "single_shift.h"
+#include "wall_clock.h"
 #endif
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -96,6 +101,11 @@ class CudaEngine final : public Engine {
     opts.stream_copy = tuning.stream_copy;
     opts.ld = host_ld_;
     opts_ = opts;
+    if (data.reader) {
+      if (w_) throw EngineError(EngineError::Kind::kInvalid, "a reader's rows take no weights");
+      take_rows(*data.reader, data.finite, shift);
+      return;
+    }
     int64_t bad = 0;
     const int up = gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_,
                                   data.finite ? nullptr : &bad, err_, kErrLen);
@@ -142,8 +152,14 @@ class CudaEngine final : public Engine {
   // (gk_cuda_totss, computed at the upload, is no longer read.)  Host only
   // (x and the fields below): the fit driver computes it while the device
   // fits (totss_concurrent()).
-  bool totss_concurrent() const override { return true; }
+  // (x from a reader: on this thread, which reads the rows again, from the
+  // device in double precision, from the reader in single)
+  bool totss_concurrent() const override { return reader_ == nullptr; }
   double totss() override {
+    if (!have_totss_ && reader_) {
+      totss_ = reader_totss();
+      have_totss_ = true;
+    }
     if (!have_totss_) {
       // (the column means, where the staged upload added them up: one pass less)
       std::vector<double> means(d_);
@@ -423,6 +439,75 @@ class CudaEngine final : public Engine {
     return *host_;
   }
 
+  // x from a reader (HostData::reader), block by block: each block checked
+  // (finite: the first bad value in x's order is looked for in every
+  // block), its columns added up for the means of totss, and copied to the
+  // device.  Nothing held on the way out of an exception.
+  void take_rows(RowReader& reader, bool finite, const double* given_shift) {
+    const double t0 = wall_seconds();
+    std::vector<double> sh(d_, 0.0);
+    if (precision_ == Precision::kSingle && given_shift) sh.assign(given_shift, given_shift + d_);
+    if (precision_ == Precision::kSingle && !given_shift) {  // single_shift(), from the rows it reads
+      const std::int64_t m = single_shift_count(n_);
+      std::vector<std::int64_t> idx(m);
+      for (std::int64_t r = 0; r < m; ++r) idx[r] = single_shift_row(r, n_);
+      std::vector<double> v(static_cast<std::size_t>(m) * d_);
+      reader.rows(idx.data(), m, v.data());
+      single_shift_mean(v.data(), m, m, d_, sh.data());
+    }
+    const int st = gk_cuda_alloc_rows(n_, d_, &opts_, sh.data(), &D_, err_, kErrLen);
+    if (st == GK_CUDA_OUT_OF_MEMORY) throw SourceNotResident(err_);
+    check(st, "allocation of x", err_);
+    try {
+      const std::int64_t B = std::max<std::int64_t>(1, std::min(n_, reader.block_rows()));
+      std::vector<double> block(static_cast<std::size_t>(B) * d_);
+      ColumnChunks sums(n_, d_);
+      std::int64_t bad = -1;  // the first value that is not finite (x's column-major order)
+      for (std::int64_t first = 0; first < n_; first += B) {
+        const std::int64_t rows = std::min(B, n_ - first);
+        reader.block(first, rows, block.data());
+        if (!finite) {
+          const std::int64_t len = rows * d_, t = first_nonfinite(block.data(), len, host_threads_);
+          if (t < len) {
+            const std::int64_t at = first + t % rows + n_ * (t / rows);
+            if (bad < 0 || at < bad) bad = at;
+          }
+        }
+        if (bad >= 0) continue;  // (nothing more to copy: reading on for the first bad value)
+        sums.add_values(block.data(), rows, host_threads_);
+        check(gk_cuda_put_rows(D_, block.data(), first, rows, err_, kErrLen), "copy of x to the device", err_);
+      }
+      if (bad >= 0) throw NonFiniteData(bad);
+      check(gk_cuda_finish_rows(D_, err_, kErrLen), "copy of x to the device", err_);
+      means_ = sums.means();
+    } catch (...) {
+      gk_cuda_free(D_);
+      D_ = nullptr;
+      throw;
+    }
+    reader_ = &reader;
+    name_ += ", x read block by block from its source";
+    seconds_upload_ = wall_seconds() - t0;
+  }
+
+  // totss of x from a reader: its second pass, block by block (the rows
+  // from the device in double precision, which stores x itself; from the
+  // reader again in single).
+  double reader_totss() {
+    const std::int64_t B = std::max<std::int64_t>(1, std::min(n_, reader_->block_rows()));
+    std::vector<double> block(static_cast<std::size_t>(B) * d_);
+    ColumnChunks dev(n_, d_);
+    for (std::int64_t first = 0; first < n_; first += B) {
+      const std::int64_t rows = std::min(B, n_ - first);
+      if (precision_ == Precision::kDouble)
+        check(gk_cuda_get_rows(D_, first, rows, block.data(), err_, kErrLen), "copy of x to the host", err_);
+      else
+        reader_->block(first, rows, block.data());
+      dev.add_deviations(block.data(), rows, means_.data(), host_threads_);
+    }
+    return dev.total();
+  }
+
   // The handles of `parts` (the joint runs over several engines) and their
   // rows, where every part is a CUDA engine of this precision holding its
   // rows resident, without weights; false otherwise.
@@ -452,6 +537,9 @@ class CudaEngine final : public Engine {
   std::int64_t host_ld_;
   std::vector<double> host_copy_;
   const double* host_x() {
+    if (!host_x_)  // (x from a reader: R sends no fit that needs it on the host)
+      throw EngineError(EngineError::Kind::kUnsupported,
+                        "this step needs x in host memory, and x was read block by block from its source");
     if (host_ld_ == n_) return host_x_;
     if (host_copy_.empty()) {
       host_copy_.resize(static_cast<std::size_t>(n_) * d_);
@@ -460,6 +548,8 @@ class CudaEngine final : public Engine {
     return host_copy_.data();
   }
   int host_threads_;      // threads of the host passes (0: all)
+  RowReader* reader_ = nullptr;  // where x came from, when not from host memory (take_rows)
+  std::vector<double> means_;    // ... and its column means (totss)
   double totss_ = 0.0;
   bool have_totss_ = false;
   std::string name_;

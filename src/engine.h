@@ -66,10 +66,35 @@ class NonFiniteData : public EngineError {
   std::int64_t index_;
 };
 
+// A reader's rows (HostData::reader) would not fit on the device, or the
+// engine cannot take them block by block: nothing was read and nothing is
+// held.  The caller reads x into host memory and makes the engine from it.
+class SourceNotResident : public EngineError {
+ public:
+  explicit SourceNotResident(const std::string& why) : EngineError(Kind::kOutOfMemory, why) {}
+};
+
 // The observer asked to stop (Ctrl-C); everything has been released.
 class Interrupted : public std::exception {
  public:
   const char* what() const noexcept override { return "interrupted"; }
+};
+
+// Rows of a data set that is never whole in host memory (a matrix source
+// that R reads block by block, R/matrix_sources.R; src/fit_glue.cpp adapts
+// it): an engine that takes one (HostData::reader, x nullptr) copies the
+// blocks to its device as they come.  Both functions write column-major
+// blocks of doubles, as x would hold them, and may throw (an R error, an
+// interrupt): the engine releases what it holds on the way.
+class RowReader {
+ public:
+  virtual ~RowReader() = default;
+  // The rows read at a time (one block: about 32 MiB of doubles).
+  virtual std::int64_t block_rows() const = 0;
+  // Rows [first, first + rows) into out (rows x d).
+  virtual void block(std::int64_t first, std::int64_t rows, double* out) = 0;
+  // Rows idx[0 .. m) (0-based, any order) into out (m x d).
+  virtual void rows(const std::int64_t* idx, std::int64_t m, double* out) = 0;
 };
 
 // The data an engine takes: n x d doubles, column-major (R's layout).  The
@@ -93,6 +118,11 @@ struct HostData {
   // the engine, which reads x anyway: the CUDA engine's staged upload
   // checks the values it copies, saving a pass over x).
   bool finite = true;
+  // x is not in host memory (x nullptr): its rows come from here, block by
+  // block (RowReader).  Only the CUDA engine takes a reader, resident on one
+  // device and without weights (R sends no other fit: R/gpu_kmeans.R); it
+  // throws SourceNotResident where x would not fit on the device.
+  RowReader* reader = nullptr;
 };
 
 // The outcome of Lloyd's algorithm from one set of initial centers.

@@ -72,6 +72,8 @@ inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, con
                                                    int threads, const std::vector<int>& devices,
                                                    Rcpp::List cuda = Rcpp::List()) {
   if (devices.empty()) throw gk::EngineError(gk::EngineError::Kind::kInvalid, "no device");
+  if (data.reader && devices.size() != 1)
+    throw gk::EngineError(gk::EngineError::Kind::kInvalid, "a reader's rows go to one device");
   if (devices.size() == 1) return make_engine(data, backend, single, threads, devices[0], cuda);
   const int P = static_cast<int>(devices.size());
   const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;

@@ -34,10 +34,15 @@ bool has_nan(const std::vector<double>& v) {
   return std::any_of(v.begin(), v.end(), [](double a) { return std::isnan(a); });
 }
 
-// Rows idx of x (n x d) as a k x d column-major matrix.
+// Rows idx of x (n x d) as a k x d column-major matrix (from x's reader
+// where x is not in host memory).
 std::vector<double> rows_of(const HostData& data, const std::vector<std::int64_t>& idx) {
   const std::size_t k = idx.size();
   std::vector<double> c(k * data.d);
+  if (!data.x && data.reader) {
+    data.reader->rows(idx.data(), static_cast<std::int64_t>(k), c.data());
+    return c;
+  }
   for (std::size_t j = 0; j < k; ++j)
     for (int a = 0; a < data.d; ++a) c[j + k * a] = data.x[idx[j] + data.n * a];
   return c;

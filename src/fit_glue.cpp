@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "csc_reader.h"
 #include "engine.h"
 #include "engine_glue.h"
 #include "stage_log.h"
@@ -76,6 +77,65 @@ class RStarts : public gk::StartSource {
   int count_ = 0;
 };
 
+// A matrix source that R reads block by block (R/matrix_sources.R,
+// source_reader()) as the engines' RowReader:
+//   structure(list(n, d, block_rows, block = function(first, rows),
+//                  rows = function(idx)), class = "gk_reader"),
+// each function returning a double matrix of those rows (1-based first and
+// idx).  (An R error or an interrupt inside them unwinds as Rcpp's
+// LongjumpException: the engine releases what it holds on the way.)  A
+// dgCMatrix comes as its slots instead, list(..., csc = list(p, i, x)), read
+// in place by gk::CscReader (src/csc_reader.h), without R.
+class RReader : public gk::RowReader {
+ public:
+  explicit RReader(Rcpp::List r)
+      : d_(Rcpp::as<int>(r["d"])),
+        block_rows_(static_cast<std::int64_t>(Rcpp::as<double>(r["block_rows"]))),
+        block_(Rcpp::Function(r["block"])),
+        rows_(Rcpp::Function(r["rows"])) {}
+  std::int64_t block_rows() const override { return block_rows_; }
+  void block(std::int64_t first, std::int64_t rows, double* out) override {
+    copy_out(block_(static_cast<double>(first + 1), static_cast<double>(rows)), rows, out);
+  }
+  void rows(const std::int64_t* idx, std::int64_t m, double* out) override {
+    Rcpp::NumericVector i(m);
+    for (std::int64_t q = 0; q < m; ++q) i[q] = static_cast<double>(idx[q] + 1);
+    copy_out(rows_(i), m, out);
+  }
+
+ private:
+  void copy_out(SEXP got, std::int64_t rows, double* out) const {
+    SEXP dim = Rf_getAttrib(got, R_DimSymbol);
+    if (TYPEOF(got) != REALSXP || Rf_length(dim) != 2 || INTEGER(dim)[0] != rows || INTEGER(dim)[1] != d_)
+      throw gk::EngineError(gk::EngineError::Kind::kInvalid, "a source's block is not the double matrix asked for");
+    std::copy(REAL(got), REAL(got) + rows * d_, out);
+  }
+  int d_;
+  std::int64_t block_rows_;
+  Rcpp::Function block_, rows_;
+};
+
+// The reader of a gk_reader list (above); keeps the R objects it reads.
+struct SourceReader {
+  std::int64_t n = 0;
+  int d = 0;
+  Rcpp::List from;
+  std::unique_ptr<gk::RowReader> reader;
+  explicit SourceReader(Rcpp::List r)
+      : n(static_cast<std::int64_t>(Rcpp::as<double>(r["n"]))), d(Rcpp::as<int>(r["d"])), from(r) {
+    if (!r.containsElementNamed("csc")) {
+      reader.reset(new RReader(r));
+      return;
+    }
+    Rcpp::List csc = r["csc"];
+    SEXP p = csc["p"], i = csc["i"], x = csc["x"];
+    if (TYPEOF(p) != INTSXP || TYPEOF(i) != INTSXP || TYPEOF(x) != REALSXP || XLENGTH(i) != XLENGTH(x))
+      throw gk::EngineError(gk::EngineError::Kind::kInvalid, "malformed column-compressed matrix");
+    reader.reset(new gk::CscReader(n, d, INTEGER(p), XLENGTH(p), INTEGER(i), REAL(x), XLENGTH(x),
+                                   static_cast<std::int64_t>(Rcpp::as<double>(r["block_rows"]))));
+  }
+};
+
 Rcpp::NumericMatrix as_matrix(const std::vector<double>& v, int nrow, int ncol) {
   Rcpp::NumericMatrix m(nrow, ncol);
   std::copy(v.begin(), v.end(), m.begin());
@@ -139,19 +199,34 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads, 
 // of class gpukmeans_nonfinite with the 1-based `index` of the first value
 // that is not (R/gpu_kmeans.R).
 // [[Rcpp::export(rng = false)]]
-Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bool single, std::string engine,
+Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std::string engine,
                       int threads, Rcpp::IntegerVector device, bool trace, SEXP progress, double progress_after,
                       Rcpp::List cuda, bool spherical = false, SEXP weights = R_NilValue,
                       bool finite = true) {
   return gk::guarded([&] {
     gk::StageLog log;
-    gk::HostData data = host_data(x);
+    gk::HostData data;
+    std::unique_ptr<SourceReader> rows;  // (these two outlive the engine: declared first)
+    Rcpp::NumericMatrix xm;
+    if (Rf_inherits(x, "gk_reader")) {
+      rows.reset(new SourceReader(Rcpp::List(x)));
+      data.n = rows->n;
+      data.d = rows->d;
+      data.reader = rows->reader.get();
+    } else {
+      xm = Rcpp::NumericMatrix(x);
+      data = host_data(xm);
+    }
     data.finite = finite;
     gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
-    std::unique_ptr<gk::Engine> e =
-        gk::make_fit_engine(data, engine, single, threads, std::vector<int>(device.begin(), device.end()), cuda);
+    std::unique_ptr<gk::Engine> e;
+    try {
+      e = gk::make_fit_engine(data, engine, single, threads, std::vector<int>(device.begin(), device.end()), cuda);
+    } catch (const gk::SourceNotResident& why) {  // (nothing drawn or read yet: R reads x into memory)
+      return Rcpp::List::create(Rcpp::_["not_resident"] = std::string(why.what()));
+    }
     log.mark("engine");
     if (spherical && data.w)  // (R refuses them first: R/weights.R)
       throw gk::EngineError(gk::EngineError::Kind::kUnsupported, "spherical k-means has no observation weights yet");
@@ -159,7 +234,7 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
     // the labels' destination: the result's vector, written in place by the
     // engine (the internal GPUKMEANS_LABELS_OUT=0 gives the engine none and
     // copies the labels, as before: tools/gpu/switch-turns.R compares them)
-    Rcpp::IntegerVector cluster = gk::label_vector(x.nrow());
+    Rcpp::IntegerVector cluster = gk::label_vector(static_cast<R_xlen_t>(data.n));
     const char* out_env = std::getenv("GPUKMEANS_LABELS_OUT");
     int* labels_out = out_env && out_env[0] == '0' ? nullptr : cluster.begin();
     const gk::FitOutcome fit = gk::observed(
@@ -169,6 +244,29 @@ Rcpp::List gk_fit_cpp(Rcpp::NumericMatrix x, Rcpp::List starts, int iter_max, bo
     log.mark("result");
     e.reset();
     log.mark("release");
+    return out;
+  });
+}
+
+// Rows of a gk_reader (above) as the engines read them: rows [first, first
+// + rows) (1-based first) where idx is NULL, else rows idx (1-based).
+// Internal: the tests compare the readers with the dense matrix.
+// [[Rcpp::export(rng = false)]]
+Rcpp::NumericMatrix gk_reader_rows(Rcpp::List reader, double first, double rows, SEXP idx = R_NilValue) {
+  return gk::guarded([&] {
+    SourceReader s(reader);
+    if (Rf_isNull(idx)) {
+      if (!(first >= 1) || rows < 0 || first - 1 + rows > s.n)
+        throw gk::EngineError(gk::EngineError::Kind::kInvalid, "rows out of x");
+      Rcpp::NumericMatrix out(static_cast<int>(rows), s.d);
+      s.reader->block(static_cast<std::int64_t>(first) - 1, static_cast<std::int64_t>(rows), out.begin());
+      return out;
+    }
+    Rcpp::NumericVector v(idx);
+    std::vector<std::int64_t> at(v.size());
+    for (R_xlen_t q = 0; q < v.size(); ++q) at[q] = static_cast<std::int64_t>(v[q]) - 1;
+    Rcpp::NumericMatrix out(static_cast<int>(v.size()), s.d);
+    s.reader->rows(at.data(), static_cast<std::int64_t>(at.size()), out.begin());
     return out;
   });
 }

@@ -415,6 +415,84 @@ extern "C" int gk_cuda_gather(gk_cuda_data *const *parts, int count, const gk_cu
   return GK_CUDA_OK;
 }
 
+// ---- x block by block (a source that is never whole in host memory) ----
+
+extern "C" int gk_cuda_alloc_rows(int64_t n, int d, const gk_cuda_options *opts, const double *shift,
+                                  gk_cuda_data **out, char *err, size_t errlen) {
+  if (out) *out = nullptr;
+  if (n < 1 || d < 1 || !opts || !out || (opts->single && !shift)) {
+    set_msg(err, errlen, "gk_cuda_alloc_rows: invalid arguments (n = %lld, d = %d)", (long long)n, d);
+    return GK_CUDA_INVALID;
+  }
+  gk_cuda_data *D = nullptr;
+  int st = new_handle(opts, n, d, opts->single != 0, &D, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  auto alloc = [&]() -> int {
+    D->shift.assign(d, 0.0);
+    if (D->single) D->shift.assign(shift, shift + d);
+    const BlockLayout L(D->n, D->d, D->single ? sizeof(float) : sizeof(double));
+    // (streamed data reads the whole x from host memory at every pass)
+    if (stream_wanted(D, (double)L.total)) return out_of_memory(D, (double)L.total, err, errlen);
+    const int r = alloc_block(D, 0, err, errlen);
+    if (r != GK_CUDA_OK) return r;
+    GK_CHECK(cudaMemsetAsync(D->scratch, 0, (3 * (size_t)D->d + 2) * sizeof(u64), D->stream), "clearing scratch");
+    return GK_CUDA_OK;
+  };
+  st = alloc();
+  if (st != GK_CUDA_OK) {
+    destroy(D);
+    return st;
+  }
+  *out = D;
+  return GK_CUDA_OK;
+}
+
+extern "C" int gk_cuda_put_rows(gk_cuda_data *D, const double *block, int64_t first, int64_t rows, char *err,
+                                size_t errlen) {
+  if (!D || (!block && rows > 0)) {
+    set_msg(err, errlen, "gk_cuda_put_rows: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  return staged_put_rows(D, block, (long long)first, (long long)rows, err, errlen);
+}
+
+extern "C" int gk_cuda_finish_rows(gk_cuda_data *D, char *err, size_t errlen) {
+  if (!D || !D->x) {
+    set_msg(err, errlen, "gk_cuda_finish_rows: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  GK_CHECK(cudaStreamSynchronize(D->stream), "copying x to the device");
+  const int st = column_scales(D, err, errlen);
+  return st != GK_CUDA_OK ? st : compute_totss(D, err, errlen);
+}
+
+extern "C" int gk_cuda_get_rows(gk_cuda_data *D, int64_t first, int64_t rows, double *block, char *err,
+                                size_t errlen) {
+  if (!D || !D->x || D->single || first < 0 || rows < 0 || first + rows > D->n || (!block && rows > 0)) {
+    set_msg(err, errlen, "gk_cuda_get_rows: invalid arguments");
+    return GK_CUDA_INVALID;
+  }
+  if (rows == 0) return GK_CUDA_OK;
+  GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
+  int pitch = 0;
+  GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
+  const size_t w = (size_t)rows * sizeof(double), dpitch = (size_t)D->n * sizeof(double);
+  const char *src = (const char *)D->x + (size_t)first * sizeof(double);
+  if ((double)dpitch <= (double)pitch) {
+    GK_CHECK(cudaMemcpy2DAsync(block, w, src, dpitch, w, (size_t)D->d, cudaMemcpyDeviceToHost, D->stream),
+             "copying rows of x to the host");
+  } else {
+    for (int j = 0; j < D->d; ++j)
+      GK_CHECK(cudaMemcpyAsync((char *)block + (size_t)j * w, src + (size_t)j * dpitch, w, cudaMemcpyDeviceToHost,
+                               D->stream),
+               "copying rows of x to the host");
+  }
+  GK_CHECK(cudaStreamSynchronize(D->stream), "copying rows of x to the host");
+  return GK_CUDA_OK;
+}
+
 extern "C" void gk_cuda_free(gk_cuda_data *data) { destroy(data); }
 
 extern "C" int gk_cuda_column_means(const gk_cuda_data *D, double *means) {

@@ -145,6 +145,30 @@ int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opt
                    const double *shift, gk_cuda_data **out, double *seconds,
                    int64_t *nonfinite, char *err, size_t errlen);
 
+/* x put on the device block of rows by block of rows, for data that is
+   never whole in host memory (a matrix source read through R,
+   src/cuda_engine.cpp): gk_cuda_alloc_rows makes a resident handle for n x
+   d values (single precision: the shift given, d values) and returns
+   GK_CUDA_OUT_OF_MEMORY, holding nothing, where they would not fit on the
+   device (or options.stream asks for streamed data, which needs the whole
+   x in host memory); gk_cuda_put_rows copies rows [first, first + rows)
+   from a rows x d column-major block (stored as gk_cuda_upload stores
+   them, through the pinned staging buffers: the block may be reused when
+   it returns); once every row is there, gk_cuda_finish_rows computes what
+   gk_cuda_upload computes from the stored values (the scales of the sums,
+   the device's totss).  The stored values, and so every result, are those
+   of gk_cuda_upload over the same rows with the same shift.  The caller
+   checks the values (finite) and computes totss.  gk_cuda_get_rows
+   copies rows [first, first + rows) of a double-precision handle back
+   into a rows x d block (GK_CUDA_INVALID in single precision). */
+int gk_cuda_alloc_rows(int64_t n, int d, const gk_cuda_options *opts, const double *shift,
+                       gk_cuda_data **out, char *err, size_t errlen);
+int gk_cuda_put_rows(gk_cuda_data *data, const double *block, int64_t first, int64_t rows,
+                     char *err, size_t errlen);
+int gk_cuda_finish_rows(gk_cuda_data *data, char *err, size_t errlen);
+int gk_cuda_get_rows(gk_cuda_data *data, int64_t first, int64_t rows, double *block,
+                     char *err, size_t errlen);
+
 /* Frees the pinned staging buffers that freed handles left on their
    devices for the next fit (staged_copy.cu); a no-op in a process that did
    not make them (a forked child).  R calls it when the session ends. */

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <unistd.h>
 #include <vector>
 
@@ -458,6 +459,57 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
   D->host_means.clear();
   if (add_up)
     for (int j = 0; j < d; ++j) D->host_means.push_back(sums.mean(j));
+  return GK_CUDA_OK;
+}
+
+// A source's block: cut into pieces of at most a staging buffer, each
+// filled (converted) by the team into the next buffer in turn once that
+// buffer's last copy has landed, then copied to its rows of x.  The copies
+// of the last pieces go on after the return, while the caller reads the
+// next block (gk_cuda_finish_rows waits for them).
+int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long long rows, char *err,
+                    size_t errlen) {
+  if (!D->x || first < 0 || rows < 0 || first + rows > D->n) {
+    set_msg(err, errlen, "gk_cuda_put_rows: rows [%lld, %lld) outside the %lld rows of x", first, first + rows,
+            (long long)D->n);
+    return GK_CUDA_INVALID;
+  }
+  if (rows == 0) return GK_CUDA_OK;
+  const int d = D->d;
+  const size_t esz = D->single ? sizeof(float) : sizeof(double);
+  const size_t per = (D->opts.staging == 2 ? kTestBufferBytes : kBufferBytes) / esz;  // elements per buffer
+  const long long piece = std::min<long long>(rows, std::max<long long>(1, (long long)(per / d)));
+  int pitch = 0;
+  GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
+  const double *shift = D->single ? D->shift.data() : nullptr;
+  HostTeam team(staging_threads(D));
+  cudaStream_t s = D->stream;
+  StagingBuffers *sb = staging_buffers(D, (size_t)piece * d * esz);
+  if (!sb) {  // no pinned memory here: one pageable buffer, each copy waited for
+    std::vector<char> buf;
+    try {
+      buf.resize((size_t)piece * d * esz);
+    } catch (const std::bad_alloc &) {
+      set_msg(err, errlen, "out of host memory (a block of x)");
+      return GK_CUDA_ERROR;
+    }
+    for (long long a = 0; a < rows; a += piece) {
+      const long long len = std::min(piece, rows - a);
+      fill_rows(buf.data(), block, rows, d, a, len, shift, team);
+      GK_CHECK(copy_rows_to_device(D, buf.data(), first + a, len, esz, (double)pitch, s), "copying x to the device");
+      GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
+    }
+    return GK_CUDA_OK;
+  }
+  StagingBuffers &B = *sb;
+  for (long long a = 0; a < rows; a += piece) {
+    const long long len = std::min(piece, rows - a);
+    const int b = (int)(D->staged_next++ % kBuffers);
+    GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");  // (never recorded: at once)
+    fill_rows(B.p[b], block, rows, d, a, len, shift, team);
+    GK_CHECK(copy_rows_to_device(D, B.p[b], first + a, len, esz, (double)pitch, s), "copying x to the device");
+    GK_CHECK(cudaEventRecord(B.ev[b], s), "copying x to the device");
+  }
   return GK_CUDA_OK;
 }
 

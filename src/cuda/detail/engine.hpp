@@ -64,6 +64,7 @@ struct gk_cuda_data {
   // the handle lives.
   std::vector<double> host_x;
   gk::StagingBuffers *staging = nullptr;  // made at the first staged copy (staged_copy.cu)
+  unsigned long long staged_next = 0;     // the staging buffer gk_cuda_put_rows fills next (of its count)
   // Per-handle stream and timing events (created at upload).
   cudaStream_t stream = nullptr;
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
@@ -381,6 +382,12 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
                   size_t errlen);
 // Whether an upload of this size goes through the staging buffers.
 bool staging_wanted(const gk_cuda_data *D);
+// Rows [first, first + rows) of x from a rows x d column-major block
+// (host, doubles) into D->x in stored precision (gk_cuda_put_rows), through
+// the staging buffers (a pageable buffer where there is no pinned memory);
+// the block may be reused when it returns (the copies of the buffers go on).
+int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long long rows, char *err,
+                    size_t errlen);
 
 // Rows [a, a + len) of x (n x d doubles, column-major, host) into dst as a
 // len x d column-major block in stored precision (float(x - shift) when

@@ -1,0 +1,63 @@
+// csc_reader.h: the rows of a sparse column-compressed matrix (package
+// Matrix's dgCMatrix: column pointers p, row indices i, values x) as a
+// RowReader (engine.h), read from its slots in place: a block of rows is,
+// per column, a binary search for its first row and a walk over its
+// nonzero values, so reading every block costs one pass over the values
+// (row slices through R search every column again for every block).
+// Plain C++ (no R): src/fit_glue.cpp hands it the slots.
+#ifndef GPUKMEANS_CSC_READER_H
+#define GPUKMEANS_CSC_READER_H
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+
+#include "engine.h"
+
+namespace gk {
+
+class CscReader : public RowReader {
+ public:
+  // n x d; p: d + 1 offsets, i and x: p[d] row indices (0-based, increasing
+  // in each column) and values; all must outlive the reader.  A malformed
+  // structure is an EngineError (kInvalid), never a read out of bounds.
+  CscReader(std::int64_t n, int d, const int* p, std::int64_t np, const int* i, const double* x, std::int64_t nnz,
+            std::int64_t block_rows)
+      : n_(n), d_(d), p_(p), i_(i), x_(x), block_rows_(block_rows) {
+    bool ok = np == static_cast<std::int64_t>(d) + 1 && p[0] == 0 && p[d] == nnz;
+    for (int j = 0; ok && j < d; ++j) {
+      ok = p[j] <= p[j + 1];
+      for (int q = p[j]; ok && q < p[j + 1]; ++q)
+        ok = i[q] >= 0 && i[q] < n && (q == p[j] || i[q - 1] < i[q]);
+    }
+    if (!ok) throw EngineError(EngineError::Kind::kInvalid, "malformed column-compressed matrix");
+  }
+  std::int64_t block_rows() const override { return block_rows_; }
+  void block(std::int64_t first, std::int64_t rows, double* out) override {
+    std::fill(out, out + rows * d_, 0.0);
+    for (int j = 0; j < d_; ++j) {
+      double* col = out + rows * j;
+      for (const int* q = std::lower_bound(i_ + p_[j], i_ + p_[j + 1], first); q < i_ + p_[j + 1] && *q < first + rows;
+           ++q)
+        col[*q - first] = x_[q - i_];
+    }
+  }
+  void rows(const std::int64_t* idx, std::int64_t m, double* out) override {
+    for (int j = 0; j < d_; ++j)
+      for (std::int64_t r = 0; r < m; ++r) {
+        const int* q = std::lower_bound(i_ + p_[j], i_ + p_[j + 1], idx[r]);
+        out[r + m * j] = q < i_ + p_[j + 1] && *q == idx[r] ? x_[q - i_] : 0.0;
+      }
+  }
+
+ private:
+  std::int64_t n_;
+  int d_;
+  const int *p_, *i_;
+  const double* x_;
+  std::int64_t block_rows_;
+};
+
+}  // namespace gk
+
+#endif

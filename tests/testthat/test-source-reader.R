@@ -1,0 +1,194 @@
+# A large matrix source in gpu_kmeans() (R/matrix_sources.R, source_view()):
+# its random starts read their rows from the source, and a fit on one CUDA
+# device reads it block by block to the device (src/fit_glue.cpp, RReader;
+# src/cuda_engine.cpp, take_rows) instead of through a dense copy.  Whatever
+# way it goes, the fit is the dense matrix's, bit for bit, with the same
+# warnings, errors and generator.  options(gpukmeans.source_memory = 0)
+# makes every source large; options(gpukmeans.source_block_rows) sets the
+# rows of a block (internal), so that small data crosses many blocks and
+# totss' chunks of 65536 rows.
+local_edition(3)
+
+reader_data <- function(n = 2003, d = 4, zeros = 0.3) {
+  set.seed(21)
+  x <- make_blobs(n, d, 5, sd = 2, spread = 10)
+  x[sample(length(x), floor(zeros * length(x)))] <- 0
+  dimnames(x) <- list(paste0("r", seq_len(n)), paste0("v", seq_len(d)))
+  x
+}
+
+# The fit of `src` and of the dense x from one seed: both results, warnings
+# and the generators they leave.
+fit_both <- function(src, x, ...) {
+  set.seed(5)
+  a <- with_warnings(gpu_kmeans(src, ...))
+  a_seed <- get_seed()
+  set.seed(5)
+  b <- with_warnings(gpu_kmeans(x, ...))
+  list(a = a$value, b = b$value, a_warn = a$warnings, b_warn = b$warnings, a_seed = a_seed, b_seed = get_seed())
+}
+
+expect_same_source_fit <- function(f) {
+  expect_identical(strip_gk(f$a), strip_gk(f$b))
+  expect_identical(f$a_warn, f$b_warn)
+  expect_identical(f$a_seed, f$b_seed)
+}
+
+read_by_blocks <- function(fit) grepl("read block by block from its source", attr(fit, "device"), fixed = TRUE)
+
+test_that("a large source's view answers dim, dimnames and rows as the dense matrix does", {
+  skip_if_not_installed("Matrix")
+  x <- reader_data(50)
+  m <- Matrix::Matrix(x, sparse = TRUE)
+  withr::local_options(gpukmeans.source_memory = length(x) * 8)
+  expect_null(gpukmeans:::source_view(m))  # small: read into memory
+  expect_null(gpukmeans:::source_view(x))  # not a source
+  withr::local_options(gpukmeans.source_memory = 0)
+  v <- gpukmeans:::source_view(m)
+  expect_s3_class(v, "gk_source")
+  expect_identical(dim(v), dim(x))
+  expect_identical(nrow(v), 50L)
+  expect_identical(dimnames(v), dimnames(x))
+  expect_identical(rownames(v), rownames(x))
+  expect_identical(v[c(7, 2, 7), , drop = FALSE], x[c(7, 2, 7), , drop = FALSE])
+  expect_identical(v[9, 3], x[9, 3])
+  expect_identical(v[4, ], x[4, ])
+  # without dimnames, and logical values as doubles
+  u <- gpukmeans:::source_view(Matrix::Matrix(unname(x) > 1, sparse = TRUE))
+  expect_null(dimnames(u))
+  expect_identical(u[1:3, , drop = FALSE], unname(x[1:3, , drop = FALSE] > 1) + 0)
+  # the reader's blocks and rows: values only
+  r <- gpukmeans:::source_reader(v)
+  expect_s3_class(r, "gk_reader")
+  expect_identical(r$csc$x, m@x)
+  expect_identical(r$block(3, 4), unname(x[3:6, ]))
+  expect_identical(r$rows(c(50, 1)), unname(x[c(50, 1), ]))
+  # ... as the engines read them: through R, or a dgCMatrix's slots in C++
+  s <- gpukmeans:::source_reader(gpukmeans:::source_view(Matrix::Matrix(x, sparse = FALSE)))
+  expect_null(s$csc)
+  for (rd in list(r, s)) {
+    for (b in list(c(1, 50), c(1, 1), c(7, 13), c(50, 1), c(20, 0)))
+      expect_identical(gpukmeans:::gk_reader_rows(rd, b[1], b[2]), unname(x[seq.int(b[1], length.out = b[2]), , drop = FALSE]))
+    expect_identical(gpukmeans:::gk_reader_rows(rd, 0, 0, c(50, 3, 3, 1)), unname(x[c(50, 3, 3, 1), ]))
+    expect_error(gpukmeans:::gk_reader_rows(rd, 45, 7), "rows out of x")
+  }
+  bad <- Matrix::Matrix(x, sparse = TRUE)
+  bad@i[c(1, 2)] <- bad@i[c(2, 1)]  # rows out of order in a column
+  expect_error(gpukmeans:::gk_reader_rows(gpukmeans:::source_reader(gpukmeans:::source_view(bad)), 1, 2),
+               "malformed column-compressed matrix")
+  bad <- Matrix::Matrix(x, sparse = TRUE)
+  bad@i[5] <- 50L
+  expect_error(gpukmeans:::gk_reader_rows(gpukmeans:::source_reader(gpukmeans:::source_view(bad)), 1, 2),
+               "malformed column-compressed matrix")
+  withr::local_options(gpukmeans.source_block_rows = 7)
+  expect_identical(gpukmeans:::source_reader(v)$block_rows, 7)
+  for (bad in list(0, -1, 2.5, "a", NA))
+    withr::with_options(list(gpukmeans.source_block_rows = bad),
+                        expect_error(gpukmeans:::source_reader(v), "gpukmeans.source_block_rows"))
+})
+
+test_backends("a large source gives the dense matrix's fit, warnings and generator, for every kind of start", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data()
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 300)
+  for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+    for (precision in c("double", "single")) {
+      for (args in list(list(centers = 5), list(centers = 5, init = "kmeans++"), list(centers = 5, init = "kmeans||"),
+                        list(centers = x[c(1, 500, 1000, 1500, 2000), ]), list(centers = 5, nstart = 3),
+                        list(centers = 4, iter.max = 2))) {
+        f <- do.call(fit_both, c(list(m, x), args, precision = precision))
+        expect_same_source_fit(f)
+        # on one device, straight from the source, except where random
+        # starts need every distinct row (nstart > 1: x read into memory)
+        expect_identical(read_by_blocks(f$a), backend == "cuda" && !identical(args$nstart, 3))
+        expect_false(read_by_blocks(f$b))
+      }
+    }
+  }
+  # more centers than distinct rows: stats' error, after its draws
+  few <- x
+  few[] <- rep(1:3, length.out = nrow(x))
+  f <- tryCatch(fit_both(Matrix::Matrix(few), few, centers = 4), error = conditionMessage)
+  expect_identical(f, "more cluster centers than distinct data points.")
+})
+
+test_backends("a large source's totss has the dense matrix's bits, its blocks cutting totss' chunks", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data(140001, 3, zeros = 0.1) * 1e3 + 7e5  # far from the origin: a shift in single precision
+  m <- Matrix::Matrix(x, sparse = FALSE)
+  withr::local_options(gpukmeans.source_memory = 0)
+  for (rows in list(NULL, 50000, 65536)) {
+    withr::local_options(gpukmeans.source_block_rows = rows)
+    for (precision in c("double", "single")) {
+      f <- fit_both(m, x, centers = 6, iter.max = 3, init = "kmeans++", precision = precision)
+      expect_same_source_fit(f)
+      expect_identical(read_by_blocks(f$a), backend == "cuda")
+    }
+  }
+})
+
+test_backends("a value of a large source that is not finite is the dense matrix's error, wherever its block", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data(1000)
+  x[950, 1] <- NA    # the first in column-major order, in the last block
+  x[12, 3] <- Inf    # in the first block, a later column
+  x[600, 2] <- NaN
+  m <- Matrix::Matrix(x, sparse = FALSE)
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 100)
+  for (precision in c("double", "single")) {
+    for (init in c("random", "kmeans++")) {
+      set.seed(2); a <- tryCatch(gpu_kmeans(m, 3, init = init, precision = precision), error = conditionMessage)
+      a_seed <- get_seed()
+      set.seed(2); b <- tryCatch(gpu_kmeans(x, 3, init = init, precision = precision), error = conditionMessage)
+      expect_match(a, "found NA in row 950, column 1", fixed = TRUE)
+      expect_identical(a, b)
+      expect_identical(a_seed, get_seed())
+    }
+  }
+})
+
+test_backends("a large source whose reading fails is an R error, and the next fit runs", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data(1000)
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 100)
+  v <- gpukmeans:::source_view(Matrix::Matrix(x, sparse = FALSE))  # (read through R)
+  r <- gpukmeans:::source_reader(v)
+  reads <- 0
+  r$block <- function(first, rows) {
+    reads <<- reads + 1
+    if (reads == 4) stop("the source went away")
+    x[seq.int(first, length.out = rows), , drop = FALSE]
+  }
+  fit <- function(r) gpukmeans:::gk_fit_cpp(r, list(unname(x[1:3, ])), 10L, FALSE, backend, 1L, 0L, FALSE, NULL, Inf,
+                                            gpukmeans:::cuda_options())
+  if (backend == "cpu") {  # the CPU engine reads x in host memory: R never sends it a reader
+    expect_error(fit(r), "the CPU engine reads x in host memory")
+    expect_identical(reads, 0)
+  } else {
+    expect_error(fit(r), "the source went away")
+    expect_identical(reads, 4)
+    # a block of another shape or type is refused
+    r$block <- function(first, rows) x[seq.int(first, length.out = rows), 1:2]
+    expect_error(fit(r), "not the double matrix asked for")
+    r$block <- function(first, rows) x[seq.int(first, length.out = rows), , drop = FALSE] > 0
+    expect_error(fit(r), "not the double matrix asked for")
+  }
+  expect_identical(gpu_kmeans(Matrix::Matrix(x), x[1:3, ])$cluster, gpu_kmeans(x, x[1:3, ])$cluster)
+})
+
+test_that("a large source that does not fit on the device is read into memory and streamed: the same fit", {
+  skip_if_no_gpu()
+  skip_if_not_installed("Matrix")
+  x <- reader_data(200000, 8)  # 12.8 MB in double
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.backend = "cuda")
+  for (opt in list(list(gpukmeans.stream = TRUE), list(gpukmeans.device_memory = 8e6))) {
+    withr::with_options(opt, {
+      f <- fit_both(Matrix::Matrix(x), x, centers = 5, init = "kmeans++")
+      expect_same_source_fit(f)
+      expect_false(read_by_blocks(f$a))
+      expect_match(attr(f$a, "device"), "x streamed from host memory in [0-9]+ chunk")
+    })
+  }
+  withr::local_options(gpukmeans.stream = FALSE, gpukmeans.device_memory = 8e6)
+  expect_error(gpu_kmeans(Matrix::Matrix(x), 5), class = "gpukmeans_out_of_memory")
+})
