@@ -146,15 +146,16 @@ source_view <- function(x) {
   view
 }
 
-#' @exportS3Method base::dim
+#' @exportS3Method
 dim.gk_source <- function(x) x$dim
 
-#' @exportS3Method base::dimnames
+#' @exportS3Method
 dimnames.gk_source <- function(x) x$dimnames
 
 # Rows i of the source as a double matrix (with their dimnames), then
 # columns j, as x[i, j, drop] would give them from the dense matrix.
-#' @exportS3Method base::`[`
+#' @method [ gk_source
+#' @export
 `[.gk_source` <- function(x, i, j, ..., drop = TRUE) {
   m <- if (!is.null(x$dense)) x$dense[i, , drop = FALSE] else source_rows(x, i)
   if (missing(j)) m[, , drop = drop] else m[, j, drop = drop]

@@ -95,6 +95,10 @@ class RowReader {
   virtual void block(std::int64_t first, std::int64_t rows, double* out) = 0;
   // Rows idx[0 .. m) (0-based, any order) into out (m x d).
   virtual void rows(const std::int64_t* idx, std::int64_t m, double* out) = 0;
+  // Whether reading the rows again costs about as little as copying them
+  // back from a device (a source in host memory read in C++): the engine
+  // then reads them again for a second pass instead.
+  virtual bool reads_again_cheaply() const { return false; }
 };
 
 // The data an engine takes: n x d doubles, column-major (R's layout).  The

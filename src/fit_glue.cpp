@@ -121,7 +121,7 @@ struct SourceReader {
   int d = 0;
   Rcpp::List from;
   std::unique_ptr<gk::RowReader> reader;
-  explicit SourceReader(Rcpp::List r)
+  SourceReader(Rcpp::List r, int threads)
       : n(static_cast<std::int64_t>(Rcpp::as<double>(r["n"]))), d(Rcpp::as<int>(r["d"])), from(r) {
     if (!r.containsElementNamed("csc")) {
       reader.reset(new RReader(r));
@@ -132,7 +132,7 @@ struct SourceReader {
     if (TYPEOF(p) != INTSXP || TYPEOF(i) != INTSXP || TYPEOF(x) != REALSXP || XLENGTH(i) != XLENGTH(x))
       throw gk::EngineError(gk::EngineError::Kind::kInvalid, "malformed column-compressed matrix");
     reader.reset(new gk::CscReader(n, d, INTEGER(p), XLENGTH(p), INTEGER(i), REAL(x), XLENGTH(x),
-                                   static_cast<std::int64_t>(Rcpp::as<double>(r["block_rows"]))));
+                                   static_cast<std::int64_t>(Rcpp::as<double>(r["block_rows"])), threads));
   }
 };
 
@@ -209,7 +209,7 @@ Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std:
     std::unique_ptr<SourceReader> rows;  // (these two outlive the engine: declared first)
     Rcpp::NumericMatrix xm;
     if (Rf_inherits(x, "gk_reader")) {
-      rows.reset(new SourceReader(Rcpp::List(x)));
+      rows.reset(new SourceReader(Rcpp::List(x), threads));
       data.n = rows->n;
       data.d = rows->d;
       data.reader = rows->reader.get();
@@ -254,7 +254,7 @@ Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std:
 // [[Rcpp::export(rng = false)]]
 Rcpp::NumericMatrix gk_reader_rows(Rcpp::List reader, double first, double rows, SEXP idx = R_NilValue) {
   return gk::guarded([&] {
-    SourceReader s(reader);
+    SourceReader s(reader, 2);
     if (Rf_isNull(idx)) {
       if (!(first >= 1) || rows < 0 || first - 1 + rows > s.n)
         throw gk::EngineError(gk::EngineError::Kind::kInvalid, "rows out of x");

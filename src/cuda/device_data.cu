@@ -38,6 +38,7 @@ void destroy(gk_cuda_data *D) {
   init::destroy_par_state(D->par);
   destroy_stream_source(D->src);
   release_staging(D->staging, D->device);
+  release_put_team(D);
   if (D->ev0) cudaEventDestroy(D->ev0);
   if (D->ev1) cudaEventDestroy(D->ev1);
   if (D->stream) cudaStreamDestroy(D->stream);
@@ -462,6 +463,7 @@ extern "C" int gk_cuda_finish_rows(gk_cuda_data *D, char *err, size_t errlen) {
     set_msg(err, errlen, "gk_cuda_finish_rows: invalid arguments");
     return GK_CUDA_INVALID;
   }
+  release_put_team(D);
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
   GK_CHECK(cudaStreamSynchronize(D->stream), "copying x to the device");
   const int st = column_scales(D, err, errlen);

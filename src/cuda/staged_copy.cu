@@ -482,7 +482,14 @@ int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long 
   int pitch = 0;
   GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
   const double *shift = D->single ? D->shift.data() : nullptr;
-  HostTeam team(staging_threads(D));
+  // (one team for all the blocks: threads started per block cost ~2 ms each,
+  // host_team.hpp)
+  if (!D->put_team) D->put_team = new (std::nothrow) HostTeam(staging_threads(D));
+  if (!D->put_team) {
+    set_msg(err, errlen, "out of host memory (the threads of a copy)");
+    return GK_CUDA_ERROR;
+  }
+  HostTeam &team = *D->put_team;
   cudaStream_t s = D->stream;
   StagingBuffers *sb = staging_buffers(D, (size_t)piece * d * esz);
   if (!sb) {  // no pinned memory here: one pageable buffer, each copy waited for
@@ -511,6 +518,11 @@ int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long 
     GK_CHECK(cudaEventRecord(B.ev[b], s), "copying x to the device");
   }
   return GK_CUDA_OK;
+}
+
+void release_put_team(gk_cuda_data *D) {
+  delete D->put_team;
+  D->put_team = nullptr;
 }
 
 namespace {

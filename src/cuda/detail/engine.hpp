@@ -65,6 +65,7 @@ struct gk_cuda_data {
   std::vector<double> host_x;
   gk::StagingBuffers *staging = nullptr;  // made at the first staged copy (staged_copy.cu)
   unsigned long long staged_next = 0;     // the staging buffer gk_cuda_put_rows fills next (of its count)
+  gk::HostTeam *put_team = nullptr;       // its threads, from the first block to gk_cuda_finish_rows
   // Per-handle stream and timing events (created at upload).
   cudaStream_t stream = nullptr;
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
@@ -388,6 +389,8 @@ bool staging_wanted(const gk_cuda_data *D);
 // the block may be reused when it returns (the copies of the buffers go on).
 int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long long rows, char *err,
                     size_t errlen);
+// Ends the threads staged_put_rows kept in D (D->put_team; none: no-op).
+void release_put_team(gk_cuda_data *D);
 
 // Rows [a, a + len) of x (n x d doubles, column-major, host) into dst as a
 // len x d column-major block in stored precision (float(x - shift) when
