@@ -9,6 +9,10 @@ gk_unique_rows <- function(x) {
     .Call(`_gpukmeans_gk_unique_rows`, x)
 }
 
+gk_source_unique_rows <- function(reader, threads) {
+    .Call(`_gpukmeans_gk_source_unique_rows`, reader, threads)
+}
+
 gk_cuda_info_cpp <- function() {
     .Call(`_gpukmeans_gk_cuda_info_cpp`)
 }

@@ -348,9 +348,8 @@
 #'   block straight to the device instead (random starts take their rows
 #'   from it; a `dgCMatrix` is read from its slots): host memory then holds
 #'   about one block, and nothing goes to disk.  Where a fit needs all of
-#'   `x` on the host (the CPU engine, several devices, random starts with
-#'   `nstart > 1`, which draw from the distinct rows, data too large for the
-#'   device, [gpu_kmeans_sweep()]), it lives in a scratch file in
+#'   `x` on the host (the CPU engine, several devices, data too large for
+#'   the device, [gpu_kmeans_sweep()]), it lives in a scratch file in
 #'   `getOption("gpukmeans.scratch_dir")` (default [tempdir()], or
 #'   `/var/tmp` where that is a RAM-backed tmpfs), mapped into
 #'   memory and unlinked at once, so that the kernel may page it out: reading

@@ -121,12 +121,12 @@ map_big_matrix <- function(x) {
 # options(gpukmeans.source_memory) bytes of doubles; not a big.matrix it can
 # map) is instead given to gpu_kmeans() as a view: an environment that
 # answers dim(), dimnames() and x[i, ] (rows read from the source), so that
-# the random starts take their rows straight from it.  A fit on one CUDA
-# device then reads the source block by block to the device (a reader,
-# source_reader(); src/fit_glue.cpp): no dense copy in host memory or on
-# disk.  Everything else that needs all of x on the host (the CPU engine,
-# several devices, the distinct rows that random starts with nstart > 1
-# need, x too large for the device) reads it once into the matrix
+# the random starts take their rows straight from it (and their distinct
+# rows, source_unique_rows(), block by block).  A fit on one CUDA device
+# then reads the source block by block to the device (a reader,
+# source_reader(); src/source_glue.h): no dense copy in host memory or on
+# disk.  A fit that needs all of x on the host (the CPU engine, several
+# devices, x too large for the device) reads it once into the matrix
 # read_matrix_source() gives (source_dense(), kept in the view).
 
 # The view of x, or NULL where x is no such source.
@@ -206,6 +206,14 @@ source_reader <- function(view) {
             rows = function(idx) source_values(view, idx))
   if (methods::is(src, "dgCMatrix")) r$csc <- list(p = src@p, i = src@i, x = src@x)
   structure(r, class = "gk_reader")
+}
+
+# The distinct rows of the view (1-based, in order of first occurrence), as
+# gk_unique_rows() gives those of the dense matrix: block by block
+# (src/distinct_rows.h), or from the dense matrix where it was read.
+source_unique_rows <- function(view) {
+  if (!is.null(view$dense)) return(gk_unique_rows(view$dense))
+  gk_source_unique_rows(source_reader(view), cpu_threads(as.numeric(view$dim[1L]) * view$dim[2L]))
 }
 
 # The 1-based (column-major) place of the view's first NA, NaN or infinite

@@ -32,9 +32,8 @@ initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart
     }
     if (nstart >= 2L || anyDuplicated(first) > 0L) {
       # Distinct rows in order of first occurrence, as unique(x) gives them
-      # (of all of x: a large source is read now, R/matrix_sources.R).
-      if (inherits(x, "gk_source")) x <- source_dense(x)
-      keep <- gk_unique_rows(x)
+      # (of a large source: block by block, R/matrix_sources.R).
+      keep <- if (inherits(x, "gk_source")) source_unique_rows(x) else gk_unique_rows(x)
       mm <- length(keep)
       if (mm < size) stop("more cluster centers than distinct data points.", call. = FALSE)
       draw <- function() x[keep[sample.int(mm, size)], , drop = FALSE]

@@ -31,6 +31,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// gk_source_unique_rows
+Rcpp::IntegerVector gk_source_unique_rows(Rcpp::List reader, int threads);
+RcppExport SEXP _gpukmeans_gk_source_unique_rows(SEXP readerSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type reader(readerSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_source_unique_rows(reader, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gk_cuda_info_cpp
 Rcpp::List gk_cuda_info_cpp();
 RcppExport SEXP _gpukmeans_gk_cuda_info_cpp() {
@@ -703,6 +714,7 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
     {"_gpukmeans_gk_unique_rows", (DL_FUNC) &_gpukmeans_gk_unique_rows, 1},
+    {"_gpukmeans_gk_source_unique_rows", (DL_FUNC) &_gpukmeans_gk_source_unique_rows, 2},
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},

@@ -7,10 +7,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "distinct_rows.h"
 #include "engine.h"
 #include "nonfinite.h"
 #include "r_boundary.h"
 #include "row_keys.h"
+#include "source_glue.h"
 #include "parity.h"
 #include "threads.h"
 
@@ -26,20 +28,13 @@ double gk_first_nonfinite(Rcpp::NumericMatrix x, int threads) {
 namespace {
 
 // Rows compare as base R's duplicated() compares them (src/row_keys.h);
-// a cheaper hash than gk::row_hash(), enough for a table in one process.
+// a cheaper hash than gk::row_hash(), enough for a table in one process
+// (src/distinct_rows.h).
 struct RowHash {
   const double* x;
   R_xlen_t n;
   int d;
-  std::size_t operator()(R_xlen_t i) const {
-    std::uint64_t h = 1469598103934665603ULL;
-    for (int c = 0; c < d; ++c) {
-      h ^= gk::row_key_bits(x[i + n * c]);
-      h *= 1099511628211ULL;
-      h ^= h >> 29;
-    }
-    return static_cast<std::size_t>(h);
-  }
+  std::size_t operator()(R_xlen_t i) const { return static_cast<std::size_t>(gk::distinct_row_hash(x, n, d, i)); }
 };
 
 struct RowEqual {
@@ -69,6 +64,19 @@ Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x) {
   for (R_xlen_t i = 0; i < n; ++i)
     if (seen.emplace(i, 0).second) keep.push_back(static_cast<int>(i + 1));
   return Rcpp::IntegerVector(keep.begin(), keep.end());
+}
+
+// The same for a matrix source read block by block (a gk_reader,
+// src/source_glue.h; R/matrix_sources.R), by up to `threads` threads.
+// [[Rcpp::export(rng = false)]]
+Rcpp::IntegerVector gk_source_unique_rows(Rcpp::List reader, int threads) {
+  return gk::guarded([&] {
+    gk::SourceReader s(reader, threads);
+    const std::vector<std::int64_t> keep = gk::distinct_rows(*s.reader, s.n, s.d, threads);
+    Rcpp::IntegerVector out(keep.size());
+    for (std::size_t q = 0; q < keep.size(); ++q) out[q] = static_cast<int>(keep[q] + 1);
+    return out;
+  });
 }
 
 // What the CUDA side says about itself and its devices.

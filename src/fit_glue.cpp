@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "csc_reader.h"
 #include "engine.h"
 #include "engine_glue.h"
 #include "stage_log.h"
@@ -17,6 +16,7 @@
 #include "quality_driver.h"
 #include "r_boundary.h"
 #include "r_observer.h"
+#include "source_glue.h"
 #include "spherical.h"
 
 namespace {
@@ -75,65 +75,6 @@ class RStarts : public gk::StartSource {
   Rcpp::List starts_;
   bool lazy_ = false;
   int count_ = 0;
-};
-
-// A matrix source that R reads block by block (R/matrix_sources.R,
-// source_reader()) as the engines' RowReader:
-//   structure(list(n, d, block_rows, block = function(first, rows),
-//                  rows = function(idx)), class = "gk_reader"),
-// each function returning a double matrix of those rows (1-based first and
-// idx).  (An R error or an interrupt inside them unwinds as Rcpp's
-// LongjumpException: the engine releases what it holds on the way.)  A
-// dgCMatrix comes as its slots instead, list(..., csc = list(p, i, x)), read
-// in place by gk::CscReader (src/csc_reader.h), without R.
-class RReader : public gk::RowReader {
- public:
-  explicit RReader(Rcpp::List r)
-      : d_(Rcpp::as<int>(r["d"])),
-        block_rows_(static_cast<std::int64_t>(Rcpp::as<double>(r["block_rows"]))),
-        block_(Rcpp::Function(r["block"])),
-        rows_(Rcpp::Function(r["rows"])) {}
-  std::int64_t block_rows() const override { return block_rows_; }
-  void block(std::int64_t first, std::int64_t rows, double* out) override {
-    copy_out(block_(static_cast<double>(first + 1), static_cast<double>(rows)), rows, out);
-  }
-  void rows(const std::int64_t* idx, std::int64_t m, double* out) override {
-    Rcpp::NumericVector i(m);
-    for (std::int64_t q = 0; q < m; ++q) i[q] = static_cast<double>(idx[q] + 1);
-    copy_out(rows_(i), m, out);
-  }
-
- private:
-  void copy_out(SEXP got, std::int64_t rows, double* out) const {
-    SEXP dim = Rf_getAttrib(got, R_DimSymbol);
-    if (TYPEOF(got) != REALSXP || Rf_length(dim) != 2 || INTEGER(dim)[0] != rows || INTEGER(dim)[1] != d_)
-      throw gk::EngineError(gk::EngineError::Kind::kInvalid, "a source's block is not the double matrix asked for");
-    std::copy(REAL(got), REAL(got) + rows * d_, out);
-  }
-  int d_;
-  std::int64_t block_rows_;
-  Rcpp::Function block_, rows_;
-};
-
-// The reader of a gk_reader list (above); keeps the R objects it reads.
-struct SourceReader {
-  std::int64_t n = 0;
-  int d = 0;
-  Rcpp::List from;
-  std::unique_ptr<gk::RowReader> reader;
-  SourceReader(Rcpp::List r, int threads)
-      : n(static_cast<std::int64_t>(Rcpp::as<double>(r["n"]))), d(Rcpp::as<int>(r["d"])), from(r) {
-    if (!r.containsElementNamed("csc")) {
-      reader.reset(new RReader(r));
-      return;
-    }
-    Rcpp::List csc = r["csc"];
-    SEXP p = csc["p"], i = csc["i"], x = csc["x"];
-    if (TYPEOF(p) != INTSXP || TYPEOF(i) != INTSXP || TYPEOF(x) != REALSXP || XLENGTH(i) != XLENGTH(x))
-      throw gk::EngineError(gk::EngineError::Kind::kInvalid, "malformed column-compressed matrix");
-    reader.reset(new gk::CscReader(n, d, INTEGER(p), XLENGTH(p), INTEGER(i), REAL(x), XLENGTH(x),
-                                   static_cast<std::int64_t>(Rcpp::as<double>(r["block_rows"])), threads));
-  }
 };
 
 Rcpp::NumericMatrix as_matrix(const std::vector<double>& v, int nrow, int ncol) {
@@ -206,10 +147,10 @@ Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std:
   return gk::guarded([&] {
     gk::StageLog log;
     gk::HostData data;
-    std::unique_ptr<SourceReader> rows;  // (these two outlive the engine: declared first)
+    std::unique_ptr<gk::SourceReader> rows;  // (these two outlive the engine: declared first)
     Rcpp::NumericMatrix xm;
     if (Rf_inherits(x, "gk_reader")) {
-      rows.reset(new SourceReader(Rcpp::List(x), threads));
+      rows.reset(new gk::SourceReader(Rcpp::List(x), threads));
       data.n = rows->n;
       data.d = rows->d;
       data.reader = rows->reader.get();
@@ -254,7 +195,7 @@ Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std:
 // [[Rcpp::export(rng = false)]]
 Rcpp::NumericMatrix gk_reader_rows(Rcpp::List reader, double first, double rows, SEXP idx = R_NilValue) {
   return gk::guarded([&] {
-    SourceReader s(reader, 2);
+    gk::SourceReader s(reader, 2);
     if (Rf_isNull(idx)) {
       if (!(first >= 1) || rows < 0 || first - 1 + rows > s.n)
         throw gk::EngineError(gk::EngineError::Kind::kInvalid, "rows out of x");
