@@ -373,6 +373,14 @@ bool staging_wanted(const gk_cuda_data *D) {
 
 namespace {
 
+// The rows of a staging buffer (of every column, in stored precision; at
+// least 1), at most `cap`.
+long long buffer_rows(const gk_cuda_data *D, long long cap) {
+  const size_t esz = D->single ? sizeof(float) : sizeof(double);
+  const size_t per = (D->opts.staging == 2 ? kTestBufferBytes : kBufferBytes) / esz;  // elements per buffer
+  return std::min<long long>(cap, std::max<long long>(1, (long long)(per / D->d)));
+}
+
 // Rows [a, a + len) of every column from the pinned block src (len x d) to
 // x on the device (n rows): one strided copy, or one per column where a
 // column is longer than the largest pitch the device takes.
@@ -405,8 +413,7 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
   }
   const int d = D->d;
   const size_t esz = D->single ? sizeof(float) : sizeof(double);
-  const size_t per = (D->opts.staging == 2 ? kTestBufferBytes : kBufferBytes) / esz;  // elements per buffer
-  const long long rows = std::min<long long>(n, std::max<long long>(1, (long long)(per / d)));
+  const long long rows = buffer_rows(D, n);
   int pitch = 0;
   GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
   StagingBuffers *sb = staging_buffers(D, (size_t)rows * d * esz);
@@ -477,8 +484,7 @@ int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long 
   if (rows == 0) return GK_CUDA_OK;
   const int d = D->d;
   const size_t esz = D->single ? sizeof(float) : sizeof(double);
-  const size_t per = (D->opts.staging == 2 ? kTestBufferBytes : kBufferBytes) / esz;  // elements per buffer
-  const long long piece = std::min<long long>(rows, std::max<long long>(1, (long long)(per / d)));
+  const long long piece = buffer_rows(D, rows);
   int pitch = 0;
   GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
   const double *shift = D->single ? D->shift.data() : nullptr;
