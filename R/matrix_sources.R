@@ -194,7 +194,7 @@ source_dense <- function(view) {
   view$dense
 }
 
-# The reader of the view's rows that gk_fit_cpp() takes (src/fit_glue.cpp,
+# The reader of the view's rows that gk_fit_cpp() takes (src/source_glue.h,
 # SourceReader): blocks of about 32 MiB of doubles, in row order, read by
 # R; a dgCMatrix by C++ from its slots (src/csc_reader.h: row blocks through
 # R search every column again for each block, 20 times slower on an H100

@@ -81,7 +81,7 @@ class Interrupted : public std::exception {
 };
 
 // Rows of a data set that is never whole in host memory (a matrix source
-// that R reads block by block, R/matrix_sources.R; src/fit_glue.cpp adapts
+// that R reads block by block, R/matrix_sources.R; src/source_glue.h adapts
 // it): an engine that takes one (HostData::reader, x nullptr) copies the
 // blocks to its device as they come.  Both functions write column-major
 // blocks of doubles, as x would hold them, and may throw (an R error, an

@@ -129,6 +129,34 @@ test_backends("a large source gives the dense matrix's fit, warnings and generat
   expect_identical(f, "more cluster centers than distinct data points.")
 })
 
+test_backends("big.matrix and DelayedArray sources read through their view give the dense matrix's fit", function(backend) {
+  x <- reader_data(1500, 3)
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 400)
+  sources <- list()
+  if (requireNamespace("bigmemory", quietly = TRUE)) {
+    xi <- round(x * 10)
+    storage.mode(xi) <- "integer"
+    sources$integer_big_matrix <- list(bigmemory::as.big.matrix(xi, type = "integer"), xi)
+    local <- bigmemory::big.matrix(nrow(x), ncol(x), type = "double", shared = FALSE)
+    local[, ] <- x
+    sources$local_big_matrix <- list(local, unname(x))
+  }
+  if (requireNamespace("DelayedArray", quietly = TRUE))
+    sources$delayed <- list(DelayedArray::DelayedArray(x), x)
+  if (!length(sources)) skip("neither bigmemory nor DelayedArray is installed")
+  for (s in sources) {
+    expect_s3_class(gpukmeans:::source_view(s[[1]]), "gk_source")
+    for (args in list(list(centers = 4), list(centers = 4, nstart = 2), list(centers = 4, init = "kmeans++"))) {
+      f <- do.call(fit_both, c(list(s[[1]], s[[2]]), args))
+      expect_identical(unname(f$a$cluster), unname(f$b$cluster))
+      expect_identical(unname(f$a$centers), unname(f$b$centers))
+      expect_identical(f$a$totss, f$b$totss)
+      expect_identical(f$a_seed, f$b_seed)
+      expect_identical(read_by_blocks(f$a), backend == "cuda")
+    }
+  }
+})
+
 test_backends("a large source's totss has the dense matrix's bits, its blocks cutting totss' chunks", function(backend) {
   skip_if_not_installed("Matrix")
   x <- reader_data(140001, 3, zeros = 0.1) * 1e3 + 7e5  # far from the origin: a shift in single precision
