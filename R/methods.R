@@ -80,7 +80,8 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
   if (NROW(newdata) == 0L) {
     newdata <- block_matrix(newdata)
   } else {
-    data <- data_matrix(newdata, "newdata", check_finite = !engine_checks)
+    # (a large matrix source stays where it is: its view, R/matrix_sources.R)
+    data <- data_matrix(newdata, "newdata", check_finite = !engine_checks, view = engine_checks)
     if (!is.null(data$problem)) stop(data$problem, call. = FALSE)
     newdata <- data$x
   }
@@ -104,9 +105,16 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
     if (identical(attr(object, "backend"), "cuda") && work >= gpu_min_work() &&
         all(vapply(unique(devices), function(d) is.null(cuda_unavailable_reason(d)), NA))) "cuda" else "cpu"
   } else if (identical(backend, "cpu")) "cpu" else resolve_backend_devices(backend, devices, work)
-  cl <- tryCatch(gk_predict_cpp(newdata, unname(centers), engine, cpu_threads(work), engine_devices(engine, devices),
-                                cuda_options(), finite = !engine_checks),
-                 gpukmeans_nonfinite = function(e) nonfinite(e$index))
+  predict_on <- function(data) tryCatch(
+    gk_predict_cpp(data, unname(centers), engine, cpu_threads(work), engine_devices(engine, devices),
+                   cuda_options(), finite = !engine_checks),
+    gpukmeans_nonfinite = function(e) nonfinite(e$index))
+  # a source's view: block by block to one CUDA device where its rows fit
+  # there (else, having read nothing, from memory)
+  source_first <- inherits(newdata, "gk_source") && engine == "cuda" && length(devices) == 1L
+  cl <- predict_on(if (source_first) source_reader(newdata) else if (inherits(newdata, "gk_source"))
+    source_dense(newdata) else newdata)
+  if (is.null(cl)) cl <- predict_on(source_dense(newdata))
   if (!is.null(rn <- rownames(newdata))) names(cl) <- rn
   cl
 }
@@ -114,7 +122,7 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
 # newdata's columns in the order of the fit's (named) columns, when both
 # have names; newdata as given otherwise.
 match_columns <- function(newdata, wanted) {
-  have <- if (is.data.frame(newdata) || is.matrix(newdata)) colnames(newdata)
+  have <- if (is.data.frame(newdata) || is.matrix(newdata) || is_matrix_source(newdata)) colnames(newdata)
   if (is.null(wanted) || is.null(have) || all(!nzchar(wanted))) return(newdata)
   if (identical(have, wanted)) return(newdata)
   pos <- match(wanted, have)

@@ -516,11 +516,11 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_predict_cpp
-Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine, int threads, Rcpp::IntegerVector device, Rcpp::List cuda, bool finite);
+SEXP gk_predict_cpp(SEXP x, Rcpp::NumericMatrix centers, std::string engine, int threads, Rcpp::IntegerVector device, Rcpp::List cuda, bool finite);
 RcppExport SEXP _gpukmeans_gk_predict_cpp(SEXP xSEXP, SEXP centersSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP cudaSEXP, SEXP finiteSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type centers(centersSEXP);
     Rcpp::traits::input_parameter< std::string >::type engine(engineSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);

@@ -77,6 +77,22 @@ class RStarts : public gk::StartSource {
   int count_ = 0;
 };
 
+// x as the engines take it: a double matrix read in place (kept in *xm),
+// or a gk_reader (src/source_glue.h; kept in *rows).  Both must outlive the
+// engine.
+gk::HostData data_of(SEXP x, int threads, Rcpp::NumericMatrix* xm, std::unique_ptr<gk::SourceReader>* rows) {
+  if (!Rf_inherits(x, "gk_reader")) {
+    *xm = Rcpp::NumericMatrix(x);
+    return host_data(*xm);
+  }
+  rows->reset(new gk::SourceReader(Rcpp::List(x), threads));
+  gk::HostData data;
+  data.n = (*rows)->n;
+  data.d = (*rows)->d;
+  data.reader = (*rows)->reader.get();
+  return data;
+}
+
 Rcpp::NumericMatrix as_matrix(const std::vector<double>& v, int nrow, int ncol) {
   Rcpp::NumericMatrix m(nrow, ncol);
   std::copy(v.begin(), v.end(), m.begin());
@@ -146,18 +162,9 @@ Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std:
                       bool finite = true) {
   return gk::guarded([&] {
     gk::StageLog log;
-    gk::HostData data;
     std::unique_ptr<gk::SourceReader> rows;  // (these two outlive the engine: declared first)
     Rcpp::NumericMatrix xm;
-    if (Rf_inherits(x, "gk_reader")) {
-      rows.reset(new gk::SourceReader(Rcpp::List(x), threads));
-      data.n = rows->n;
-      data.d = rows->d;
-      data.reader = rows->reader.get();
-    } else {
-      xm = Rcpp::NumericMatrix(x);
-      data = host_data(xm);
-    }
+    gk::HostData data = data_of(x, threads, &xm, &rows);
     data.finite = finite;
     gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
@@ -212,17 +219,24 @@ Rcpp::NumericMatrix gk_reader_rows(Rcpp::List reader, double first, double rows,
   });
 }
 
-// Nearest center (1-based) for each row of x.  finite: as gk_fit_cpp's.
+// Nearest center (1-based) for each row of x (a matrix, or a gk_reader: NULL
+// where its rows would not fit on the device).  finite: as gk_fit_cpp's.
 // [[Rcpp::export(rng = false)]]
-Rcpp::IntegerVector gk_predict_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, std::string engine,
-                                   int threads, Rcpp::IntegerVector device, Rcpp::List cuda, bool finite = true) {
-  return gk::guarded([&] {
-    gk::HostData data = host_data(x);
+SEXP gk_predict_cpp(SEXP x, Rcpp::NumericMatrix centers, std::string engine, int threads, Rcpp::IntegerVector device,
+                    Rcpp::List cuda, bool finite = true) {
+  return gk::guarded([&]() -> SEXP {
+    std::unique_ptr<gk::SourceReader> rows;  // (these two outlive the engine: declared first)
+    Rcpp::NumericMatrix xm;
+    gk::HostData data = data_of(x, threads, &xm, &rows);
     data.finite = finite;
     // (several devices: the rows split across them, gk::make_fit_engine)
-    std::unique_ptr<gk::Engine> e = gk::make_fit_engine(data, engine, false, threads,
-                                                        std::vector<int>(device.begin(), device.end()), cuda);
-    Rcpp::IntegerVector cluster(x.nrow());
+    std::unique_ptr<gk::Engine> e;
+    try {
+      e = gk::make_fit_engine(data, engine, false, threads, std::vector<int>(device.begin(), device.end()), cuda);
+    } catch (const gk::SourceNotResident&) {  // (nothing read: R reads x into memory)
+      return R_NilValue;
+    }
+    Rcpp::IntegerVector cluster(static_cast<R_xlen_t>(data.n));
     e->assign(centers.begin(), centers.nrow(), cluster.begin());
     return cluster;
   });

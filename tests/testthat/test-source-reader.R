@@ -157,6 +157,27 @@ test_backends("big.matrix and DelayedArray sources read through their view give 
   }
 })
 
+test_backends("predict() on a large source gives the dense matrix's labels and errors", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data(3000)
+  fit <- gpu_kmeans(x, 5, backend = backend)
+  # (a small source, read into memory, has its columns matched by name too)
+  expect_identical(predict(fit, Matrix::Matrix(x)[, 4:1], backend = backend), predict(fit, x, backend = backend))
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 700)
+  for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+    expect_identical(predict(fit, m, backend = backend), predict(fit, x, backend = backend))
+    expect_identical(names(predict(fit, m, backend = backend)), rownames(x))
+    # columns matched by name
+    expect_identical(predict(fit, m[, 4:1], backend = backend), predict(fit, x, backend = backend))
+  }
+  y <- x
+  y[2900, 2] <- NaN
+  y[100, 4] <- Inf
+  expect_identical(tryCatch(predict(fit, Matrix::Matrix(y), backend = backend), error = conditionMessage),
+                   tryCatch(predict(fit, y, backend = backend), error = conditionMessage))
+  expect_error(predict(fit, Matrix::Matrix(y), backend = backend), "found NaN in newdata|found NaN in row 2900, column 2")
+})
+
 test_backends("a large source's totss has the dense matrix's bits, its blocks cutting totss' chunks", function(backend) {
   skip_if_not_installed("Matrix")
   x <- reader_data(140001, 3, zeros = 0.1) * 1e3 + 7e5  # far from the origin: a shift in single precision
