@@ -539,10 +539,9 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
                cpu_threads(work), engine_devices(engine, device), isTRUE(trace > 0), progress$update, progress$after,
                cuda_options(), spherical = cosine, weights = w, finite = !engine_checks),
     gpukmeans_probe = progress$probe))
-  # A source's view: read block by block to one CUDA device where its rows
-  # fit there (else, having drawn and read nothing, from memory).
-  source_first <- inherits(x, "gk_source") && is.null(x$dense) && engine == "cuda" && length(device) == 1L
-  z <- fit_on(if (source_first) source_reader(x) else if (inherits(x, "gk_source")) source_dense(x) else x)
+  # (a source's view: block by block to one CUDA device where its rows fit
+  # there, else, having drawn and read nothing, from memory)
+  z <- fit_on(engine_data(x, engine, device))
   if (!is.null(z$not_resident)) z <- fit_on(source_dense(x))
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
   z <- weighted_sums_unscaled(z, w)

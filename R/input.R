@@ -36,8 +36,7 @@ data_matrix <- function(x, arg = "x", check_finite = TRUE, view = FALSE) {
   if (is_matrix_source(x)) {  # Matrix, big.matrix, DelayedArray (R/matrix_sources.R)
     dense <- read_matrix_source(x)
     if (is.null(dense))
-      return(list(x = NULL, problem = sprintf("'%s' must be a numeric matrix, not a %s of %s values", arg,
-                                              class(x)[1L], typeof(as.matrix(x[1L, , drop = FALSE])))))
+      return(list(x = NULL, problem = source_type_problem(x, as.matrix(x[1L, , drop = FALSE]), arg)))
     x <- dense
   }
   if (is.data.frame(x)) {

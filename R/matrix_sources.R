@@ -171,20 +171,32 @@ source_rows <- function(view, i) {
 }
 source_values <- function(view, i) {
   b <- as.matrix(view$source[i, , drop = FALSE])
-  if (!is.numeric(b) && !is.logical(b))
-    stop(sprintf("'x' must be a numeric matrix, not a %s of %s values", class(view$source)[1L], typeof(b)),
-         call. = FALSE)
+  problem <- source_type_problem(view$source, b)
+  if (!is.null(problem)) stop(problem, call. = FALSE)
   storage.mode(b) <- "double"
   dimnames(b) <- NULL
   b
 }
 
-# The problem with the view's values (a message), or NULL: they must be
-# numeric (or logical), as one row tells for these classes.
-source_problem <- function(view, arg = "x") {
-  b <- as.matrix(view$source[1L, , drop = FALSE])
+# The problem with a source's values (a message), or NULL: they must be
+# numeric (or logical), as its rows `b` (as.matrix()) tell, one row for
+# these classes (source_problem(): the view's first).
+source_type_problem <- function(src, b, arg = "x") {
   if (is.numeric(b) || is.logical(b)) return(NULL)
-  sprintf("'%s' must be a numeric matrix, not a %s of %s values", arg, class(view$source)[1L], typeof(b))
+  sprintf("'%s' must be a numeric matrix, not a %s of %s values", arg, class(src)[1L], typeof(b))
+}
+source_problem <- function(view, arg = "x") {
+  source_type_problem(view$source, as.matrix(view$source[1L, , drop = FALSE]), arg)
+}
+
+# What an engine takes for x: x itself, or for a source's view, its reader
+# where one CUDA device reads it block by block, else the dense matrix
+# (source_dense()).  Given a reader, gk_fit_cpp() and gk_predict_cpp()
+# answer that the rows would not fit on the device, having read nothing:
+# the caller then gives them the dense matrix.
+engine_data <- function(x, engine, devices) {
+  if (!inherits(x, "gk_source")) return(x)
+  if (is.null(x$dense) && engine == "cuda" && length(devices) == 1L) source_reader(x) else source_dense(x)
 }
 
 # The view's source read into the matrix read_matrix_source() gives (once:

@@ -471,9 +471,9 @@ class CudaEngine final : public Engine {
         t_read += wall_seconds() - t;
         t = wall_seconds();
         if (!finite) {
-          const std::int64_t len = rows * d_, t = first_nonfinite(block.data(), len, host_threads_);
-          if (t < len) {
-            const std::int64_t at = first + t % rows + n_ * (t / rows);
+          const std::int64_t len = rows * d_, e = first_nonfinite(block.data(), len, host_threads_);
+          if (e < len) {  // (element e of the block: its row and column in x)
+            const std::int64_t at = first + e % rows + n_ * (e / rows);
             if (bad < 0 || at < bad) bad = at;
           }
         }
