@@ -344,12 +344,13 @@
 #'   matrix (what `stats::kmeans()` fits through `as.matrix()`, without a
 #'   second dense copy); the engines then read that matrix.  When it would
 #'   take more than `getOption("gpukmeans.source_memory")` bytes (default 1
-#'   GiB; `Inf`: never), `gpu_kmeans()` on one CUDA device reads it block by
-#'   block straight to the device instead (random starts take their rows
-#'   from it; a `dgCMatrix` is read from its slots): host memory then holds
-#'   about one block, and nothing goes to disk.  Where a fit needs all of
-#'   `x` on the host (the CPU engine, several devices, data too large for
-#'   the device, [gpu_kmeans_sweep()]), it lives in a scratch file in
+#'   GiB; `Inf`: never), `gpu_kmeans()` on CUDA devices reads it block by
+#'   block straight to the devices instead (each of several devices its
+#'   rows; random starts take their rows from it; a `dgCMatrix` is read
+#'   from its slots): host memory then holds about one block, and nothing
+#'   goes to disk.  Where a fit needs all of `x` on the host (the CPU
+#'   engine, data too large for the devices, [gpu_kmeans_sweep()]), it
+#'   lives in a scratch file in
 #'   `getOption("gpukmeans.scratch_dir")` (default [tempdir()], or
 #'   `/var/tmp` where that is a RAM-backed tmpfs), mapped into
 #'   memory and unlinked at once, so that the kernel may page it out: reading
@@ -539,9 +540,9 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
                cpu_threads(work), engine_devices(engine, device), isTRUE(trace > 0), progress$update, progress$after,
                cuda_options(), spherical = cosine, weights = w, finite = !engine_checks),
     gpukmeans_probe = progress$probe))
-  # (a source's view: block by block to one CUDA device where its rows fit
-  # there, else, having drawn and read nothing, from memory)
-  z <- fit_on(engine_data(x, engine, device))
+  # (a source's view: block by block to the CUDA devices where its rows fit
+  # there, else, having drawn nothing, from memory)
+  z <- fit_on(engine_data(x, engine, engine_devices(engine, device)))
   if (!is.null(z$not_resident)) z <- fit_on(source_dense(x))
   if (k == 1L) z$iter <- z$start_iter[] <- 1L
   z <- weighted_sums_unscaled(z, w)

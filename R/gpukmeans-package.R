@@ -30,8 +30,8 @@
 #'     an error of class `gpukmeans_out_of_memory`; `TRUE`: always streamed.}
 #'   \item{`gpukmeans.source_memory`}{the most bytes of memory a
 #'     \pkg{Matrix}, \pkg{DelayedArray} or \pkg{bigmemory} `x` is read into
-#'     (default 2^30); a larger one goes block by block to the device of a
-#'     fit on one CUDA device, and elsewhere to a scratch file, mapped into
+#'     (default 2^30); a larger one goes block by block to the devices of a
+#'     fit on CUDA devices, and elsewhere to a scratch file, mapped into
 #'     memory (`Inf`: never).}
 #'   \item{`gpukmeans.scratch_dir`}{the directory of those scratch files
 #'     (default [tempdir()], or `/var/tmp` where that is a RAM-backed tmpfs);

@@ -122,12 +122,13 @@ map_big_matrix <- function(x) {
 # map) is instead given to gpu_kmeans() as a view: an environment that
 # answers dim(), dimnames() and x[i, ] (rows read from the source), so that
 # the random starts take their rows straight from it (and their distinct
-# rows, source_unique_rows(), block by block).  A fit on one CUDA device
-# then reads the source block by block to the device (a reader,
-# source_reader(); src/source_glue.h): no dense copy in host memory or on
-# disk.  A fit that needs all of x on the host (the CPU engine, several
-# devices, x too large for the device) reads it once into the matrix
-# read_matrix_source() gives (source_dense(), kept in the view).
+# rows, source_unique_rows(), block by block).  A fit on CUDA devices
+# then reads the source block by block to the devices (a reader,
+# source_reader(); src/source_glue.h; several devices each read their
+# rows): no dense copy in host memory or on disk.  A fit that needs all of
+# x on the host (the CPU engine, x too large for the devices) reads it once
+# into the matrix read_matrix_source() gives (source_dense(), kept in the
+# view).
 
 # The view of x, or NULL where x is no such source.
 source_view <- function(x) {
@@ -190,13 +191,16 @@ source_problem <- function(view, arg = "x") {
 }
 
 # What an engine takes for x: x itself, or for a source's view, its reader
-# where one CUDA device reads it block by block, else the dense matrix
-# (source_dense()).  Given a reader, gk_fit_cpp() and gk_predict_cpp()
-# answer that the rows would not fit on the device, having read nothing:
-# the caller then gives them the dense matrix.
+# where CUDA devices (one, or several each taking its rows) read it block
+# by block, else the dense matrix (source_dense()).  (devices: as
+# engine_devices() gives them; the composite of several CPU engines, the
+# tests', also takes a reader, each engine copying its rows from it.)
+# Given a reader, gk_fit_cpp() and gk_predict_cpp() answer that the rows
+# would not fit on the device, having drawn nothing: the caller then gives
+# them the dense matrix.
 engine_data <- function(x, engine, devices) {
   if (!inherits(x, "gk_source")) return(x)
-  if (is.null(x$dense) && engine == "cuda" && length(devices) == 1L) source_reader(x) else source_dense(x)
+  if (is.null(x$dense) && (engine == "cuda" || length(devices) > 1L)) source_reader(x) else source_dense(x)
 }
 
 # The view's source read into the matrix read_matrix_source() gives (once:

@@ -109,9 +109,9 @@ predict.gpu_kmeans <- function(object, newdata, backend = "auto", ...) {
     gk_predict_cpp(data, unname(centers), engine, cpu_threads(work), engine_devices(engine, devices),
                    cuda_options(), finite = !engine_checks),
     gpukmeans_nonfinite = function(e) nonfinite(e$index))
-  # (a source's view: block by block to one CUDA device where its rows fit
-  # there, else, having read nothing, from memory)
-  cl <- predict_on(engine_data(newdata, engine, devices))
+  # (a source's view: block by block to the CUDA devices where its rows fit
+  # there, else from memory)
+  cl <- predict_on(engine_data(newdata, engine, engine_devices(engine, devices)))
   if (is.null(cl)) cl <- predict_on(source_dense(newdata))
   if (!is.null(rn <- rownames(newdata))) names(cl) <- rn
   cl

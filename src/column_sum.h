@@ -54,7 +54,7 @@ inline double chunked_mean(const long double* sums, std::int64_t chunks, std::in
 
 // The chunks' sums of every column's terms over blocks of rows that come
 // in row order, of any length (a data set read block by block: the CUDA
-// engine's rows from a reader, src/source_rows.h).  A chunk cut by a block's
+// engine's rows from a reader, src/cuda_engine.cpp take_rows; several devices').  A chunk cut by a block's
 // end goes on in the next block from its open sum: the same additions in
 // the same order as cpu_totss' passes over whole columns, so the same bits.
 // (src/column_chunks.cpp; the columns by up to `threads` OpenMP threads)

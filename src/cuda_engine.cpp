@@ -15,6 +15,7 @@
 #include "cpu_weights.h"
 #include "fit_driver.h"
 #include "nonfinite.h"
+#include "reader_blocks.h"
 #include "single_shift.h"
 #include "wall_clock.h"
 #endif
@@ -447,43 +448,34 @@ class CudaEngine final : public Engine {
     const double t0 = wall_seconds();
     std::vector<double> sh(d_, 0.0);
     if (precision_ == Precision::kSingle && given_shift) sh.assign(given_shift, given_shift + d_);
-    if (precision_ == Precision::kSingle && !given_shift) {  // single_shift(), from the rows it reads
-      const std::int64_t m = single_shift_count(n_);
-      std::vector<std::int64_t> idx(m);
-      for (std::int64_t r = 0; r < m; ++r) idx[r] = single_shift_row(r, n_);
-      std::vector<double> v(static_cast<std::size_t>(m) * d_);
-      reader.rows(idx.data(), m, v.data());
-      single_shift_mean(v.data(), m, m, d_, sh.data());
-    }
+    if (precision_ == Precision::kSingle && !given_shift) reader_single_shift(reader, n_, d_, sh.data());
     const int st = gk_cuda_alloc_rows(n_, d_, &opts_, sh.data(), &D_, err_, kErrLen);
     if (st == GK_CUDA_OUT_OF_MEMORY) throw SourceNotResident(err_);
     check(st, "allocation of x", err_);
     try {
-      const std::int64_t B = std::max<std::int64_t>(1, std::min(n_, reader.block_rows()));
-      std::vector<double> block(static_cast<std::size_t>(B) * d_);
       ColumnChunks sums(n_, d_);
       std::int64_t bad = -1;  // the first value that is not finite (x's column-major order)
       double t_read = 0.0, t_sums = 0.0, t_put = 0.0;  // (the stage log's: where the time goes)
-      for (std::int64_t first = 0; first < n_; first += B) {
-        const std::int64_t rows = std::min(B, n_ - first);
-        double t = wall_seconds();
-        reader.block(first, rows, block.data());
+      double t = wall_seconds();
+      for_each_block(reader, n_, d_, [&](std::int64_t first, std::int64_t rows, const double* block) {
         t_read += wall_seconds() - t;
         t = wall_seconds();
         if (!finite) {
-          const std::int64_t len = rows * d_, e = first_nonfinite(block.data(), len, host_threads_);
-          if (e < len) {  // (element e of the block: its row and column in x)
-            const std::int64_t at = first + e % rows + n_ * (e / rows);
+          const std::int64_t len = rows * d_, e = first_nonfinite(block, len, host_threads_);
+          if (e < len) {
+            const std::int64_t at = block_index_in_x(e, first, rows, n_);
             if (bad < 0 || at < bad) bad = at;
           }
         }
-        if (bad >= 0) continue;  // (nothing more to copy: reading on for the first bad value)
-        sums.add_values(block.data(), rows, host_threads_);
-        t_sums += wall_seconds() - t;
+        if (bad < 0) {  // (else nothing more to copy: reading on for the first bad value)
+          sums.add_values(block, rows, host_threads_);
+          t_sums += wall_seconds() - t;
+          t = wall_seconds();
+          check(gk_cuda_put_rows(D_, block, first, rows, err_, kErrLen), "copy of x to the device", err_);
+          t_put += wall_seconds() - t;
+        }
         t = wall_seconds();
-        check(gk_cuda_put_rows(D_, block.data(), first, rows, err_, kErrLen), "copy of x to the device", err_);
-        t_put += wall_seconds() - t;
-      }
+      });
       if (bad >= 0) throw NonFiniteData(bad);
       check(gk_cuda_finish_rows(D_, err_, kErrLen), "copy of x to the device", err_);
       means_ = sums.means();
@@ -507,16 +499,19 @@ class CudaEngine final : public Engine {
   // 0.10 s from a dgCMatrix again: tools/cuda-dev/LOG.md)
   double reader_totss() {
     const double t0 = wall_seconds();
-    const std::int64_t B = std::max<std::int64_t>(1, std::min(n_, reader_->block_rows()));
-    std::vector<double> block(static_cast<std::size_t>(B) * d_);
     ColumnChunks dev(n_, d_);
-    for (std::int64_t first = 0; first < n_; first += B) {
-      const std::int64_t rows = std::min(B, n_ - first);
-      if (precision_ == Precision::kDouble && !reader_->reads_again_cheaply())
+    if (precision_ == Precision::kDouble && !reader_->reads_again_cheaply()) {
+      const std::int64_t B = reader_block_rows(*reader_, n_);
+      std::vector<double> block(static_cast<std::size_t>(B) * d_);
+      for (std::int64_t first = 0; first < n_; first += B) {
+        const std::int64_t rows = std::min(B, n_ - first);
         check(gk_cuda_get_rows(D_, first, rows, block.data(), err_, kErrLen), "copy of x to the host", err_);
-      else
-        reader_->block(first, rows, block.data());
-      dev.add_deviations(block.data(), rows, means_.data(), host_threads_);
+        dev.add_deviations(block.data(), rows, means_.data(), host_threads_);
+      }
+    } else {
+      for_each_block(*reader_, n_, d_, [&](std::int64_t, std::int64_t rows, const double* block) {
+        dev.add_deviations(block, rows, means_.data(), host_threads_);
+      });
     }
     stage_note("source_totss", wall_seconds() - t0);
     return dev.total();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "reader_blocks.h"
 #include "threads.h"
 
 namespace gk {
@@ -23,16 +24,11 @@ std::uint64_t hash_mask() {
 
 std::vector<std::int64_t> distinct_rows(RowReader& reader, std::int64_t n, int d, int threads) {
   const std::uint64_t mask = hash_mask();
-  const std::int64_t B = std::max<std::int64_t>(1, std::min(n, reader.block_rows()));
-  std::vector<double> block(static_cast<std::size_t>(B) * d);
   std::vector<std::uint64_t> hash(static_cast<std::size_t>(n));
-  for (std::int64_t first = 0; first < n; first += B) {
-    const std::int64_t rows = std::min(B, n - first);
-    reader.block(first, rows, block.data());
-    const double* b = block.data();
+  for_each_block(reader, n, d, [&](std::int64_t first, std::int64_t rows, const double* b) {
 #pragma omp parallel for num_threads(threads_for(threads, rows / 4096)) schedule(static)
     for (std::int64_t i = 0; i < rows; ++i) hash[first + i] = distinct_row_hash(b, rows, d, i) & mask;
-  }
+  });
   // The rows in order of (hash, index); those alone with their hash are distinct.
   std::vector<std::int32_t> order(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) order[i] = static_cast<std::int32_t>(i);
@@ -53,6 +49,8 @@ std::vector<std::int64_t> distinct_rows(RowReader& reader, std::int64_t n, int d
   std::vector<double> seen;  // the current group's distinct rows, d values each
   std::uint64_t group = 0;
   const std::int64_t m = static_cast<std::int64_t>(shared.size());
+  const std::int64_t B = reader_block_rows(reader, n);
+  std::vector<double> block(static_cast<std::size_t>(B) * d);
   for (std::int64_t a = 0; a < m; a += B) {
     const std::int64_t len = std::min(B, m - a);
     reader.rows(shared.data() + a, len, block.data());

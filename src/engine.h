@@ -123,9 +123,10 @@ struct HostData {
   // checks the values it copies, saving a pass over x).
   bool finite = true;
   // x is not in host memory (x nullptr): its rows come from here, block by
-  // block (RowReader).  Only the CUDA engine takes a reader, resident on one
-  // device and without weights (R sends no other fit: R/gpu_kmeans.R); it
-  // throws SourceNotResident where x would not fit on the device.
+  // block (RowReader).  Only the CUDA engine takes a reader, resident on its
+  // device, and the composite over several devices (a RowRange of it per
+  // part), without weights (R sends no other fit: R/gpu_kmeans.R); they
+  // throw SourceNotResident where x (a part) would not fit on the device.
   RowReader* reader = nullptr;
 };
 

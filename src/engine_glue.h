@@ -72,8 +72,6 @@ inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, con
                                                    int threads, const std::vector<int>& devices,
                                                    Rcpp::List cuda = Rcpp::List()) {
   if (devices.empty()) throw gk::EngineError(gk::EngineError::Kind::kInvalid, "no device");
-  if (data.reader && devices.size() != 1)
-    throw gk::EngineError(gk::EngineError::Kind::kInvalid, "a reader's rows go to one device");
   if (devices.size() == 1) return make_engine(data, backend, single, threads, devices[0], cuda);
   const int P = static_cast<int>(devices.size());
   const gk::Precision p = single ? gk::Precision::kSingle : gk::Precision::kDouble;
@@ -95,6 +93,7 @@ inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, con
     opt.keep_blocks = false;  // each CUDA engine copies its block to its device
     opt.in_place = true;      // ... from x itself (no host copy of the block first)
     opt.align = 32;           // whole level-1 nodes of the sum trees per part (initialisations together)
+    opt.reads_rows = true;    // (x from a reader: each engine reads its rows to its device)
     if (cuda.containsElementNamed("together")) opt.together = Rcpp::as<bool>(cuda["together"]);
     // (R objects are read here, on the calling thread; the factory runs in
     // threads of its own and must not touch R)

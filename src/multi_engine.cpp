@@ -5,10 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include "column_sum.h"
 #include "cpu_engine.h"
 #include "fit_driver.h"
 #include "labels.h"
 #include "nonfinite.h"
+#include "reader_blocks.h"
 #include "row_block.h"
 #include "single_shift.h"
 #include "stage_log.h"
@@ -28,6 +30,32 @@ std::int64_t split_row(std::int64_t n, int p, int P, std::int64_t align) {
   return align > 1 ? a / align * align : a;
 }
 
+// A part's rows of x read from x's reader (RowRange); the blocks it reads
+// in row order, from row 0 on, also go into the column sums of all the rows
+// (`sums`: the means of totss, as the CUDA engine's take_rows adds them),
+// while the blocks come on from where the last part's ended (*next).
+class PartReader final : public RowRange {
+ public:
+  PartReader(RowReader& all, std::int64_t first, std::int64_t n, int threads)
+      : RowRange(all, first, n), threads_(threads) {}
+  void block(std::int64_t first, std::int64_t rows, double* out) override {
+    RowRange::block(first, rows, out);
+    if (sums_ && this->first() + first == *next_) {
+      sums_->add_values(out, rows, threads_);
+      *next_ += rows;
+    }
+  }
+  void add_to(ColumnChunks* sums, std::int64_t* next) {
+    sums_ = sums;
+    next_ = next;
+  }
+
+ private:
+  int threads_;
+  ColumnChunks* sums_ = nullptr;
+  std::int64_t* next_ = nullptr;
+};
+
 class MultiEngine final : public Engine {
  public:
   MultiEngine(const HostData& data, Precision precision, const PartFactory& make, const MultiOptions& opt)
@@ -41,12 +69,13 @@ class MultiEngine final : public Engine {
     if (opt.parts < 1) throw EngineError(EngineError::Kind::kInvalid, "several devices: at least one part");
     const int P = opt.parts;
     // (the whole of x, before any part takes its block: the first bad value
-    // is the one a single engine would find)
-    if (!data.finite) check_finite(data.x, data.n, data.d, threads_);
+    // is the one a single engine would find; x from a reader: below)
+    if (data.x && !data.finite) check_finite(data.x, data.n, data.d, threads_);
     std::vector<double> shift;
     if (precision == Precision::kSingle) {
       shift.resize(d_);
-      single_shift(data.x, data.n, data.d, shift.data());
+      if (data.x) single_shift(data.x, data.n, data.d, shift.data());
+      else reader_single_shift(*data.reader, data.n, data.d, shift.data());
     }
     std::vector<std::int64_t> lo;  // the non-empty blocks
     std::vector<int> which;        // their numbers among the P
@@ -62,7 +91,9 @@ class MultiEngine final : public Engine {
     blocks_.resize(m);
     std::vector<std::unique_ptr<Engine>> made(m);
     const double t0 = wall_now();
-    for_each_part(m, [&](int p) {
+    if (!data.x) {
+      made_from_reader(data, lo, which, shift, make, opt.reads_rows, &made);
+    } else for_each_part(m, [&](int p) {
       const std::int64_t a = lo[p], nb = lo[p + 1] - lo[p];
       HostData h;
       h.n = nb;
@@ -100,20 +131,23 @@ class MultiEngine final : public Engine {
     return c;
   }
   std::string device() const override {
-    if (!label_.empty()) return label_ + streamed_suffix(streamed_chunks());
+    const std::string read = reader_ ? ", x read block by block from its source" : "";
+    if (!label_.empty()) return label_ + (reader_ ? read : streamed_suffix(streamed_chunks()));
     std::string s = std::to_string(parts_.size()) + " parts: ";
     for (std::size_t p = 0; p < parts_.size(); ++p) s += (p ? "; " : "") + parts_[p]->device();
-    return s;
+    return s + read;
   }
 
   // ---- Lloyd ---------------------------------------------------------------
   // host only (x and the fields below): the fit driver overlaps it with
   // the fit on the devices (on CPU parts, the tests' composite, it competes
   // for the cores, but runs the same way)
-  bool totss_concurrent() const override { return true; }
+  // (x from a reader: on this thread, which reads the rows again, the
+  // means taken as the parts read them first)
+  bool totss_concurrent() const override { return reader_ == nullptr; }
   double totss() override {
     if (!have_totss_) {
-      totss_ = cpu_totss(x_, n_, d_, threads_);
+      totss_ = reader_ ? reader_totss() : cpu_totss(x_, n_, d_, threads_);
       have_totss_ = true;
     }
     return totss_;
@@ -201,9 +235,15 @@ class MultiEngine final : public Engine {
       return with_init([&](Engine& e) { return e.greedy(nullptr, weight, m, first, picks, unif, L, observer); });
     }
     // The k-means|| reduction: over the m candidates, gathered (as MPI ranks
-    // gather them, src/block_driver.h par_reduce_gathered).
-    return cpu_greedy_stored(x_, n_, d_, single_cuda_ ? shift_.data() : nullptr, rows, weight, m, first, picks, unif,
-                             L, threads_, observer);
+    // gather them, src/block_driver.h par_reduce_gathered); from a reader,
+    // the candidates' rows alone (the picks index `rows` either way).
+    const double* sh = single_cuda_ ? shift_.data() : nullptr;
+    if (x_) return cpu_greedy_stored(x_, n_, d_, sh, rows, weight, m, first, picks, unif, L, threads_, observer);
+    std::vector<double> cand(static_cast<std::size_t>(m) * d_);
+    reader_->rows(rows, m, cand.data());
+    std::vector<std::int64_t> all(static_cast<std::size_t>(m));
+    for (std::int64_t i = 0; i < m; ++i) all[i] = i;
+    return cpu_greedy_stored(cand.data(), m, d_, sh, all.data(), weight, m, first, picks, unif, L, threads_, observer);
   }
   // k-means||: the parts' rounds together where they can (par_together),
   // else on one engine over all the rows
@@ -244,6 +284,7 @@ class MultiEngine final : public Engine {
 
   // The rows' initialisation for MPI ranks, on the host as the CUDA engine's.
   std::unique_ptr<BlockInit> block_init(std::int64_t offset, std::int64_t total, int host_threads) override {
+    if (!x_) unsupported("the initialisation of MPI ranks needs x in host memory (R sends a rank no reader)");
     return make_cpu_block_init(x_, n_, d_, offset, total, host_threads);
   }
 
@@ -251,10 +292,94 @@ class MultiEngine final : public Engine {
   static double wall_now() { return wall_seconds(); }
   int count() const { return static_cast<int>(parts_.size()); }
 
-  // Element (i, j) of the data the parts' initialisation reads.
-  double init_value(std::int64_t i, int j) const {
-    const double v = x_[i + n_ * static_cast<std::int64_t>(j)];
-    return single_cuda_ ? static_cast<double>(single_stored(v, shift_[j])) : v;
+  // The parts, made one after another on this thread (a reader may call
+  // R), each reading its rows from x's reader (PartReader; parts that take
+  // no reader, a copy of them read from it), which also adds them up for
+  // the means of totss.  A value that is not finite: the first
+  // in x's order, looked for in the parts after the one that found one.
+  void made_from_reader(const HostData& data, const std::vector<std::int64_t>& lo, const std::vector<int>& which,
+                        const std::vector<double>& shift, const PartFactory& make, bool reads_rows,
+                        std::vector<std::unique_ptr<Engine>>* made) {
+    reader_ = data.reader;
+    const int m = static_cast<int>(which.size());
+    ColumnChunks sums(n_, d_);
+    std::int64_t next = 0, bad = -1;
+    for (int p = 0; p < m; ++p) {
+      const std::int64_t a = lo[p], nb = lo[p + 1] - lo[p];
+      part_readers_.emplace_back(new PartReader(*reader_, a, nb, threads_));
+      PartReader& r = *part_readers_.back();
+      if (bad >= 0) {  // (only looking for an earlier bad value)
+        for_each_block(r, nb, d_, [&](std::int64_t first, std::int64_t rows, const double* block) {
+          const std::int64_t len = rows * d_, e = first_nonfinite(block, len, threads_);
+          if (e < len) bad = std::min(bad, block_index_in_x(e, a + first, rows, n_));
+        });
+        continue;
+      }
+      r.add_to(&sums, &next);
+      HostData h;
+      h.n = nb;
+      h.d = d_;
+      h.finite = data.finite;
+      if (reads_rows) {
+        h.reader = &r;
+      } else {  // (the part's rows copied to host memory first)
+        std::vector<double, LabelAllocator<double>>& blk = blocks_[p];
+        blk.resize(static_cast<std::size_t>(nb) * d_);
+        for_each_block(r, nb, d_, [&](std::int64_t first, std::int64_t rows, const double* block) {
+          for (int j = 0; j < d_; ++j)
+            std::copy(block + rows * j, block + rows * (j + 1), blk.begin() + first + nb * static_cast<std::int64_t>(j));
+        });
+        h.x = blk.data();
+      }
+      try {
+        (*made)[p] = make(h, which[p], shift.empty() ? nullptr : shift.data());
+      } catch (const NonFiniteData& e) {  // (its element e: the part's nb rows, column-major)
+        bad = block_index_in_x(e.index(), a, nb, n_);
+      }
+      r.add_to(nullptr, nullptr);
+      if (bad < 0 && (!(*made)[p] || (*made)[p]->n() != nb || (*made)[p]->d() != d_))
+        throw EngineError(EngineError::Kind::kInvalid, "several devices: a part's engine does not hold its block");
+    }
+    if (bad >= 0) throw NonFiniteData(bad);
+    if (next == n_) means_ = sums.means();
+  }
+  // totss of x from a reader: its second pass (and its first, where the
+  // parts did not read all the rows in order), block by block.
+  double reader_totss() {
+    const double t0 = wall_now();
+    if (means_.empty()) {
+      ColumnChunks sums(n_, d_);
+      for_each_block(*reader_, n_, d_, [&](std::int64_t, std::int64_t rows, const double* block) {
+        sums.add_values(block, rows, threads_);
+      });
+      means_ = sums.means();
+    }
+    ColumnChunks dev(n_, d_);
+    for_each_block(*reader_, n_, d_, [&](std::int64_t, std::int64_t rows, const double* block) {
+      dev.add_deviations(block, rows, means_.data(), threads_);
+    });
+    stage_note("source_totss", wall_now() - t0);
+    return dev.total();
+  }
+  // The data of the initialisations' engine on the host: x as the parts
+  // store it (x itself in double precision; float(x - shift) for CUDA parts
+  // in single), read from x's reader where there is one; nullptr: x itself.
+  const double* init_host_x() {
+    if (x_ && !single_cuda_) return nullptr;
+    init_x_.resize(static_cast<std::size_t>(n_) * d_);
+    auto put = [&](const double* v, std::int64_t first, std::int64_t rows, std::int64_t ld) {
+      for (int j = 0; j < d_; ++j)
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const double e = v[i + ld * j];
+          init_x_[first + i + n_ * static_cast<std::int64_t>(j)] =
+              single_cuda_ ? static_cast<double>(single_stored(e, shift_[j])) : e;
+        }
+    };
+    if (x_) put(x_, 0, n_, n_);
+    else for_each_block(*reader_, n_, d_, [&](std::int64_t first, std::int64_t rows, const double* block) {
+      put(block, first, rows, rows);
+    });
+    return init_x_.data();
   }
   Engine& init_engine() {
     if (!init_ && whole_ && !skip_whole_) {
@@ -266,6 +391,7 @@ class MultiEngine final : public Engine {
       h.x = x_;
       h.n = n_;
       h.d = d_;
+      h.reader = x_ ? nullptr : reader_;
       try {
         init_ = parts_[0]->gathered(parts_, h, threads_);
         if (init_) {
@@ -280,15 +406,9 @@ class MultiEngine final : public Engine {
       }
     }
     if (!init_) {
-      const double* x = x_;
-      if (single_cuda_) {
-        init_x_.resize(static_cast<std::size_t>(n_) * d_);
-        for (int j = 0; j < d_; ++j)
-          for (std::int64_t i = 0; i < n_; ++i) init_x_[i + n_ * static_cast<std::int64_t>(j)] = init_value(i, j);
-        x = init_x_.data();
-      }
+      const double* stored = init_host_x();
       HostData h;
-      h.x = x;
+      h.x = stored ? stored : x_;
       h.n = n_;
       h.d = d_;
       init_ = make_cpu_engine(h, Precision::kDouble, threads_);
@@ -319,7 +439,10 @@ class MultiEngine final : public Engine {
     return fn(host);
   }
 
-  const double* x_;
+  const double* x_;  // x, or nullptr: x comes from reader_ (HostData::reader)
+  RowReader* reader_ = nullptr;
+  std::vector<std::unique_ptr<PartReader>> part_readers_;  // the parts' rows of it
+  std::vector<double> means_;                              // x's column means for totss, as the parts read them
   int threads_;
   std::string label_;
   // what CPU parts read: declared before them, freed after (labels.h's

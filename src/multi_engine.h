@@ -30,6 +30,12 @@
 //     picks;
 //   * assign (predict): each part labels its rows, concurrently;
 //   * quality (silhouette, the sweep): not supported (kUnsupported).
+// x from a reader (HostData::reader, a matrix source): the parts are made
+// one after another on the calling thread, each reading its rows (a
+// RowRange; MultiOptions::reads_rows); totss reads x again; the k-means|| reduction reads its
+// candidates' rows; an initialisation on the host reads x into host memory
+// for its duration (where neither the parts together nor one device over
+// all the rows can run it).
 // Observation weights are refused (kUnsupported).  Plain C++, no R, no CUDA.
 #ifndef GPUKMEANS_MULTI_ENGINE_H
 #define GPUKMEANS_MULTI_ENGINE_H
@@ -70,6 +76,8 @@ struct MultiOptions {
                            // initialisations together need whole level-1 nodes of the trees: 32)
   bool together = true;    // false: never the parts' initialisations together (greedy_together,
                            // par_together), one engine over all the rows instead (tests of that path)
+  bool reads_rows = false; // x from a reader: true, each part takes a reader of its rows (the CUDA
+                           // engine); false, a host copy of them, read from it (CPU parts: the tests)
 };
 
 // The composite over `data` (all the rows; must outlive it, as HostData

@@ -258,3 +258,84 @@ test_that("a large source that does not fit on the device is read into memory an
   withr::local_options(gpukmeans.stream = FALSE, gpukmeans.device_memory = 8e6)
   expect_error(gpu_kmeans(Matrix::Matrix(x), 5), class = "gpukmeans_out_of_memory")
 })
+
+# Several devices (device = c(0, 0): two engines on one GPU; on the CPU the
+# tests' composite over CPU engines, options(gpukmeans.cpu_parts)): each
+# engine reads its rows of the source (src/multi_engine.cpp,
+# made_from_reader), and the fit is the dense matrix's on the same split.
+split_args <- function(backend, split) if (backend == "cuda") list(device = split) else list()
+with_split <- function(backend, split, code) {
+  withr::local_options(gpukmeans.cpu_parts = if (backend == "cpu") split)
+  code
+}
+splits <- function(backend) if (backend == "cuda") list(c(0L, 0L), c(0L, 0L, 0L)) else list(2L, 3L)
+
+test_backends("several devices read a large source block by block, each its rows: the dense matrix's fit", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data()
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 300)
+  for (split in splits(backend)) {
+    for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+      for (precision in c("double", "single")) {
+        for (args in list(list(centers = 5), list(centers = 5, init = "kmeans++"), list(centers = 5, init = "kmeans||"),
+                          list(centers = x[c(1, 500, 1000, 1500, 2000), ]), list(centers = 5, nstart = 3),
+                          list(centers = 4, iter.max = 2))) {
+          f <- with_split(backend, split, do.call(fit_both, c(list(m, x), args, precision = precision,
+                                                               split_args(backend, split))))
+          expect_same_source_fit(f)
+          expect_true(read_by_blocks(f$a))
+          expect_false(read_by_blocks(f$b))
+          expect_match(attr(f$a, "device"), if (backend == "cuda") sprintf("^%d engines on 1 GPU", length(split))
+                       else sprintf("^%d parts: ", split))
+        }
+      }
+      # the initialisations on one engine over all the rows (CUDA: gathered
+      # from the parts' copies), not the parts' together
+      withr::with_options(list(gpukmeans.init_together = FALSE), for (init in c("kmeans++", "kmeans||")) {
+        f <- with_split(backend, split, do.call(fit_both, c(list(m, x, centers = 6, init = init),
+                                                             split_args(backend, split))))
+        expect_same_source_fit(f)
+        expect_true(read_by_blocks(f$a))
+      })
+    }
+  }
+})
+
+test_backends("several devices reading a large source: totss across parts and chunks, a bad value in any part, predict()", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data(140001, 3, zeros = 0.1) * 1e3 + 7e5
+  m <- Matrix::Matrix(x, sparse = FALSE)
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 50000)
+  split <- splits(backend)[[2]]
+  for (precision in c("double", "single")) {
+    f <- with_split(backend, split, do.call(fit_both, c(list(m, x, centers = 6, iter.max = 3, init = "kmeans++",
+                                                             precision = precision), split_args(backend, split))))
+    expect_same_source_fit(f)
+    expect_true(read_by_blocks(f$a))
+  }
+  # the first value that is not finite in x's order: in a later part (an
+  # earlier column), or in the first
+  y <- reader_data(1000)
+  withr::local_options(gpukmeans.source_block_rows = 100)
+  for (bad in list(list(c(950, 1), c(12, 3), c(600, 2)), list(c(3, 2), c(800, 2), c(999, 4)))) {
+    z <- y
+    for (b in bad) z[b[1], b[2]] <- NA
+    zm <- Matrix::Matrix(z, sparse = FALSE)
+    for (init in c("random", "kmeans++")) {
+      set.seed(2)
+      a <- with_split(backend, split, tryCatch(do.call(gpu_kmeans, c(list(zm, 3, init = init), split_args(backend, split))),
+                                              error = conditionMessage))
+      a_seed <- get_seed()
+      set.seed(2)
+      b <- tryCatch(gpu_kmeans(z, 3, init = init), error = conditionMessage)
+      expect_match(a, sprintf("found NA in row %d, column %d", bad[[1]][1], bad[[1]][2]), fixed = TRUE)
+      expect_identical(a, b)
+      expect_identical(a_seed, get_seed())
+    }
+  }
+  # predict() on the devices of getOption("gpukmeans.device")
+  fit <- gpu_kmeans(y, 5)
+  withr::local_options(gpukmeans.device = if (backend == "cuda") split else 0L)
+  for (src in list(Matrix::Matrix(y, sparse = TRUE), Matrix::Matrix(y, sparse = FALSE)))
+    expect_identical(with_split(backend, split, predict(fit, src)), predict(fit, y))
+})

@@ -1,0 +1,75 @@
+// reader_blocks.h: what the users of a RowReader (engine.h) share: its rows
+// block by block in row order, the single-precision shift from the rows it
+// reads, and a reader of a range of another's rows (a part of several
+// devices, src/multi_engine.cpp).  Plain C++, no R, no CUDA.
+#ifndef GPUKMEANS_READER_BLOCKS_H
+#define GPUKMEANS_READER_BLOCKS_H
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "engine.h"
+#include "single_shift.h"
+
+namespace gk {
+
+// The rows of a block of `reader`: its block_rows(), within [1, n].
+inline std::int64_t reader_block_rows(const RowReader& reader, std::int64_t n) {
+  return std::max<std::int64_t>(1, std::min(n, reader.block_rows()));
+}
+
+// fn(first, rows, block) for the blocks of rows [0, n) of `reader` (d
+// columns), in row order; block: rows x d doubles, column-major, one buffer
+// reused.
+template <typename Fn>
+void for_each_block(RowReader& reader, std::int64_t n, int d, Fn fn) {
+  const std::int64_t B = reader_block_rows(reader, n);
+  std::vector<double> block(static_cast<std::size_t>(B) * d);
+  for (std::int64_t first = 0; first < n; first += B) {
+    const std::int64_t rows = std::min(B, n - first);
+    reader.block(first, rows, block.data());
+    fn(first, rows, block.data());
+  }
+}
+
+// The place in x (n x d, column-major) of element e of the block of `rows`
+// rows that starts at row `first`.
+inline std::int64_t block_index_in_x(std::int64_t e, std::int64_t first, std::int64_t rows, std::int64_t n) {
+  return first + e % rows + n * (e / rows);
+}
+
+// The single-precision shift of the reader's n rows (single_shift.h), from
+// the rows it is the mean of.
+inline void reader_single_shift(RowReader& reader, std::int64_t n, int d, double* out) {
+  const std::int64_t m = single_shift_count(n);
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(m));
+  for (std::int64_t r = 0; r < m; ++r) idx[r] = single_shift_row(r, n);
+  std::vector<double> v(static_cast<std::size_t>(m) * d);
+  reader.rows(idx.data(), m, v.data());
+  single_shift_mean(v.data(), m, m, d, out);
+}
+
+// Rows [first, first + n) of `all` as rows [0, n).
+class RowRange : public RowReader {
+ public:
+  RowRange(RowReader& all, std::int64_t first, std::int64_t n) : all_(all), first_(first), n_(n) {}
+  std::int64_t block_rows() const override { return all_.block_rows(); }
+  void block(std::int64_t first, std::int64_t rows, double* out) override { all_.block(first_ + first, rows, out); }
+  void rows(const std::int64_t* idx, std::int64_t m, double* out) override {
+    std::vector<std::int64_t> at(idx, idx + m);
+    for (std::int64_t& i : at) i += first_;
+    all_.rows(at.data(), m, out);
+  }
+  bool reads_again_cheaply() const override { return all_.reads_again_cheaply(); }
+  std::int64_t first() const { return first_; }
+  std::int64_t n() const { return n_; }
+
+ private:
+  RowReader& all_;
+  std::int64_t first_, n_;
+};
+
+}  // namespace gk
+
+#endif
