@@ -189,8 +189,8 @@ gk_fit_parts_cpp <- function(x, centers, iter_max, parts, single, engine, thread
     .Call(`_gpukmeans_gk_fit_parts_cpp`, x, centers, iter_max, parts, single, engine, threads, device)
 }
 
-gk_sweep_cpp <- function(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda) {
-    .Call(`_gpukmeans_gk_sweep_cpp`, x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda)
+gk_sweep_cpp <- function(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda, finite = TRUE) {
+    .Call(`_gpukmeans_gk_sweep_cpp`, x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda, finite)
 }
 
 gk_map_doubles <- function(path, n, d, offset) {

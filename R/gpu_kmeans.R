@@ -344,13 +344,13 @@
 #'   matrix (what `stats::kmeans()` fits through `as.matrix()`, without a
 #'   second dense copy); the engines then read that matrix.  When it would
 #'   take more than `getOption("gpukmeans.source_memory")` bytes (default 1
-#'   GiB; `Inf`: never), `gpu_kmeans()` on CUDA devices reads it block by
-#'   block straight to the devices instead (each of several devices its
-#'   rows; random starts take their rows from it; a `dgCMatrix` is read
-#'   from its slots): host memory then holds about one block, and nothing
-#'   goes to disk.  Where a fit needs all of `x` on the host (the CPU
-#'   engine, data too large for the devices, [gpu_kmeans_sweep()]), it
-#'   lives in a scratch file in
+#'   GiB; `Inf`: never), `gpu_kmeans()` and [gpu_kmeans_sweep()] on CUDA
+#'   devices read it block by block straight to the devices instead (each
+#'   of several devices its rows; random starts take their rows from it; a
+#'   `dgCMatrix` is read from its slots): host memory then holds about one
+#'   block, and nothing goes to disk.  Where a fit needs all of `x` on the
+#'   host (the CPU engine, data too large for the devices), it lives in a
+#'   scratch file in
 #'   `getOption("gpukmeans.scratch_dir")` (default [tempdir()], or
 #'   `/var/tmp` where that is a RAM-backed tmpfs), mapped into
 #'   memory and unlinked at once, so that the kernel may page it out: reading

@@ -127,7 +127,12 @@ gpu_kmeans_sweep <- function(x, k = 2:10, nstart = 1L, iter.max = 100L,
   init <- match.arg(init)
   silhouette <- match.arg(silhouette)
   precision <- match.arg(precision)
-  x <- as_data_matrix(x)
+  # (a large matrix source stays where it is, as in gpu_kmeans(): its view,
+  # R/matrix_sources.R; its values are checked by the engine)
+  view <- source_view(x)
+  if (is.null(view)) x <- as_data_matrix(x)
+  else if (!is.null(problem <- source_problem(view))) stop(problem, call. = FALSE)
+  else x <- view
   n <- nrow(x)
   d <- ncol(x)
   k <- check_sweep_k(k, n)
@@ -141,6 +146,7 @@ gpu_kmeans_sweep <- function(x, k = 2:10, nstart = 1L, iter.max = 100L,
   method <- sweep_silhouette_method(silhouette, n, d, silhouette_sample, engine)
 
   # The starts, k by k, as gpu_kmeans() draws them; then the sampled rows.
+  seed <- rng_state()
   starts <- lapply(k, function(kk) start_list(initial_centers(x, kk, nstart, init)$starts))
   rows <- if (method == "sampled") sort(sample.int(n, silhouette_sample)) else integer(0)
   sil_code <- switch(method, exact = 1L, sampled = 1L, simplified = 2L, none = 0L)
@@ -149,9 +155,19 @@ gpu_kmeans_sweep <- function(x, k = 2:10, nstart = 1L, iter.max = 100L,
 
   progress <- new_sweep_progress(iter.max, rep(k, each = nstart))
   on.exit(progress$done(), add = TRUE)
-  # one engine for every k (and the silhouettes): all the threads allowed
-  z <- gk_sweep_cpp(x, starts, iters, precision == "single", engine, cpu_threads(Inf), device,
-                    progress$update, progress$after, sil_code, rows, TRUE, cuda_options())
+  # one engine for every k (and the silhouettes): all the threads allowed;
+  # a source's view block by block to a CUDA device where its rows fit
+  # there, else from memory.  A value of it that is not finite: the error
+  # of a matrix, the generator wound back to where it was.
+  sweep_on <- function(data) tryCatch(
+    gk_sweep_cpp(data, starts, iters, precision == "single", engine, cpu_threads(Inf), device,
+                 progress$update, progress$after, sil_code, rows, TRUE, cuda_options(), finite = is.null(view)),
+    gpukmeans_nonfinite = function(e) {
+      rng_restore(seed)
+      stop(nonfinite_problem(x, e$index), call. = FALSE)
+    })
+  z <- sweep_on(engine_data(x, engine, device))
+  if (!is.null(z$not_resident)) z <- sweep_on(source_dense(x))
 
   fits <- vector("list", length(k))
   rows_tab <- vector("list", length(k))

@@ -549,11 +549,11 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_sweep_cpp
-Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single, std::string engine, int threads, int device, SEXP progress, double progress_after, int silhouette, Rcpp::IntegerVector rows, bool center_dist, Rcpp::List cuda);
-RcppExport SEXP _gpukmeans_gk_sweep_cpp(SEXP xSEXP, SEXP starts_by_kSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP silhouetteSEXP, SEXP rowsSEXP, SEXP center_distSEXP, SEXP cudaSEXP) {
+Rcpp::List gk_sweep_cpp(SEXP x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single, std::string engine, int threads, int device, SEXP progress, double progress_after, int silhouette, Rcpp::IntegerVector rows, bool center_dist, Rcpp::List cuda, bool finite);
+RcppExport SEXP _gpukmeans_gk_sweep_cpp(SEXP xSEXP, SEXP starts_by_kSEXP, SEXP iter_maxSEXP, SEXP singleSEXP, SEXP engineSEXP, SEXP threadsSEXP, SEXP deviceSEXP, SEXP progressSEXP, SEXP progress_afterSEXP, SEXP silhouetteSEXP, SEXP rowsSEXP, SEXP center_distSEXP, SEXP cudaSEXP, SEXP finiteSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
-    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type starts_by_k(starts_by_kSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type iter_max(iter_maxSEXP);
     Rcpp::traits::input_parameter< bool >::type single(singleSEXP);
@@ -566,7 +566,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
     Rcpp::traits::input_parameter< bool >::type center_dist(center_distSEXP);
     Rcpp::traits::input_parameter< Rcpp::List >::type cuda(cudaSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_sweep_cpp(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda));
+    Rcpp::traits::input_parameter< bool >::type finite(finiteSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_sweep_cpp(x, starts_by_k, iter_max, single, engine, threads, device, progress, progress_after, silhouette, rows, center_dist, cuda, finite));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -759,7 +760,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_reader_rows", (DL_FUNC) &_gpukmeans_gk_reader_rows, 4},
     {"_gpukmeans_gk_predict_cpp", (DL_FUNC) &_gpukmeans_gk_predict_cpp, 7},
     {"_gpukmeans_gk_fit_parts_cpp", (DL_FUNC) &_gpukmeans_gk_fit_parts_cpp, 8},
-    {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 13},
+    {"_gpukmeans_gk_sweep_cpp", (DL_FUNC) &_gpukmeans_gk_sweep_cpp, 14},
     {"_gpukmeans_gk_map_doubles", (DL_FUNC) &_gpukmeans_gk_map_doubles, 4},
     {"_gpukmeans_gk_scratch_doubles", (DL_FUNC) &_gpukmeans_gk_scratch_doubles, 4},
     {"_gpukmeans_gk_in_memory_fs", (DL_FUNC) &_gpukmeans_gk_in_memory_fs, 1},

@@ -265,12 +265,18 @@ Rcpp::List gk_fit_parts_cpp(Rcpp::NumericMatrix x, Rcpp::NumericMatrix centers, 
 // iter_max[i] iterations, then the quality pass of the best fit
 // (gk::fit_sweep).  silhouette: 0 none, 1 exact, 2 simplified; rows: the
 // sampled rows (1-based) of an exact silhouette, empty for every row.
+// x: a matrix or a gk_reader, and finite, as gk_fit_cpp's (list(not_resident)
+// where a reader's rows would not fit on the device).
 // [[Rcpp::export(rng = false)]]
-Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single,
+Rcpp::List gk_sweep_cpp(SEXP x, Rcpp::List starts_by_k, Rcpp::IntegerVector iter_max, bool single,
                         std::string engine, int threads, int device, SEXP progress, double progress_after,
-                        int silhouette, Rcpp::IntegerVector rows, bool center_dist, Rcpp::List cuda) {
+                        int silhouette, Rcpp::IntegerVector rows, bool center_dist, Rcpp::List cuda,
+                        bool finite = true) {
   return gk::guarded([&] {
-    const gk::HostData data = host_data(x);
+    std::unique_ptr<gk::SourceReader> reader;  // (these two outlive the engine: declared first)
+    Rcpp::NumericMatrix xm;
+    gk::HostData data = data_of(x, threads, &xm, &reader);
+    data.finite = finite;
     gk::RObserver observer(false, progress, progress_after);
     std::vector<RStarts> sources;
     for (R_xlen_t i = 0; i < starts_by_k.size(); ++i) sources.emplace_back(Rcpp::List(starts_by_k[i]));
@@ -282,13 +288,18 @@ Rcpp::List gk_sweep_cpp(Rcpp::NumericMatrix x, Rcpp::List starts_by_k, Rcpp::Int
                                        : gk::QualityRequest::Silhouette::kNone;
     for (int r : rows) opt.rows.push_back(static_cast<std::int64_t>(r) - 1);
     opt.center_dist = center_dist;
-    std::unique_ptr<gk::Engine> e = make_engine(data, engine, single, threads, device, cuda);
+    std::unique_ptr<gk::Engine> e;
+    try {
+      e = make_engine(data, engine, single, threads, device, cuda);
+    } catch (const gk::SourceNotResident& why) {  // (nothing drawn or read yet: R reads x into memory)
+      return Rcpp::List::create(Rcpp::_["not_resident"] = std::string(why.what()));
+    }
     const std::vector<int> its(iter_max.begin(), iter_max.end());
     const std::vector<gk::SweepStep> steps =
         gk::observed(observer, [&] { return gk::fit_sweep(*e, data, src, its, opt, &observer); });
     Rcpp::List fits(steps.size()), quality(steps.size());
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      fits[i] = as_list(steps[i].fit, *e, threads, gk::label_vector(x.nrow()));
+      fits[i] = as_list(steps[i].fit, *e, threads, gk::label_vector(static_cast<R_xlen_t>(data.n)));
       const gk::QualitySums& q = steps[i].quality;
       quality[i] = Rcpp::List::create(
           Rcpp::_["size"] = Rcpp::NumericVector(q.size.begin(), q.size.end()),

@@ -339,3 +339,41 @@ test_backends("several devices reading a large source: totss across parts and ch
   for (src in list(Matrix::Matrix(y, sparse = TRUE), Matrix::Matrix(y, sparse = FALSE)))
     expect_identical(with_split(backend, split, predict(fit, src)), predict(fit, y))
 })
+
+# gpu_kmeans_sweep() on a large source: its view for the starts, its reader
+# for a CUDA device (R/sweep.R); the dense matrix's sweep.
+sweep_value <- function(sw) {
+  sw$fits <- lapply(sw$fits, strip_gk)
+  sw[setdiff(names(sw), c("timing", "seconds", "call", "device", "table"))]
+}
+
+test_backends("gpu_kmeans_sweep() on a large source gives the dense matrix's sweep, errors and generator", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data(1500, 3)
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 400)
+  for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+    for (args in list(list(k = 2:4), list(k = c(1, 3), nstart = 2, init = "random", silhouette = "sampled",
+                                          silhouette_sample = 200), list(k = 3, precision = "single"))) {
+      set.seed(9)
+      a <- do.call(gpu_kmeans_sweep, c(list(m), args))
+      a_seed <- get_seed()
+      set.seed(9)
+      b <- do.call(gpu_kmeans_sweep, c(list(x), args))
+      expect_identical(sweep_value(a), sweep_value(b))
+      expect_identical(a$table[setdiff(names(a$table), "seconds")], b$table[setdiff(names(b$table), "seconds")])
+      expect_identical(a_seed, get_seed())
+      expect_identical(read_by_blocks(a$fits[[1]]), backend == "cuda")
+    }
+  }
+  y <- x
+  y[1400, 1] <- NaN
+  y[3, 2] <- Inf
+  set.seed(9)
+  a <- tryCatch(gpu_kmeans_sweep(Matrix::Matrix(y), 2:3), error = conditionMessage)
+  a_seed <- get_seed()
+  set.seed(9)
+  b <- tryCatch(gpu_kmeans_sweep(y, 2:3), error = conditionMessage)
+  expect_match(a, "found NaN in row 1400, column 1", fixed = TRUE)
+  expect_identical(a, b)
+  expect_identical(a_seed, get_seed())
+})
