@@ -4,9 +4,11 @@
 #   scratch  read into a scratch file (= 0, read_matrix_source()), then fitted:
 #            what a large source took before 2026-11-27, and still takes
 #            wherever a fit needs all of x on the host (the CPU engine);
-#   direct   given to gpu_kmeans() itself (= 0): on one CUDA device, read
-#            block by block straight to the device (R/matrix_sources.R).
-#   Rscript inst/bench/bench_sources.R [n] [d] [density] [backend] [precision]
+#   direct   given to gpu_kmeans() itself (= 0): on CUDA devices, read
+#            block by block straight to the devices (R/matrix_sources.R;
+#            several devices since 2026-11-27, each its rows).
+#   Rscript inst/bench/bench_sources.R [n] [d] [density] [backend] [precision] [devices]
+# devices: gpu_kmeans()'s device, e.g. 0 (the default) or 0,1.
 # Data: an n x d dgCMatrix with that share of nonzero values (rnorm), k = 16
 # (given centers: its first 16 distinct rows), 10 iterations.  Prints, per
 # way, the anonymous (RssAnon) and file-backed (RssFile + RssShmem) resident
@@ -20,17 +22,19 @@ d <- if (length(args) >= 2L) as.integer(args[2L]) else 50L
 density <- if (length(args) >= 3L) as.numeric(args[3L]) else 0.1
 backend <- if (length(args) >= 4L) args[4L] else "auto"
 precision <- if (length(args) >= 5L) args[5L] else "double"
+devices <- if (length(args) >= 6L) args[6L] else "0"
+device <- as.integer(strsplit(devices, ",", fixed = TRUE)[[1L]])
 
 if (!nzchar(Sys.getenv("GK_SOURCES_CHILD"))) {
   suppressPackageStartupMessages(library(gpukmeans))
-  cat(sprintf("gpukmeans source benchmark | %s | %s | %s | %g x %d dgCMatrix, density %g (dense: %.2f GiB) | backend %s | %s precision\n",
+  cat(sprintf("gpukmeans source benchmark | %s | %s | %s | %g x %d dgCMatrix, density %g (dense: %.2f GiB) | backend %s | %s precision | device %s\n",
               format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), R.version.string,
               if (nrow(gpukmeans_info()$devices)) paste(unique(gpukmeans_info()$devices$name), collapse = ", ") else "no GPU",
               n, d, density,
-              n * d * 8 / 2^30, backend, precision))
+              n * d * 8 / 2^30, backend, precision, devices))
   script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)))
   for (mode in c("memory", "scratch", "direct")) {
-    out <- system2(file.path(R.home("bin"), "Rscript"), c(script, n, d, density, backend, precision),
+    out <- system2(file.path(R.home("bin"), "Rscript"), c(script, n, d, density, backend, precision, devices),
                    env = c(sprintf("GK_SOURCES_CHILD=%s", mode)), stdout = TRUE)
     cat(out, sep = "\n")
   }
@@ -64,7 +68,8 @@ if (mode != "direct") {
   t_read <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
 }
 fit_of <- if (mode == "direct") m else x
-f <- suppressWarnings(gpu_kmeans(fit_of, centers, iter.max = 10, backend = backend, precision = precision))  # (10 iterations: not converged)
+f <- suppressWarnings(gpu_kmeans(fit_of, centers, iter.max = 10, backend = backend, precision = precision,
+                                   device = device))  # (10 iterations: not converged)
 t_fit <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
 invisible(gc())
 anon <- status_mib("RssAnon") - base_anon

@@ -268,7 +268,12 @@ with_split <- function(backend, split, code) {
   withr::local_options(gpukmeans.cpu_parts = if (backend == "cpu") split)
   code
 }
-splits <- function(backend) if (backend == "cuda") list(c(0L, 0L), c(0L, 0L, 0L)) else list(2L, 3L)
+splits <- function(backend) {
+  if (backend == "cpu") return(list(2L, 3L))
+  s <- list(c(0L, 0L), c(0L, 0L, 0L))
+  if (length(gpukmeans:::check_devices("all")) > 1L) s <- c(s, list(c(0L, 1L)))  # (two GPUs)
+  s
+}
 
 test_backends("several devices read a large source block by block, each its rows: the dense matrix's fit", function(backend) {
   skip_if_not_installed("Matrix")
@@ -285,8 +290,9 @@ test_backends("several devices read a large source block by block, each its rows
           expect_same_source_fit(f)
           expect_true(read_by_blocks(f$a))
           expect_false(read_by_blocks(f$b))
-          expect_match(attr(f$a, "device"), if (backend == "cuda") sprintf("^%d engines on 1 GPU", length(split))
-                       else sprintf("^%d parts: ", split))
+          expect_match(attr(f$a, "device"), if (backend == "cpu") sprintf("^%d parts: ", split)
+                       else if (anyDuplicated(split)) sprintf("^%d engines on 1 GPU", length(split))
+                       else sprintf("^%d GPUs", length(split)))
         }
       }
       # the initialisations on one engine over all the rows (CUDA: gathered
