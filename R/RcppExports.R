@@ -33,6 +33,10 @@ gk_cuda_fault_test_cpp <- function(device) {
     invisible(.Call(`_gpukmeans_gk_cuda_fault_test_cpp`, device))
 }
 
+gk_source_first_nonfinite <- function(reader, threads) {
+    .Call(`_gpukmeans_gk_source_first_nonfinite`, reader, threads)
+}
+
 gk_write_rows <- function(out, first, block) {
     invisible(.Call(`_gpukmeans_gk_write_rows`, out, first, block))
 }

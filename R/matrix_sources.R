@@ -233,21 +233,11 @@ source_unique_rows <- function(view) {
 }
 
 # The 1-based (column-major) place of the view's first NA, NaN or infinite
-# value, or 0: block by block (the first in x's order may be in any block).
+# value, or 0: block by block (src/reader_blocks.h; the first in x's order
+# may be in any block).
 source_first_nonfinite <- function(view) {
   if (!is.null(view$dense)) return(first_nonfinite(view$dense))
-  n <- view$dim[1L]
-  rows <- source_block_rows(view$dim[2L])
-  best <- 0
-  for (lo in seq(1, n, by = rows)) {
-    b <- source_values(view, seq.int(lo, min(n, lo + rows - 1)))
-    t <- first_nonfinite(b)
-    if (t > 0) {
-      at <- lo + (t - 1) %% nrow(b) + n * ((t - 1) %/% nrow(b))
-      if (best == 0 || at < best) best <- at
-    }
-  }
-  best
+  gk_source_first_nonfinite(source_reader(view), cpu_threads(as.numeric(view$dim[1L]) * view$dim[2L]))
 }
 
 # The rows of a block of d columns: about 32 MiB of doubles, or

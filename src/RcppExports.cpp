@@ -87,6 +87,17 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// gk_source_first_nonfinite
+double gk_source_first_nonfinite(Rcpp::List reader, int threads);
+RcppExport SEXP _gpukmeans_gk_source_first_nonfinite(SEXP readerSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::traits::input_parameter< Rcpp::List >::type reader(readerSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_source_first_nonfinite(reader, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // gk_write_rows
 void gk_write_rows(SEXP out, double first, Rcpp::NumericMatrix block);
 RcppExport SEXP _gpukmeans_gk_write_rows(SEXP outSEXP, SEXP firstSEXP, SEXP blockSEXP) {
@@ -721,6 +732,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_greedy_candidates", (DL_FUNC) &_gpukmeans_gk_greedy_candidates, 1},
     {"_gpukmeans_gk_cuda_release_kept_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_release_kept_cpp, 0},
     {"_gpukmeans_gk_cuda_fault_test_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_fault_test_cpp, 1},
+    {"_gpukmeans_gk_source_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_source_first_nonfinite, 2},
     {"_gpukmeans_gk_write_rows", (DL_FUNC) &_gpukmeans_gk_write_rows, 3},
     {"_gpukmeans_gk_fill_csc", (DL_FUNC) &_gpukmeans_gk_fill_csc, 4},
     {"_gpukmeans_gk_block_new", (DL_FUNC) &_gpukmeans_gk_block_new, 9},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "distinct_rows.h"
+#include "reader_blocks.h"
 #include "engine.h"
 #include "nonfinite.h"
 #include "r_boundary.h"
@@ -129,4 +130,15 @@ void gk_cuda_release_kept_cpp() { gk::cuda_release_kept(); }
 // [[Rcpp::export(rng = false)]]
 void gk_cuda_fault_test_cpp(int device) {
   gk::guarded([&] { gk::cuda_fault_test(device); });
+}
+
+// The 1-based (column-major) place of the first NA, NaN or infinite value of
+// a matrix source read block by block (a gk_reader), or 0: what
+// gk_first_nonfinite() gives for its dense matrix.
+// [[Rcpp::export(rng = false)]]
+double gk_source_first_nonfinite(Rcpp::List reader, int threads) {
+  return gk::guarded([&] {
+    gk::SourceReader s(reader, threads);
+    return static_cast<double>(gk::reader_first_nonfinite(*s.reader, s.n, s.d, 0, s.n, threads) + 1);
+  });
 }

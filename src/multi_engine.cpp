@@ -309,10 +309,8 @@ class MultiEngine final : public Engine {
       part_readers_.emplace_back(new PartReader(*reader_, a, nb, threads_));
       PartReader& r = *part_readers_.back();
       if (bad >= 0) {  // (only looking for an earlier bad value)
-        for_each_block(r, nb, d_, [&](std::int64_t first, std::int64_t rows, const double* block) {
-          const std::int64_t len = rows * d_, e = first_nonfinite(block, len, threads_);
-          if (e < len) bad = std::min(bad, block_index_in_x(e, a + first, rows, n_));
-        });
+        const std::int64_t b = reader_first_nonfinite(r, nb, d_, a, n_, threads_);
+        if (b >= 0) bad = std::min(bad, b);
         continue;
       }
       r.add_to(&sums, &next);

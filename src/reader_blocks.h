@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine.h"
+#include "nonfinite.h"
 #include "single_shift.h"
 
 namespace gk {
@@ -37,6 +38,23 @@ void for_each_block(RowReader& reader, std::int64_t n, int d, Fn fn) {
 // rows that starts at row `first`.
 inline std::int64_t block_index_in_x(std::int64_t e, std::int64_t first, std::int64_t rows, std::int64_t n) {
   return first + e % rows + n * (e / rows);
+}
+
+// The place in x (n_x rows, column-major) of the first value that is not
+// finite among rows [offset, offset + n) of x, which are the reader's rows
+// [0, n) (d columns): the least over its blocks (the first in x's order may
+// be in any block); -1 where all are finite.  By up to `threads` threads.
+inline std::int64_t reader_first_nonfinite(RowReader& reader, std::int64_t n, int d, std::int64_t offset,
+                                           std::int64_t n_x, int threads) {
+  std::int64_t bad = -1;
+  for_each_block(reader, n, d, [&](std::int64_t first, std::int64_t rows, const double* block) {
+    const std::int64_t len = rows * d, e = first_nonfinite(block, len, threads);
+    if (e < len) {
+      const std::int64_t at = block_index_in_x(e, offset + first, rows, n_x);
+      if (bad < 0 || at < bad) bad = at;
+    }
+  });
+  return bad;
 }
 
 // The single-precision shift of the reader's n rows (single_shift.h), from

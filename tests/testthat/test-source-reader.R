@@ -201,6 +201,14 @@ test_backends("a value of a large source that is not finite is the dense matrix'
   x[600, 2] <- NaN
   m <- Matrix::Matrix(x, sparse = FALSE)
   withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 100)
+  # the place R names (where another error came first): the dense matrix's, for any blocks
+  for (rows in c(1, 7, 100, 1000)) withr::with_options(list(gpukmeans.source_block_rows = rows), {
+    for (src in list(m, Matrix::Matrix(x, sparse = TRUE)))
+      expect_identical(gpukmeans:::source_first_nonfinite(gpukmeans:::source_view(src)), 950)
+    expect_identical(gpukmeans:::source_first_nonfinite(gpukmeans:::source_view(Matrix::Matrix(x[, 2:4]))), 600)
+    expect_identical(gpukmeans:::source_first_nonfinite(gpukmeans:::source_view(Matrix::Matrix(x[, 3:4]))), 12)
+    expect_identical(gpukmeans:::source_first_nonfinite(gpukmeans:::source_view(Matrix::Matrix(x[-950, c(1, 4)]))), 0)
+  })
   for (precision in c("double", "single")) {
     for (init in c("random", "kmeans++")) {
       set.seed(2); a <- tryCatch(gpu_kmeans(m, 3, init = init, precision = precision), error = conditionMessage)
