@@ -99,6 +99,10 @@ class RowReader {
   // back from a device (a source in host memory read in C++): the engine
   // then reads them again for a second pass instead.
   virtual bool reads_again_cheaply() const { return false; }
+  // Whether block() and rows() may run in several threads at once (a
+  // reader in C++ over memory; one that calls R may not): several devices
+  // then read their rows concurrently.
+  virtual bool concurrent() const { return false; }
 };
 
 // The data an engine takes: n x d doubles, column-major (R's layout).  The

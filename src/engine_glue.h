@@ -97,8 +97,9 @@ inline std::unique_ptr<gk::Engine> make_fit_engine(const gk::HostData& data, con
     if (cuda.containsElementNamed("together")) opt.together = Rcpp::as<bool>(cuda["together"]);
     // (R objects are read here, on the calling thread; the factory runs in
     // threads of its own and must not touch R.  Parts that read x from a
-    // reader are made one after another: each has all the threads.)
-    const gk::CudaTuning t = cuda_tuning(cuda, data.reader ? threads : std::max(1, threads / P));
+    // reader that calls R are made one after another: each has all the threads.)
+    const bool one_by_one = data.reader && !data.reader->concurrent();
+    const gk::CudaTuning t = cuda_tuning(cuda, one_by_one ? threads : std::max(1, threads / P));
     make = [p, t, devices](const gk::HostData& block, int part, const double* shift) {
       return gk::make_cuda_engine(block, p, devices[part], shift, t);
     };

@@ -292,28 +292,24 @@ class MultiEngine final : public Engine {
   static double wall_now() { return wall_seconds(); }
   int count() const { return static_cast<int>(parts_.size()); }
 
-  // The parts, made one after another on this thread (a reader may call
-  // R), each reading its rows from x's reader (PartReader; parts that take
-  // no reader, a copy of them read from it), which also adds them up for
-  // the means of totss.  A value that is not finite: the first
-  // in x's order, looked for in the parts after the one that found one.
+  // The parts, each reading its rows from x's reader (PartReader; parts
+  // that take no reader, a copy of them read from it): all at once where
+  // the reader allows (RowReader::concurrent), else one after another on
+  // this thread (a reader that calls R), the reader then also adding the
+  // rows up for the means of totss.  A value that is not finite: the first
+  // in x's order, looked for in every part (one after another: in the parts
+  // after the one that found one).
   void made_from_reader(const HostData& data, const std::vector<std::int64_t>& lo, const std::vector<int>& which,
                         const std::vector<double>& shift, const PartFactory& make, bool reads_rows,
                         std::vector<std::unique_ptr<Engine>>* made) {
     reader_ = data.reader;
     const int m = static_cast<int>(which.size());
-    ColumnChunks sums(n_, d_);
-    std::int64_t next = 0, bad = -1;
-    for (int p = 0; p < m; ++p) {
+    for (int p = 0; p < m; ++p) part_readers_.emplace_back(new PartReader(*reader_, lo[p], lo[p + 1] - lo[p], threads_));
+    // Part p made from its reader; the place in x of the first value that
+    // is not finite in its rows, or -1.
+    auto make_part = [&](int p) -> std::int64_t {
       const std::int64_t a = lo[p], nb = lo[p + 1] - lo[p];
-      part_readers_.emplace_back(new PartReader(*reader_, a, nb, threads_));
-      PartReader& r = *part_readers_.back();
-      if (bad >= 0) {  // (only looking for an earlier bad value)
-        const std::int64_t b = reader_first_nonfinite(r, nb, d_, a, n_, threads_);
-        if (b >= 0) bad = std::min(bad, b);
-        continue;
-      }
-      r.add_to(&sums, &next);
+      PartReader& r = *part_readers_[p];
       HostData h;
       h.n = nb;
       h.d = d_;
@@ -332,14 +328,37 @@ class MultiEngine final : public Engine {
       try {
         (*made)[p] = make(h, which[p], shift.empty() ? nullptr : shift.data());
       } catch (const NonFiniteData& e) {  // (its element e: the part's nb rows, column-major)
-        bad = block_index_in_x(e.index(), a, nb, n_);
+        return block_index_in_x(e.index(), a, nb, n_);
       }
-      r.add_to(nullptr, nullptr);
-      if (bad < 0 && (!(*made)[p] || (*made)[p]->n() != nb || (*made)[p]->d() != d_))
+      if (!(*made)[p] || (*made)[p]->n() != nb || (*made)[p]->d() != d_)
         throw EngineError(EngineError::Kind::kInvalid, "several devices: a part's engine does not hold its block");
+      return -1;
+    };
+    std::int64_t bad = -1;
+    if (reader_->concurrent() && m > 1) {
+      // all at once (the column sums of totss then read x again: the
+      // parts' blocks do not come in order)
+      std::vector<std::int64_t> found(m, -1);
+      for_each_part(m, [&](int p) { found[p] = make_part(p); });
+      for (std::int64_t b : found)
+        if (b >= 0 && (bad < 0 || b < bad)) bad = b;
+    } else {
+      ColumnChunks sums(n_, d_);
+      std::int64_t next = 0;
+      for (int p = 0; p < m; ++p) {
+        const std::int64_t a = lo[p], nb = lo[p + 1] - lo[p];
+        if (bad >= 0) {  // (only looking for an earlier bad value)
+          const std::int64_t b = reader_first_nonfinite(*part_readers_[p], nb, d_, a, n_, threads_);
+          if (b >= 0) bad = std::min(bad, b);
+          continue;
+        }
+        part_readers_[p]->add_to(&sums, &next);
+        bad = make_part(p);
+        part_readers_[p]->add_to(nullptr, nullptr);
+      }
+      if (bad < 0 && next == n_) means_ = sums.means();
     }
     if (bad >= 0) throw NonFiniteData(bad);
-    if (next == n_) means_ = sums.means();
   }
   // totss of x from a reader: its second pass (and its first, where the
   // parts did not read all the rows in order), block by block.

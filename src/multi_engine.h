@@ -31,8 +31,9 @@
 //   * assign (predict): each part labels its rows, concurrently;
 //   * quality (silhouette, the sweep): not supported (kUnsupported).
 // x from a reader (HostData::reader, a matrix source): the parts are made
-// one after another on the calling thread, each reading its rows (a
-// RowRange; MultiOptions::reads_rows); totss reads x again; the k-means|| reduction reads its
+// at once where the reader allows (RowReader::concurrent), else one after
+// another on the calling thread, each reading its rows (a RowRange;
+// MultiOptions::reads_rows); totss reads x again; the k-means|| reduction reads its
 // candidates' rows; an initialisation on the host reads x into host memory
 // for its duration (where neither the parts together nor one device over
 // all the rows can run it).

@@ -80,6 +80,7 @@ class RowRange : public RowReader {
     all_.rows(at.data(), m, out);
   }
   bool reads_again_cheaply() const override { return all_.reads_again_cheaply(); }
+  bool concurrent() const override { return all_.concurrent(); }
   std::int64_t first() const { return first_; }
   std::int64_t n() const { return n_; }
 

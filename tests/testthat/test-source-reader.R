@@ -321,8 +321,10 @@ test_backends("several devices reading a large source: totss across parts and ch
   m <- Matrix::Matrix(x, sparse = FALSE)
   withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 50000)
   split <- splits(backend)[[2]]
-  for (precision in c("double", "single")) {
-    f <- with_split(backend, split, do.call(fit_both, c(list(m, x, centers = 6, iter.max = 3, init = "kmeans++",
+  # (the column means as the parts read their rows, one after another; a
+  # dgCMatrix's parts read at once, the means from a pass of their own)
+  for (src in list(m, Matrix::Matrix(x, sparse = TRUE))) for (precision in c("double", "single")) {
+    f <- with_split(backend, split, do.call(fit_both, c(list(src, x, centers = 6, iter.max = 3, init = "kmeans++",
                                                              precision = precision), split_args(backend, split))))
     expect_same_source_fit(f)
     expect_true(read_by_blocks(f$a))
@@ -334,8 +336,8 @@ test_backends("several devices reading a large source: totss across parts and ch
   for (bad in list(list(c(950, 1), c(12, 3), c(600, 2)), list(c(3, 2), c(800, 2), c(999, 4)))) {
     z <- y
     for (b in bad) z[b[1], b[2]] <- NA
-    zm <- Matrix::Matrix(z, sparse = FALSE)
-    for (init in c("random", "kmeans++")) {
+    # (read through R, part after part; a dgCMatrix, read in C++, all parts at once)
+    for (zm in list(Matrix::Matrix(z, sparse = FALSE), Matrix::Matrix(z, sparse = TRUE))) for (init in c("random", "kmeans++")) {
       set.seed(2)
       a <- with_split(backend, split, tryCatch(do.call(gpu_kmeans, c(list(zm, 3, init = init), split_args(backend, split))),
                                               error = conditionMessage))
