@@ -57,6 +57,18 @@ test_that("a large source's view answers dim, dimnames and rows as the dense mat
   u <- gpukmeans:::source_view(Matrix::Matrix(unname(x) > 1, sparse = TRUE))
   expect_null(dimnames(u))
   expect_identical(u[1:3, , drop = FALSE], unname(x[1:3, , drop = FALSE] > 1) + 0)
+  # a pattern matrix's values are 0 and 1; values that are not numeric are
+  # named (a Matrix says its type by its class, another source by a row)
+  pm <- as(Matrix::Matrix(unname(x) > 1, sparse = TRUE), "nMatrix")
+  expect_null(gpukmeans:::source_problem(gpukmeans:::source_view(pm)))
+  expect_identical(gpukmeans:::source_view(pm)[1:3, , drop = FALSE], unname(x[1:3, , drop = FALSE] > 1) + 0)
+  if (requireNamespace("DelayedArray", quietly = TRUE)) {
+    ch <- DelayedArray::DelayedArray(matrix(letters[1:4], 2))
+    expect_identical(gpukmeans:::source_problem(gpukmeans:::source_view(ch)),
+                     "'x' must be a numeric matrix, not a DelayedMatrix of character values")
+    expect_error(gpu_kmeans(ch, 1), "'x' must be a numeric matrix, not a DelayedMatrix of character values", fixed = TRUE)
+    expect_null(gpukmeans:::source_problem(gpukmeans:::source_view(DelayedArray::DelayedArray(x))))
+  }
   # the reader's blocks and rows: values only
   r <- gpukmeans:::source_reader(v)
   expect_s3_class(r, "gk_reader")
