@@ -171,6 +171,12 @@ source_rows <- function(view, i) {
   b
 }
 source_values <- function(view, i) {
+  # (a dgCMatrix's rows from its slots, in C++, src/csc_reader.h: Matrix's
+  # row subsetting passes over all its row indices, 0.6 s for a few rows of
+  # a 1e7 x 50 dgCMatrix, 10% nonzero)
+  if (methods::is(view$source, "dgCMatrix") && is.numeric(i) && length(i) && !anyNA(i) &&
+      all(i >= 1 & i <= view$dim[1L] & i == trunc(i)))
+    return(gk_reader_rows(source_reader(view), 0, 0, as.numeric(i)))
   b <- as.matrix(view$source[i, , drop = FALSE])
   problem <- source_type_problem(view$source, b)
   if (!is.null(problem)) stop(problem, call. = FALSE)

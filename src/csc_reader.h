@@ -27,10 +27,17 @@ class CscReader : public RowReader {
             std::int64_t block_rows, int threads)
       : n_(n), d_(d), p_(p), i_(i), x_(x), block_rows_(block_rows), threads_(threads) {
     bool ok = np == static_cast<std::int64_t>(d) + 1 && p[0] == 0 && p[d] == nnz;
-    for (int j = 0; ok && j < d; ++j) {
-      ok = p[j] <= p[j + 1];
-      for (int q = p[j]; ok && q < p[j + 1]; ++q)
-        ok = i[q] >= 0 && i[q] < n && (q == p[j] || i[q - 1] < i[q]);
+    for (int j = 0; ok && j < d; ++j) ok = p[j] <= p[j + 1];
+    if (ok) {  // (a column a thread: one pass over the row indices, 0.17 s for 5e7 on one core)
+      int bad = 0;
+#pragma omp parallel for num_threads(threads_for(threads, nnz / 65536)) schedule(dynamic, 1) reduction(| : bad)
+      for (int j = 0; j < d; ++j)
+        for (int q = p[j]; q < p[j + 1]; ++q)
+          if (!(i[q] >= 0 && i[q] < n && (q == p[j] || i[q - 1] < i[q]))) {
+            bad = 1;
+            break;
+          }
+      ok = !bad;
     }
     if (!ok) throw EngineError(EngineError::Kind::kInvalid, "malformed column-compressed matrix");
   }
