@@ -1,3 +1,9 @@
+# On a GPU machine (sh tools/gpu/run-r.sh tools/gpu/diag-sources.R): where
+# the time of a fit of a large dgCMatrix read block by block goes, in one
+# warm process: the same fit (1e7 x 50, 10% nonzero, 16 given centers, 10
+# iterations) on device 0, again, on devices 0 and 1, and on 0 again, each
+# with its stage log (src/stage_log.h; the first fit includes the CUDA
+# context's start).  The seconds outside the logged stages are R's.
 suppressPackageStartupMessages({ library(gpukmeans); library(Matrix) })
 options(gpukmeans.progress = FALSE, gpukmeans.source_memory = 0)
 set.seed(1); n <- 1e7; d <- 50; nnz <- round(n * d * 0.1)
