@@ -36,6 +36,12 @@ expect_same_source_fit <- function(f) {
 
 read_by_blocks <- function(fit) grepl("read block by block from its source", attr(fit, "device"), fixed = TRUE)
 
+# A sweep's results, without what says how and how fast it ran.
+sweep_value <- function(sw) {
+  sw$fits <- lapply(sw$fits, strip_gk)
+  sw[setdiff(names(sw), c("timing", "seconds", "call", "device", "table"))]
+}
+
 test_that("a large source's view answers dim, dimnames and rows as the dense matrix does", {
   skip_if_not_installed("Matrix")
   x <- reader_data(50)
@@ -275,8 +281,21 @@ test_that("a large source that does not fit on the device is read into memory an
       expect_match(attr(f$a, "device"), "x streamed from host memory in [0-9]+ chunk")
     })
   }
+  # the sweep too
+  withr::with_options(list(gpukmeans.device_memory = 8e6), {
+    set.seed(3)
+    a <- gpu_kmeans_sweep(Matrix::Matrix(x), 2:3, silhouette = "simplified")
+    a_seed <- get_seed()
+    set.seed(3)
+    b <- gpu_kmeans_sweep(x, 2:3, silhouette = "simplified")
+    expect_identical(sweep_value(a), sweep_value(b))
+    expect_identical(a_seed, get_seed())
+    expect_false(read_by_blocks(a$fits[[1]]))
+    expect_match(a$device, "x streamed from host memory in [0-9]+ chunk")
+  })
   withr::local_options(gpukmeans.stream = FALSE, gpukmeans.device_memory = 8e6)
   expect_error(gpu_kmeans(Matrix::Matrix(x), 5), class = "gpukmeans_out_of_memory")
+  expect_error(gpu_kmeans_sweep(Matrix::Matrix(x), 2:3), class = "gpukmeans_out_of_memory")
 })
 
 test_that("several devices whose parts of a large source do not fit read it into memory and stream it: the same fit", {
@@ -383,10 +402,6 @@ test_backends("several devices reading a large source: totss across parts and ch
 
 # gpu_kmeans_sweep() on a large source: its view for the starts, its reader
 # for a CUDA device (R/sweep.R); the dense matrix's sweep.
-sweep_value <- function(sw) {
-  sw$fits <- lapply(sw$fits, strip_gk)
-  sw[setdiff(names(sw), c("timing", "seconds", "call", "device", "table"))]
-}
 
 test_backends("gpu_kmeans_sweep() on a large source gives the dense matrix's sweep, errors and generator", function(backend) {
   skip_if_not_installed("Matrix")
