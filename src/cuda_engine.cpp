@@ -14,7 +14,6 @@
 #include "cpu_engine.h"
 #include "cpu_weights.h"
 #include "fit_driver.h"
-#include "nonfinite.h"
 #include "reader_blocks.h"
 #include "single_shift.h"
 #include "wall_clock.h"
@@ -460,13 +459,7 @@ class CudaEngine final : public Engine {
       for_each_block(reader, n_, d_, [&](std::int64_t first, std::int64_t rows, const double* block) {
         t_read += wall_seconds() - t;
         t = wall_seconds();
-        if (!finite) {
-          const std::int64_t len = rows * d_, e = first_nonfinite(block, len, host_threads_);
-          if (e < len) {
-            const std::int64_t at = block_index_in_x(e, first, rows, n_);
-            if (bad < 0 || at < bad) bad = at;
-          }
-        }
+        if (!finite) bad = earlier_place(bad, block_first_nonfinite(block, first, rows, d_, n_, host_threads_));
         if (bad < 0) {  // (else nothing more to copy: reading on for the first bad value)
           sums.add_values(block, rows, host_threads_);
           t_sums += wall_seconds() - t;
@@ -492,6 +485,27 @@ class CudaEngine final : public Engine {
     seconds_upload_ = wall_seconds() - t0;
   }
 
+  // The rows the device stores, in double precision x itself, read back
+  // block by block (gk_cuda_get_rows) in the blocks of x's reader.
+  class DeviceRows final : public RowReader {
+   public:
+    explicit DeviceRows(CudaEngine& e) : e_(e) {}
+    std::int64_t block_rows() const override { return e_.reader_->block_rows(); }
+    void block(std::int64_t first, std::int64_t rows, double* out) override {
+      check(gk_cuda_get_rows(e_.D_, first, rows, out, e_.err_, kErrLen), "copy of x to the host", e_.err_);
+    }
+    void rows(const std::int64_t* idx, std::int64_t m, double* out) override {  // (a row at a time)
+      std::vector<double> row(e_.d_);
+      for (std::int64_t r = 0; r < m; ++r) {
+        block(idx[r], 1, row.data());
+        for (int j = 0; j < e_.d_; ++j) out[r + m * j] = row[j];
+      }
+    }
+
+   private:
+    CudaEngine& e_;
+  };
+
   // totss of x from a reader: its second pass, block by block (the rows
   // from the device in double precision, which stores x itself, unless the
   // reader reads them again as cheaply; from the reader again in single).
@@ -499,22 +513,15 @@ class CudaEngine final : public Engine {
   // 0.10 s from a dgCMatrix again: tools/cuda-dev/LOG.md)
   double reader_totss() {
     const double t0 = wall_seconds();
-    ColumnChunks dev(n_, d_);
+    double total;
     if (precision_ == Precision::kDouble && !reader_->reads_again_cheaply()) {
-      const std::int64_t B = reader_block_rows(*reader_, n_);
-      std::vector<double> block(static_cast<std::size_t>(B) * d_);
-      for (std::int64_t first = 0; first < n_; first += B) {
-        const std::int64_t rows = std::min(B, n_ - first);
-        check(gk_cuda_get_rows(D_, first, rows, block.data(), err_, kErrLen), "copy of x to the host", err_);
-        dev.add_deviations(block.data(), rows, means_.data(), host_threads_);
-      }
+      DeviceRows rows_on_device(*this);
+      total = reader_deviations_total(rows_on_device, n_, d_, means_.data(), host_threads_);
     } else {
-      for_each_block(*reader_, n_, d_, [&](std::int64_t, std::int64_t rows, const double* block) {
-        dev.add_deviations(block, rows, means_.data(), host_threads_);
-      });
+      total = reader_deviations_total(*reader_, n_, d_, means_.data(), host_threads_);
     }
     stage_note("source_totss", wall_seconds() - t0);
-    return dev.total();
+    return total;
   }
 
   // The handles of `parts` (the joint runs over several engines) and their

@@ -5,7 +5,8 @@
 #include <Rcpp.h>
 
 #include <cstdint>
-#include <cstring>
+
+#include "row_block.h"
 
 namespace {
 
@@ -29,9 +30,7 @@ void gk_write_rows(SEXP out, double first, Rcpp::NumericMatrix block) {
   const Dims m = dims_of(out);
   const std::int64_t rows = block.nrow();
   if (block.ncol() != m.d || !(first >= 1) || first - 1 + rows > m.n) Rcpp::stop("rows out of the matrix");
-  double* v = REAL(out) + static_cast<std::int64_t>(first - 1);
-  for (std::int64_t j = 0; j < m.d; ++j)
-    std::memcpy(v + j * m.n, &block[j * rows], static_cast<std::size_t>(rows) * sizeof(double));
+  gk::put_row_block(block.begin(), rows, static_cast<int>(m.d), REAL(out), m.n, static_cast<std::int64_t>(first - 1));
 }
 
 // The values of a sparse column-compressed matrix (package Matrix's

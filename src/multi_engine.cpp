@@ -320,8 +320,7 @@ class MultiEngine final : public Engine {
         std::vector<double, LabelAllocator<double>>& blk = blocks_[p];
         blk.resize(static_cast<std::size_t>(nb) * d_);
         for_each_block(r, nb, d_, [&](std::int64_t first, std::int64_t rows, const double* block) {
-          for (int j = 0; j < d_; ++j)
-            std::copy(block + rows * j, block + rows * (j + 1), blk.begin() + first + nb * static_cast<std::int64_t>(j));
+          put_row_block(block, rows, d_, blk.data(), nb, first);
         });
         h.x = blk.data();
       }
@@ -340,16 +339,14 @@ class MultiEngine final : public Engine {
       // parts' blocks do not come in order)
       std::vector<std::int64_t> found(m, -1);
       for_each_part(m, [&](int p) { found[p] = make_part(p); });
-      for (std::int64_t b : found)
-        if (b >= 0 && (bad < 0 || b < bad)) bad = b;
+      for (std::int64_t b : found) bad = earlier_place(bad, b);
     } else {
       ColumnChunks sums(n_, d_);
       std::int64_t next = 0;
       for (int p = 0; p < m; ++p) {
         const std::int64_t a = lo[p], nb = lo[p + 1] - lo[p];
         if (bad >= 0) {  // (only looking for an earlier bad value)
-          const std::int64_t b = reader_first_nonfinite(*part_readers_[p], nb, d_, a, n_, threads_);
-          if (b >= 0) bad = std::min(bad, b);
+          bad = earlier_place(bad, reader_first_nonfinite(*part_readers_[p], nb, d_, a, n_, threads_));
           continue;
         }
         part_readers_[p]->add_to(&sums, &next);
@@ -364,19 +361,10 @@ class MultiEngine final : public Engine {
   // parts did not read all the rows in order), block by block.
   double reader_totss() {
     const double t0 = wall_now();
-    if (means_.empty()) {
-      ColumnChunks sums(n_, d_);
-      for_each_block(*reader_, n_, d_, [&](std::int64_t, std::int64_t rows, const double* block) {
-        sums.add_values(block, rows, threads_);
-      });
-      means_ = sums.means();
-    }
-    ColumnChunks dev(n_, d_);
-    for_each_block(*reader_, n_, d_, [&](std::int64_t, std::int64_t rows, const double* block) {
-      dev.add_deviations(block, rows, means_.data(), threads_);
-    });
+    if (means_.empty()) means_ = reader_column_means(*reader_, n_, d_, threads_);
+    const double total = reader_deviations_total(*reader_, n_, d_, means_.data(), threads_);
     stage_note("source_totss", wall_now() - t0);
-    return dev.total();
+    return total;
   }
   // The data of the initialisations' engine on the host: x as the parts
   // store it (x itself in double precision; float(x - shift) for CUDA parts

@@ -1,7 +1,8 @@
 // reader_blocks.h: what the users of a RowReader (engine.h) share: its rows
-// block by block in row order, the single-precision shift from the rows it
-// reads, and a reader of a range of another's rows (a part of several
-// devices, src/multi_engine.cpp).  Plain C++, no R, no CUDA.
+// block by block in row order, the first value that is not finite, totss'
+// two passes, the single-precision shift from the rows it reads, and a
+// reader of a range of another's rows (a part of several devices,
+// src/multi_engine.cpp).  Plain C++, no R, no CUDA.
 #ifndef GPUKMEANS_READER_BLOCKS_H
 #define GPUKMEANS_READER_BLOCKS_H
 
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "column_sum.h"
 #include "engine.h"
 #include "nonfinite.h"
 #include "single_shift.h"
@@ -40,6 +42,22 @@ inline std::int64_t block_index_in_x(std::int64_t e, std::int64_t first, std::in
   return first + e % rows + n * (e / rows);
 }
 
+// The earlier of two places in x, where -1 stands for none.
+inline std::int64_t earlier_place(std::int64_t a, std::int64_t b) {
+  if (a < 0) return b;
+  return b < 0 ? a : std::min(a, b);
+}
+
+// The place in x (n_x rows, column-major) of the first value that is not
+// finite in a block of `rows` rows (d columns, column-major) that holds x's
+// rows [first, first + rows); -1 where all are finite.  By up to `threads`
+// threads.
+inline std::int64_t block_first_nonfinite(const double* block, std::int64_t first, std::int64_t rows, int d,
+                                          std::int64_t n_x, int threads) {
+  const std::int64_t len = rows * d, e = first_nonfinite(block, len, threads);
+  return e < len ? block_index_in_x(e, first, rows, n_x) : -1;
+}
+
 // The place in x (n_x rows, column-major) of the first value that is not
 // finite among rows [offset, offset + n) of x, which are the reader's rows
 // [0, n) (d columns): the least over its blocks (the first in x's order may
@@ -48,13 +66,29 @@ inline std::int64_t reader_first_nonfinite(RowReader& reader, std::int64_t n, in
                                            std::int64_t n_x, int threads) {
   std::int64_t bad = -1;
   for_each_block(reader, n, d, [&](std::int64_t first, std::int64_t rows, const double* block) {
-    const std::int64_t len = rows * d, e = first_nonfinite(block, len, threads);
-    if (e < len) {
-      const std::int64_t at = block_index_in_x(e, offset + first, rows, n_x);
-      if (bad < 0 || at < bad) bad = at;
-    }
+    bad = earlier_place(bad, block_first_nonfinite(block, offset + first, rows, d, n_x, threads));
   });
   return bad;
+}
+
+// totss' first pass over the reader's n rows (d columns): the column means
+// as cpu_totss takes them (ColumnChunks, column_sum.h).
+inline std::vector<double> reader_column_means(RowReader& reader, std::int64_t n, int d, int threads) {
+  ColumnChunks sums(n, d);
+  for_each_block(reader, n, d, [&](std::int64_t, std::int64_t rows, const double* block) {
+    sums.add_values(block, rows, threads);
+  });
+  return sums.means();
+}
+
+// totss' second pass: the squared deviations of the reader's n rows from
+// `means` (d values), added up as cpu_totss adds them: its bits.
+inline double reader_deviations_total(RowReader& reader, std::int64_t n, int d, const double* means, int threads) {
+  ColumnChunks dev(n, d);
+  for_each_block(reader, n, d, [&](std::int64_t, std::int64_t rows, const double* block) {
+    dev.add_deviations(block, rows, means, threads);
+  });
+  return dev.total();
 }
 
 // The single-precision shift of the reader's n rows (single_shift.h), from

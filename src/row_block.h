@@ -4,8 +4,11 @@
 // taking whole 4 MiB pieces of columns: the first touch of a fresh block of
 // gigabytes costs more than the copy on one thread.  Used where an engine
 // needs contiguous columns of a block of a larger matrix (several devices,
-// src/multi_engine.cpp; the CUDA engine's upload and host passes).  Plain
-// C++, header only (the CUDA host code includes it too).
+// src/multi_engine.cpp; the CUDA engine's upload and host passes); and
+// the inverse, a block written into rows of a larger matrix (put_row_block:
+// a source's blocks into its dense matrix, src/dense_fill.cpp, or into a
+// part's copy of its rows).  Plain C++, header only (the CUDA host code
+// includes it too).
 #ifndef GPUKMEANS_ROW_BLOCK_H
 #define GPUKMEANS_ROW_BLOCK_H
 
@@ -39,6 +42,14 @@ inline void copy_row_block(const double* x, std::int64_t ld, int d, std::int64_t
   }
   run(0, tasks / nt);
   for (std::thread& t : pool) t.join();
+}
+
+// The rows x d block `block` (column-major, contiguous) into rows [first,
+// first + rows) of `out`, a column-major matrix whose columns are ld rows
+// apart: one copy a column.
+inline void put_row_block(const double* block, std::int64_t rows, int d, double* out, std::int64_t ld,
+                          std::int64_t first) {
+  for (int j = 0; j < d; ++j) std::copy(block + rows * j, block + rows * (j + 1), out + ld * j + first);
 }
 
 }  // namespace gk
