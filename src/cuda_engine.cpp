@@ -20,6 +20,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -439,10 +440,11 @@ class CudaEngine final : public Engine {
     return *host_;
   }
 
-  // x from a reader (HostData::reader), block by block: each block checked
-  // (finite: the first bad value in x's order is looked for in every
-  // block), its columns added up for the means of totss, and copied to the
-  // device.  Nothing held on the way out of an exception.
+  // x from a reader (HostData::reader), block by block: each block copied
+  // to the device by gk_cuda_put_rows, which checks it (finite: the first
+  // bad value in x's order is looked for in every block) and adds its
+  // columns up for the means of totss in the same pass.  Nothing held on
+  // the way out of an exception.
   void take_rows(RowReader& reader, bool finite, const double* given_shift) {
     const double t0 = wall_seconds();
     std::vector<double> sh(d_, 0.0);
@@ -451,27 +453,46 @@ class CudaEngine final : public Engine {
     const int st = gk_cuda_alloc_rows(n_, d_, &opts_, sh.data(), &D_, err_, kErrLen);
     if (st == GK_CUDA_OUT_OF_MEMORY) throw SourceNotResident(err_);
     check(st, "allocation of x", err_);
+    // (GPUKMEANS_PUT_FUSED=0, internal, for measurements: each block checked
+    // and added up on the host in passes of its own before it is copied, as
+    // before the copies did both; with GPUKMEANS_STAGE_SUMS=0 the copies
+    // then add nothing up)
+    const char* fused_env = std::getenv("GPUKMEANS_PUT_FUSED");
+    const bool fused = !(fused_env && fused_env[0] == '0');
     try {
-      ColumnChunks sums(n_, d_);
+      ColumnChunks host_sums(fused ? 0 : n_, d_);
       std::int64_t bad = -1;  // the first value that is not finite (x's column-major order)
       double t_read = 0.0, t_sums = 0.0, t_put = 0.0;  // (the stage log's: where the time goes)
       double t = wall_seconds();
       for_each_block(reader, n_, d_, [&](std::int64_t first, std::int64_t rows, const double* block) {
         t_read += wall_seconds() - t;
         t = wall_seconds();
-        if (!finite) bad = earlier_place(bad, block_first_nonfinite(block, first, rows, d_, n_, host_threads_));
-        if (bad < 0) {  // (else nothing more to copy: reading on for the first bad value)
-          sums.add_values(block, rows, host_threads_);
-          t_sums += wall_seconds() - t;
-          t = wall_seconds();
-          check(gk_cuda_put_rows(D_, block, first, rows, err_, kErrLen), "copy of x to the device", err_);
+        if (bad >= 0) {  // (nothing more to copy: reading on for an earlier bad value in x's order)
+          bad = earlier_place(bad, block_first_nonfinite(block, first, rows, d_, n_, host_threads_));
+        } else if (fused) {
+          std::int64_t e = -1;
+          const int put = gk_cuda_put_rows(D_, block, first, rows, finite ? nullptr : &e, err_, kErrLen);
+          if (put == GK_CUDA_NONFINITE) bad = block_index_in_x(e, first, rows, n_);
+          else check(put, "copy of x to the device", err_);
           t_put += wall_seconds() - t;
+        } else {  // (the host's passes, then the copy)
+          if (!finite) bad = block_first_nonfinite(block, first, rows, d_, n_, host_threads_);
+          if (bad < 0) {
+            host_sums.add_values(block, rows, host_threads_);
+            t_sums += wall_seconds() - t;
+            t = wall_seconds();
+            check(gk_cuda_put_rows(D_, block, first, rows, nullptr, err_, kErrLen), "copy of x to the device", err_);
+            t_put += wall_seconds() - t;
+          }
         }
         t = wall_seconds();
       });
       if (bad >= 0) throw NonFiniteData(bad);
       check(gk_cuda_finish_rows(D_, err_, kErrLen), "copy of x to the device", err_);
-      means_ = sums.means();
+      means_.assign(d_, 0.0);
+      if (!fused) means_ = host_sums.means();
+      else if (gk_cuda_column_means(D_, means_.data()) != 1)  // (the copies added nothing up)
+        means_ = reader_column_means(reader, n_, d_, host_threads_);
       stage_note("source_read", t_read);
       stage_note("source_check_sums", t_sums);
       stage_note("source_put", t_put);

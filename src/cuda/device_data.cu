@@ -38,7 +38,7 @@ void destroy(gk_cuda_data *D) {
   init::destroy_par_state(D->par);
   destroy_stream_source(D->src);
   release_staging(D->staging, D->device);
-  release_put_team(D);
+  release_put_rows(D);
   if (D->ev0) cudaEventDestroy(D->ev0);
   if (D->ev1) cudaEventDestroy(D->ev1);
   if (D->stream) cudaStreamDestroy(D->stream);
@@ -448,14 +448,14 @@ extern "C" int gk_cuda_alloc_rows(int64_t n, int d, const gk_cuda_options *opts,
   return GK_CUDA_OK;
 }
 
-extern "C" int gk_cuda_put_rows(gk_cuda_data *D, const double *block, int64_t first, int64_t rows, char *err,
-                                size_t errlen) {
+extern "C" int gk_cuda_put_rows(gk_cuda_data *D, const double *block, int64_t first, int64_t rows,
+                                int64_t *nonfinite, char *err, size_t errlen) {
   if (!D || (!block && rows > 0)) {
     set_msg(err, errlen, "gk_cuda_put_rows: invalid arguments");
     return GK_CUDA_INVALID;
   }
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
-  return staged_put_rows(D, block, (long long)first, (long long)rows, err, errlen);
+  return staged_put_rows(D, block, (long long)first, (long long)rows, nonfinite, err, errlen);
 }
 
 extern "C" int gk_cuda_finish_rows(gk_cuda_data *D, char *err, size_t errlen) {
@@ -463,7 +463,7 @@ extern "C" int gk_cuda_finish_rows(gk_cuda_data *D, char *err, size_t errlen) {
     set_msg(err, errlen, "gk_cuda_finish_rows: invalid arguments");
     return GK_CUDA_INVALID;
   }
-  release_put_team(D);
+  end_put_rows(D);
   GK_CHECK(cudaSetDevice(D->device), "selecting the CUDA device");
   GK_CHECK(cudaStreamSynchronize(D->stream), "copying x to the device");
   const int st = column_scales(D, err, errlen);

@@ -157,14 +157,20 @@ int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opt
    it returns); once every row is there, gk_cuda_finish_rows computes what
    gk_cuda_upload computes from the stored values (the scales of the sums,
    the device's totss).  The stored values, and so every result, are those
-   of gk_cuda_upload over the same rows with the same shift.  The caller
-   checks the values (finite) and computes totss.  gk_cuda_get_rows
+   of gk_cuda_upload over the same rows with the same shift.  As it copies
+   a block, gk_cuda_put_rows checks its values where nonfinite is not
+   NULL (for a value that is NA, NaN or infinite it returns
+   GK_CUDA_NONFINITE with *nonfinite the first such value's 0-based index
+   in the block, column-major, and x is incomplete: free the handle), and
+   while the blocks come in row order from row 0 it adds the columns up
+   as gk_cuda_upload does (gk_cuda_column_means after gk_cuda_finish_rows).
+   The caller computes totss.  gk_cuda_get_rows
    copies rows [first, first + rows) of a double-precision handle back
    into a rows x d block (GK_CUDA_INVALID in single precision). */
 int gk_cuda_alloc_rows(int64_t n, int d, const gk_cuda_options *opts, const double *shift,
                        gk_cuda_data **out, char *err, size_t errlen);
 int gk_cuda_put_rows(gk_cuda_data *data, const double *block, int64_t first, int64_t rows,
-                     char *err, size_t errlen);
+                     int64_t *nonfinite, char *err, size_t errlen);
 int gk_cuda_finish_rows(gk_cuda_data *data, char *err, size_t errlen);
 int gk_cuda_get_rows(gk_cuda_data *data, int64_t first, int64_t rows, double *block,
                      char *err, size_t errlen);

@@ -15,6 +15,7 @@
 // the column means.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include "../column_sum.h"
 #include "../nonfinite.h"
 #include "../single_shift.h"
+#include "../stage_log.h"
 #include "detail/engine.hpp"
 #include "detail/host_team.hpp"
 
@@ -195,15 +197,16 @@ bool copy_stored(T *dst, const double *src, size_t len, double shift, long doubl
   return copy_values<Check>(src, len, sum, [dst, shift](size_t t, double v) { dst[t] = stored_as<T>(v, shift); });
 }
 
-// Rows [r0, r1) of column j of x (leading dimension n) into the len x d
+// Rows [r0, r1) of column j of x (leading dimension n; x points at its
+// row x0: a block of rows of a larger x, else x0 = 0) into the len x d
 // block of rows [a, a + len) at dst, in stored precision (float(x -
 // shift[j]) when shift is not NULL); sum (not NULL) takes the values in
 // order.  Returns whether a value was not finite (checked with Check only).
 template <bool Check>
 bool fill_run(void *dst, const double *x, long long n, long long a, long long len, int j, long long r0, long long r1,
-              const double *shift, long double *sum) {
+              const double *shift, long double *sum, long long x0 = 0) {
   const size_t t = (size_t)j * (size_t)len + (size_t)(r0 - a), run = (size_t)(r1 - r0);
-  const double *src = x + (size_t)j * (size_t)n + (size_t)r0;
+  const double *src = x + (size_t)j * (size_t)n + (size_t)(r0 - x0);
   if (!shift) return copy_stored<Check>((double *)dst + t, src, run, 0.0, sum);
   return copy_stored<Check>((float *)dst + t, src, run, shift[j], sum);
 }
@@ -243,13 +246,14 @@ struct ChunkSums {
   // pieces of a column in the block of rows [a, a + len)
   static long long pieces(long long a, long long len) { return (a + len - 1) / kTotssChunkRows - a / kTotssChunkRows + 1; }
   // Piece q of column j of that block: rows [r0, r1), filled and added up.
+  // (x0: the row of x that x points at, as fill_run's)
   template <bool Check>
   bool fill(void *dst, const double *x, long long ld, long long a, long long len, int j, long long q,
-            const double *shift) {
+            const double *shift, long long x0) {
     const long long chunk = a / kTotssChunkRows + q, c0 = chunk * kTotssChunkRows;
     const long long r0 = std::max(a, c0), r1 = std::min(a + len, c0 + kTotssChunkRows);
     long double s = r0 == c0 ? 0.0L : from[j];
-    const bool bad = fill_run<Check>(dst, x, ld, a, len, j, r0, r1, shift, &s);
+    const bool bad = fill_run<Check>(dst, x, ld, a, len, j, r0, r1, shift, &s, x0);
     if (r1 == std::min(n, c0 + kTotssChunkRows)) sum[(size_t)j * chunks + chunk] = s;  // the chunk's end
     else to[j] = s;
     return bad;
@@ -260,9 +264,10 @@ struct ChunkSums {
   // one loop, as cpu_totss' passes (one chain, latency-bound at about 2 ns a
   // value, held a 32-thread host's single-precision upload at 0.28 s
   // against 0.19 s without the sums).
+  // (x0: the row of x that x points at, as fill_run's)
   template <bool Check>
   bool fill_range(void *dst, const double *x, long long ld, long long a, long long len, long long m, size_t p0,
-                  size_t p1, const double *shift) {
+                  size_t p1, const double *shift, long long x0 = 0) {
     bool bad = false;
     for (size_t p = p0; p < p1;) {
       int js[4];
@@ -276,7 +281,7 @@ struct ChunkSums {
         cs[g] = chunk;
       }
       if (g == 0) {  // a chunk's start or end: one chain, from or to the next block
-        bad |= fill<Check>(dst, x, ld, a, len, (int)(p / (size_t)m), (long long)(p % (size_t)m), shift);
+        bad |= fill<Check>(dst, x, ld, a, len, (int)(p / (size_t)m), (long long)(p % (size_t)m), shift, x0);
         ++p;
         continue;
       }
@@ -286,7 +291,7 @@ struct ChunkSums {
       void *out[4] = {nullptr, nullptr, nullptr, nullptr};
       for (int r = 0; r < g; ++r) {
         const long long c0 = cs[r] * kTotssChunkRows;
-        in[r] = x + (size_t)js[r] * (size_t)ld + (size_t)c0;
+        in[r] = x + (size_t)js[r] * (size_t)ld + (size_t)(c0 - x0);
         const size_t t = (size_t)js[r] * (size_t)len + (size_t)(c0 - a);
         out[r] = shift ? (void *)((float *)dst + t) : (void *)((double *)dst + t);
         if (shift) sh[r] = shift[js[r]];
@@ -469,13 +474,49 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
   return GK_CUDA_OK;
 }
 
+// What gk_cuda_put_rows keeps from one block to the next, until
+// gk_cuda_finish_rows: the column sums of the rows so far in totss' chunks
+// (as staged_upload adds them up; they go on while the blocks come in row
+// order from row 0), and where its time went (the stage log).
+struct PutRows {
+  ChunkSums sums;
+  long long next = 0;   // the row the next block must start at for the sums to go on
+  bool summing = true;  // false: a block came out of that order, or GPUKMEANS_STAGE_SUMS=0
+  double seconds_wait = 0.0, seconds_fill = 0.0, seconds_copy = 0.0;
+  PutRows(long long n, int d) : sums(n, d) {}
+};
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// f(a, b) over [0, total) in parts of `per` (the last shorter), by up to
+// `threads` OpenMP threads.  A source's blocks are read by OpenMP threads
+// (src/csc_reader.h), which spin for a while after each loop: a team of
+// other threads filling the staging buffers then shares the cores with
+// them (4 GB of doubles on an H200 host, 2026-11-28: 0.43 s against
+// 0.06 s with OMP_WAIT_POLICY=passive), where the same OpenMP threads pick
+// the fill up at once.  (Built without OpenMP: on this thread.)
+template <typename F>
+void omp_parts(size_t total, size_t per, int threads, F f) {
+  const long long parts = (long long)((total + per - 1) / per);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (long long p = 0; p < parts; ++p) f((size_t)p * per, std::min(total, (size_t)(p + 1) * per));
+}
+
+}  // namespace
+
 // A source's block: cut into pieces of at most a staging buffer, each
 // filled (converted) by the team into the next buffer in turn once that
-// buffer's last copy has landed, then copied to its rows of x.  The copies
-// of the last pieces go on after the return, while the caller reads the
-// next block (gk_cuda_finish_rows waits for them).
-int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long long rows, char *err,
-                    size_t errlen) {
+// buffer's last copy has landed, then copied to its rows of x.  As they
+// fill a buffer the threads check the values (nonfinite not NULL) and add
+// the columns up (PutRows), so that the block is read once.  The copies of
+// the last pieces go on after the return, while the caller reads the next
+// block (gk_cuda_finish_rows waits for them).
+int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long long rows, int64_t *nonfinite,
+                    char *err, size_t errlen) {
   if (!D->x || first < 0 || rows < 0 || first + rows > D->n) {
     set_msg(err, errlen, "gk_cuda_put_rows: rows [%lld, %lld) outside the %lld rows of x", first, first + rows,
             (long long)D->n);
@@ -488,15 +529,49 @@ int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long 
   int pitch = 0;
   GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
   const double *shift = D->single ? D->shift.data() : nullptr;
-  // (one team for all the blocks: threads started per block cost ~2 ms each,
-  // host_team.hpp)
-  if (!D->put_team) D->put_team = new (std::nothrow) HostTeam(staging_threads(D));
-  if (!D->put_team) {
-    set_msg(err, errlen, "out of host memory (the threads of a copy)");
-    return GK_CUDA_ERROR;
+  if (!D->put) {
+    D->put = new (std::nothrow) PutRows(D->n, d);
+    if (!D->put) {
+      set_msg(err, errlen, "out of host memory (the sums of a copy)");
+      return GK_CUDA_ERROR;
+    }
+    const char *mode = std::getenv("GPUKMEANS_STAGE_SUMS");  // (0: no sums here, as staged_upload's)
+    if (mode && mode[0] == '0') D->put->summing = false;
   }
-  HostTeam &team = *D->put_team;
+  PutRows &P = *D->put;
   cudaStream_t s = D->stream;
+  if (first != P.next) P.summing = false;
+  const bool sum = P.summing, check = nonfinite != nullptr;
+  const int threads = staging_threads(D);
+  // Rows [a, a + len) of the block into dst (a len x d block); whether a
+  // value was not finite.
+  auto fill = [&](void *dst, long long a, long long len) -> bool {
+    std::atomic<bool> bad(false);
+    if (sum) {  // (the sums' pieces are cut at x's chunks: rows of x, the block at its row `first`; a
+                // thread takes 4 at a time, whose chains of whole chunks interleave)
+      const long long at = first + a, m = ChunkSums::pieces(at, len);
+      omp_parts((size_t)(m * d), 4, threads, [&](size_t p0, size_t p1) {
+        const bool found = check ? P.sums.fill_range<true>(dst, block, rows, at, len, m, p0, p1, shift, first)
+                                 : P.sums.fill_range<false>(dst, block, rows, at, len, m, p0, p1, shift, first);
+        if (found) bad = true;
+      });
+      P.sums.next_block();
+    } else {
+      omp_parts((size_t)len * d, kMinPart, threads, [&](size_t t0, size_t t1) {
+        const bool found = check ? fill_block_range<true>(dst, block, rows, a, len, t0, t1, shift)
+                                 : fill_block_range<false>(dst, block, rows, a, len, t0, t1, shift);
+        if (found) bad = true;
+      });
+    }
+    return bad;
+  };
+  // (a value that is not finite: the first in the block's order, which the
+  // caller places in x's; nothing more is copied)
+  auto found_nonfinite = [&]() {
+    P.summing = false;
+    *nonfinite = (int64_t)first_nonfinite(block, rows * d, staging_threads(D));
+    return GK_CUDA_NONFINITE;
+  };
   StagingBuffers *sb = staging_buffers(D, (size_t)piece * d * esz);
   if (!sb) {  // no pinned memory here: one pageable buffer, each copy waited for
     std::vector<char> buf;
@@ -508,27 +583,50 @@ int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long 
     }
     for (long long a = 0; a < rows; a += piece) {
       const long long len = std::min(piece, rows - a);
-      fill_rows(buf.data(), block, rows, d, a, len, shift, team);
-      GK_CHECK(copy_rows_to_device(D, buf.data(), first + a, len, esz, (double)pitch, s), "copying x to the device");
+      if (fill(buf.data(), a, len)) return found_nonfinite();
+      GK_CHECK(copy_rows_to_device(D, buf.data(), first + a, len, esz, (double)pitch, s),
+               "copying x to the device");
       GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
     }
-    return GK_CUDA_OK;
+  } else {
+    StagingBuffers &B = *sb;
+    for (long long a = 0; a < rows; a += piece) {
+      const long long len = std::min(piece, rows - a);
+      const int b = (int)(D->staged_next++ % kBuffers);
+      auto t = std::chrono::steady_clock::now();
+      GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");  // (never recorded: at once)
+      P.seconds_wait += seconds_since(t);
+      t = std::chrono::steady_clock::now();
+      const bool bad = fill(B.p[b], a, len);
+      P.seconds_fill += seconds_since(t);
+      if (bad) return found_nonfinite();
+      t = std::chrono::steady_clock::now();
+      GK_CHECK(copy_rows_to_device(D, B.p[b], first + a, len, esz, (double)pitch, s),
+               "copying x to the device");
+      GK_CHECK(cudaEventRecord(B.ev[b], s), "copying x to the device");
+      P.seconds_copy += seconds_since(t);
+    }
   }
-  StagingBuffers &B = *sb;
-  for (long long a = 0; a < rows; a += piece) {
-    const long long len = std::min(piece, rows - a);
-    const int b = (int)(D->staged_next++ % kBuffers);
-    GK_CHECK(cudaEventSynchronize(B.ev[b]), "copying x to the device");  // (never recorded: at once)
-    fill_rows(B.p[b], block, rows, d, a, len, shift, team);
-    GK_CHECK(copy_rows_to_device(D, B.p[b], first + a, len, esz, (double)pitch, s), "copying x to the device");
-    GK_CHECK(cudaEventRecord(B.ev[b], s), "copying x to the device");
-  }
+  if (sum) P.next = first + rows;
   return GK_CUDA_OK;
 }
 
-void release_put_team(gk_cuda_data *D) {
-  delete D->put_team;
-  D->put_team = nullptr;
+void end_put_rows(gk_cuda_data *D) {
+  PutRows *P = D->put;
+  if (!P) return;
+  if (P->summing && P->next == D->n) {
+    D->host_means.clear();
+    for (int j = 0; j < D->d; ++j) D->host_means.push_back(P->sums.mean(j));
+  }
+  stage_note("source_put_wait", P->seconds_wait);
+  stage_note("source_put_fill", P->seconds_fill);
+  stage_note("source_put_copy", P->seconds_copy);
+  release_put_rows(D);
+}
+
+void release_put_rows(gk_cuda_data *D) {
+  delete D->put;
+  D->put = nullptr;
 }
 
 namespace {

@@ -211,6 +211,50 @@ test_backends("a large source's totss has the dense matrix's bits, its blocks cu
   }
 })
 
+test_that("cuda: a large source's blocks checked and added up as they are copied, through many staging buffers: the dense fit", {
+  skip_if_no_gpu()
+  skip_if_not_installed("Matrix")
+  # (staging 2: buffers of 64 KiB, 2730 rows of 3 doubles, so a block goes
+  # in many pieces and totss' chunks of 65536 rows cross pieces and blocks;
+  # the copies check each piece and add its columns up, src/cuda/staged_copy.cu)
+  x <- reader_data(140001, 3, zeros = 0.1) * 1e3 + 7e5
+  m <- Matrix::Matrix(x, sparse = TRUE)
+  withr::local_options(gpukmeans.backend = "cuda", gpukmeans.source_memory = 0,
+                       gpukmeans.cuda_tuning = c(0, 0, 0, 0, 2))
+  # the host's passes instead of the copies' (GPUKMEANS_PUT_FUSED=0), and
+  # the means from a pass of their own (GPUKMEANS_STAGE_SUMS=0): one fit
+  ways <- list(character(), c(GPUKMEANS_PUT_FUSED = "0", GPUKMEANS_STAGE_SUMS = "0"),
+               c(GPUKMEANS_STAGE_SUMS = "0"), c(GPUKMEANS_PUT_FUSED = "0"))
+  for (rows in list(NULL, 50000, 99991)) {
+    withr::local_options(gpukmeans.source_block_rows = rows)
+    for (precision in c("double", "single")) {
+      fits <- lapply(ways, function(env) withr::with_envvar(env, fit_both(m, x, centers = 6, iter.max = 3,
+                                                                          init = "kmeans++", precision = precision)))
+      for (f in fits) {
+        expect_same_source_fit(f)
+        expect_true(read_by_blocks(f$a))
+        expect_identical(f$a$totss, fits[[1]]$b$totss)
+      }
+    }
+  }
+  # a value that is not finite in a later piece of a block, and an earlier
+  # one (in x's order) in a later block: the dense matrix's error
+  y <- x
+  y[120000, 1] <- NaN
+  y[70000, 3] <- -Inf
+  y[3000, 3] <- NA
+  withr::local_options(gpukmeans.source_block_rows = 100000)
+  for (env in ways[1:2]) withr::with_envvar(env, {
+    for (precision in c("double", "single")) {
+      set.seed(2)
+      a <- tryCatch(gpu_kmeans(Matrix::Matrix(y, sparse = TRUE), 3, precision = precision), error = conditionMessage)
+      expect_match(a, "found NaN in row 120000, column 1", fixed = TRUE)
+      set.seed(2)
+      expect_identical(a, tryCatch(gpu_kmeans(y, 3, precision = precision), error = conditionMessage))
+    }
+  })
+})
+
 test_backends("a value of a large source that is not finite is the dense matrix's error, wherever its block", function(backend) {
   skip_if_not_installed("Matrix")
   x <- reader_data(1000)

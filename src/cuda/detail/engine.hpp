@@ -32,6 +32,7 @@ void destroy_par_state(ParState *p);
 struct StreamSource;  // x streamed from host memory (streamed.cu)
 class HostTeam;       // host threads of the staged copies (detail/host_team.hpp)
 struct StagingBuffers;  // the pinned buffers of the staged copies (staged_copy.cu)
+struct PutRows;         // what gk_cuda_put_rows keeps between blocks (staged_copy.cu)
 // The handle's staging buffers, freed or kept for the next handle on the
 // device (staged_copy.cu).
 void release_staging(StagingBuffers *b, int device);
@@ -65,7 +66,7 @@ struct gk_cuda_data {
   std::vector<double> host_x;
   gk::StagingBuffers *staging = nullptr;  // made at the first staged copy (staged_copy.cu)
   unsigned long long staged_next = 0;     // the staging buffer gk_cuda_put_rows fills next (of its count)
-  gk::HostTeam *put_team = nullptr;       // its threads, from the first block to gk_cuda_finish_rows
+  gk::PutRows *put = nullptr;             // its threads and column sums, from the first block to gk_cuda_finish_rows
   // Per-handle stream and timing events (created at upload).
   cudaStream_t stream = nullptr;
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
@@ -387,10 +388,16 @@ bool staging_wanted(const gk_cuda_data *D);
 // (host, doubles) into D->x in stored precision (gk_cuda_put_rows), through
 // the staging buffers (a pageable buffer where there is no pinned memory);
 // the block may be reused when it returns (the copies of the buffers go on).
-int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long long rows, char *err,
-                    size_t errlen);
-// Ends the threads staged_put_rows kept in D (D->put_team; none: no-op).
-void release_put_team(gk_cuda_data *D);
+// nonfinite not NULL: the values are checked as they are copied
+// (GK_CUDA_NONFINITE, *nonfinite the first bad value's place in the block).
+int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long long rows, int64_t *nonfinite,
+                    char *err, size_t errlen);
+// Once every block is in: the column means (D->host_means) where the
+// copies added up all the rows in order, the stage log's notes, and
+// release_put_rows.
+void end_put_rows(gk_cuda_data *D);
+// Frees what staged_put_rows kept in D (D->put; none: no-op).
+void release_put_rows(gk_cuda_data *D);
 
 // Rows [a, a + len) of x (n x d doubles, column-major, host) into dst as a
 // len x d column-major block in stored precision (float(x - shift) when
