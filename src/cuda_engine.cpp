@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <string>
@@ -104,7 +105,7 @@ class CudaEngine final : public Engine {
     opts_ = opts;
     if (data.reader) {
       if (w_) throw EngineError(EngineError::Kind::kInvalid, "a reader's rows take no weights");
-      take_rows(*data.reader, data.finite, shift);
+      take_rows(*data.reader, data.finite, shift, data.reader_streams);
       return;
     }
     int64_t bad = 0;
@@ -295,10 +296,18 @@ class CudaEngine final : public Engine {
                                    IterationObserver* observer) override {
     if (streamed() && rows) {
       // the k-means|| reduction, over its m candidates only, as the device
-      // stores them, on the host
+      // stores them, on the host (x streamed from a reader: its candidates'
+      // rows read from it)
       const std::vector<double> sh = shift();
-      return cpu_greedy_stored(host_x(), n_, d_, precision_ == Precision::kSingle ? sh.data() : nullptr, rows, weight,
-                               m, first, picks, unif, L, host_threads_, observer);
+      const double* s = precision_ == Precision::kSingle ? sh.data() : nullptr;
+      if (!reader_)
+        return cpu_greedy_stored(host_x(), n_, d_, s, rows, weight, m, first, picks, unif, L, host_threads_, observer);
+      std::vector<double> cand(static_cast<std::size_t>(m) * d_);
+      reader_->rows(rows, m, cand.data());
+      std::vector<std::int64_t> own(static_cast<std::size_t>(m));
+      for (std::int64_t r = 0; r < m; ++r) own[r] = r;
+      return cpu_greedy_stored(cand.data(), m, d_, s, own.data(), weight, m, first, picks, unif, L, host_threads_,
+                               observer);
     }
     std::vector<std::int64_t> out(picks);
     const gk_cuda_callbacks cb = callbacks(observer, false);
@@ -445,12 +454,19 @@ class CudaEngine final : public Engine {
   // bad value in x's order is looked for in every block) and adds its
   // columns up for the means of totss in the same pass.  Nothing held on
   // the way out of an exception.
-  void take_rows(RowReader& reader, bool finite, const double* given_shift) {
+  void take_rows(RowReader& reader, bool finite, const double* given_shift, bool may_stream) {
     const double t0 = wall_seconds();
     std::vector<double> sh(d_, 0.0);
     if (precision_ == Precision::kSingle && given_shift) sh.assign(given_shift, given_shift + d_);
     if (precision_ == Precision::kSingle && !given_shift) reader_single_shift(reader, n_, d_, sh.data());
     const int st = gk_cuda_alloc_rows(n_, d_, &opts_, sh.data(), &D_, err_, kErrLen);
+    // (streamed from the reader where the caller allows it and
+    // options(gpukmeans.stream = FALSE) does not forbid streaming)
+    if (st == GK_CUDA_OUT_OF_MEMORY && may_stream && reader.reads_again_cheaply() && opts_.stream != 1) {
+      stream_from(reader, finite, sh);
+      seconds_upload_ = wall_seconds() - t0;
+      return;
+    }
     if (st == GK_CUDA_OUT_OF_MEMORY) throw SourceNotResident(err_);
     check(st, "allocation of x", err_);
     // (GPUKMEANS_PUT_FUSED=0, internal, for measurements: each block checked
@@ -506,6 +522,72 @@ class CudaEngine final : public Engine {
     seconds_upload_ = wall_seconds() - t0;
   }
 
+  // x from a reader that does not fit on the device (and reads its rows
+  // again cheaply): streamed from it, every pass over the rows reading
+  // them again chunk by chunk (gk_cuda_stream_rows), nothing of x held on
+  // the host but a chunk's buffers.  Checked first (finite), then the
+  // column means of totss from a pass of their own.
+  void stream_from(RowReader& reader, bool finite, const std::vector<double>& sh) {
+    if (!finite) {
+      const std::int64_t bad = reader_first_nonfinite(reader, n_, d_, 0, n_, host_threads_);
+      if (bad >= 0) throw NonFiniteData(bad);
+    }
+    source_.reader = &reader;
+    gk_cuda_row_source src;
+    src.ctx = &source_;
+    src.block = &SourceCall::block;
+    src.rows = &SourceCall::rows;
+    check(gk_cuda_stream_rows(n_, d_, &opts_, sh.data(), &src, &D_, err_, kErrLen), "streaming x from its source",
+          err_);
+    reader_ = &reader;
+    means_ = reader_column_means(reader, n_, d_, host_threads_);
+    int64_t chunks = 0;
+    gk_cuda_streamed(D_, nullptr, &chunks);
+    chunks_ = chunks;
+    name_ += ", x streamed from its source in " + std::to_string(chunks) + (chunks == 1 ? " chunk" : " chunks");
+  }
+
+  // The row source of gk_cuda_stream_rows over a RowReader: an exception of
+  // the reader is kept (the C interface then fails the call in progress)
+  // and thrown again by check() below.
+  struct SourceCall {
+    RowReader* reader = nullptr;
+    std::exception_ptr error;
+    static int block(void* ctx, int64_t first, int64_t rows, double* out) {
+      SourceCall* c = static_cast<SourceCall*>(ctx);
+      try {
+        c->reader->block(first, rows, out);
+        return 0;
+      } catch (...) {
+        c->error = std::current_exception();
+        return 1;
+      }
+    }
+    static int rows(void* ctx, const int64_t* idx, int64_t m, double* out) {
+      SourceCall* c = static_cast<SourceCall*>(ctx);
+      try {
+        c->reader->rows(reinterpret_cast<const std::int64_t*>(idx), m, out);
+        return 0;
+      } catch (...) {
+        c->error = std::current_exception();
+        return 1;
+      }
+    }
+    void rethrow() {
+      if (!error) return;
+      std::exception_ptr e = error;
+      error = nullptr;
+      std::rethrow_exception(e);
+    }
+  };
+  SourceCall source_;
+  // The statuses of the C interface as exceptions (the free check()), the
+  // row source's own exception first where a read failed.
+  void check(int status, const char* what, const char* err) {
+    if (status != GK_CUDA_OK) source_.rethrow();
+    gk::check(status, what, err);
+  }
+
   // The rows the device stores, in double precision x itself, read back
   // block by block (gk_cuda_get_rows) in the blocks of x's reader.
   class DeviceRows final : public RowReader {
@@ -513,7 +595,7 @@ class CudaEngine final : public Engine {
     explicit DeviceRows(CudaEngine& e) : e_(e) {}
     std::int64_t block_rows() const override { return e_.reader_->block_rows(); }
     void block(std::int64_t first, std::int64_t rows, double* out) override {
-      check(gk_cuda_get_rows(e_.D_, first, rows, out, e_.err_, kErrLen), "copy of x to the host", e_.err_);
+      e_.check(gk_cuda_get_rows(e_.D_, first, rows, out, e_.err_, kErrLen), "copy of x to the host", e_.err_);
     }
     void rows(const std::int64_t* idx, std::int64_t m, double* out) override {  // (a row at a time)
       std::vector<double> row(e_.d_);

@@ -132,6 +132,12 @@ struct HostData {
   // part), without weights (R sends no other fit: R/gpu_kmeans.R); they
   // throw SourceNotResident where x (a part) would not fit on the device.
   RowReader* reader = nullptr;
+  // x from a reader that does not fit on the CUDA engine's device may be
+  // streamed from the reader, read again at every pass over the rows, where
+  // it reads them again cheaply (RowReader::reads_again_cheaply: a
+  // dgCMatrix's slots): the caller sends no fit that needs x on the host
+  // (the quality passes of the sweep, weights).  false: SourceNotResident.
+  bool reader_streams = false;
 };
 
 // The outcome of Lloyd's algorithm from one set of initial centers.

@@ -166,6 +166,7 @@ Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std:
     Rcpp::NumericMatrix xm;
     gk::HostData data = data_of(x, threads, &xm, &rows);
     data.finite = finite;
+    data.reader_streams = true;  // (a fit needs no pass over x on the host: each runs on streamed x)
     gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
@@ -229,6 +230,7 @@ SEXP gk_predict_cpp(SEXP x, Rcpp::NumericMatrix centers, std::string engine, int
     Rcpp::NumericMatrix xm;
     gk::HostData data = data_of(x, threads, &xm, &rows);
     data.finite = finite;
+    data.reader_streams = true;
     // (several devices: the rows split across them, gk::make_fit_engine)
     std::unique_ptr<gk::Engine> e;
     try {

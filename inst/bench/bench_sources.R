@@ -6,8 +6,12 @@
 #            wherever a fit needs all of x on the host (the CPU engine);
 #   direct   given to gpu_kmeans() itself (= 0): on CUDA devices, read
 #            block by block straight to the devices (R/matrix_sources.R;
-#            several devices since 2026-11-27, each its rows).
+#            several devices since 2026-11-27, each its rows), or, where
+#            it does not fit on the device (one device), streamed from the
+#            dgCMatrix's slots at every pass (since 2026-11-28).
 #   Rscript inst/bench/bench_sources.R [n] [d] [density] [backend] [precision] [devices]
+# With GK_SOURCES_STREAM=1 in the environment every way streams x to the
+# device at every pass, as where it does not fit there.
 # devices: gpu_kmeans()'s device, e.g. 0 (the default) or 0,1.
 # Data: an n x d dgCMatrix with that share of nonzero values (rnorm), k = 16
 # (given centers: its first 16 distinct rows), 10 iterations.  Prints, per
@@ -27,11 +31,12 @@ device <- as.integer(strsplit(devices, ",", fixed = TRUE)[[1L]])
 
 if (!nzchar(Sys.getenv("GK_SOURCES_CHILD"))) {
   suppressPackageStartupMessages(library(gpukmeans))
-  cat(sprintf("gpukmeans source benchmark | %s | %s | %s | %g x %d dgCMatrix, density %g (dense: %.2f GiB) | backend %s | %s precision | device %s\n",
+  cat(sprintf("gpukmeans source benchmark | %s | %s | %s | %g x %d dgCMatrix, density %g (dense: %.2f GiB) | backend %s | %s precision | device %s%s\n",
               format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), R.version.string,
               if (nrow(gpukmeans_info()$devices)) paste(unique(gpukmeans_info()$devices$name), collapse = ", ") else "no GPU",
               n, d, density,
-              n * d * 8 / 2^30, backend, precision, devices))
+              n * d * 8 / 2^30, backend, precision, devices,
+              if (nzchar(Sys.getenv("GK_SOURCES_STREAM"))) " | streamed (GK_SOURCES_STREAM)" else ""))
   script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)))
   for (mode in c("memory", "scratch", "direct")) {
     out <- system2(file.path(R.home("bin"), "Rscript"), c(script, n, d, density, backend, precision, devices),
@@ -44,6 +49,10 @@ if (!nzchar(Sys.getenv("GK_SOURCES_CHILD"))) {
 mode <- Sys.getenv("GK_SOURCES_CHILD")
 suppressPackageStartupMessages({ library(gpukmeans); library(Matrix) })
 options(gpukmeans.progress = FALSE, gpukmeans.source_memory = if (mode == "memory") Inf else 0)
+# (GK_SOURCES_STREAM=1 in the environment: x streamed to the device at every
+# pass, as where it does not fit there: from host memory, from the scratch
+# file's pages, or, direct, from the dgCMatrix's slots)
+if (nzchar(Sys.getenv("GK_SOURCES_STREAM"))) options(gpukmeans.stream = TRUE)
 status_mib <- function(field) {
   l <- grep(paste0("^", field, ":"), readLines("/proc/self/status"), value = TRUE)
   as.numeric(gsub("[^0-9]", "", l)) / 1024

@@ -448,6 +448,27 @@ extern "C" int gk_cuda_alloc_rows(int64_t n, int d, const gk_cuda_options *opts,
   return GK_CUDA_OK;
 }
 
+extern "C" int gk_cuda_stream_rows(int64_t n, int d, const gk_cuda_options *opts, const double *shift,
+                                   const gk_cuda_row_source *source, gk_cuda_data **out, char *err, size_t errlen) {
+  if (out) *out = nullptr;
+  if (n < 1 || d < 1 || !opts || !out || !source || !source->block || !source->rows || (opts->single && !shift)) {
+    set_msg(err, errlen, "gk_cuda_stream_rows: invalid arguments (n = %lld, d = %d)", (long long)n, d);
+    return GK_CUDA_INVALID;
+  }
+  gk_cuda_data *D = nullptr;
+  int st = new_handle(opts, n, d, opts->single != 0, &D, err, errlen);
+  if (st != GK_CUDA_OK) return st;
+  D->shift.assign(d, 0.0);
+  if (D->single) D->shift.assign(shift, shift + d);
+  st = stream_upload(D, nullptr, err, errlen, source);
+  if (st != GK_CUDA_OK) {
+    destroy(D);
+    return st;
+  }
+  *out = D;
+  return GK_CUDA_OK;
+}
+
 extern "C" int gk_cuda_put_rows(gk_cuda_data *D, const double *block, int64_t first, int64_t rows,
                                 int64_t *nonfinite, char *err, size_t errlen) {
   if (!D || (!block && rows > 0)) {

@@ -180,6 +180,27 @@ int gk_cuda_get_rows(gk_cuda_data *data, int64_t first, int64_t rows, double *bl
    not make them (a forked child).  R calls it when the session ends. */
 void gk_cuda_release_kept(void);
 
+/* x never whole in host memory and larger than the device (a matrix
+   source read in C++ from its own storage, src/cuda_engine.cpp): a
+   streamed handle (gk_cuda_streamed) whose every pass over the rows reads
+   them from `source` chunk by chunk, as a streamed upload brings x from
+   host memory: the same stored values (those of gk_cuda_upload with the
+   same shift, d values in single precision) and so the same results.
+   gk_cuda_stream_rows reads the rows once for the column maxima; the
+   values must be finite (the caller checks them); source->ctx must
+   outlive the handle.  GK_CUDA_OUT_OF_MEMORY, holding nothing, where even
+   the chunks do not fit.  A read that fails (a callback returning
+   nonzero) makes the call in progress return GK_CUDA_ERROR. */
+typedef struct gk_cuda_row_source {
+  void *ctx;
+  /* rows [first, first + rows) into out, a rows x d column-major block */
+  int (*block)(void *ctx, int64_t first, int64_t rows, double *out);
+  /* rows idx[0], ..., idx[m - 1] (0-based) into out, an m x d column-major block */
+  int (*rows)(void *ctx, const int64_t *idx, int64_t m, double *out);
+} gk_cuda_row_source;
+int gk_cuda_stream_rows(int64_t n, int d, const gk_cuda_options *opts, const double *shift,
+                        const gk_cuda_row_source *source, gk_cuda_data **out, char *err, size_t errlen);
+
 /* A new handle on opts->device over the rows of `count` handles (resident,
    of one precision, d and shift), part after part, made from their stored
    values by device-to-device copies instead of a second upload from the
@@ -197,9 +218,12 @@ int gk_cuda_gather(gk_cuda_data *const *parts, int count, const gk_cuda_options 
    buffers, copies overlapped with the previous chunk's kernels) in every
    gk_cuda_step, gk_cuda_step_withinss and gk_cuda_assign, which give the
    bits they give on resident data.  The caller's x must then outlive the
-   handle.  The other functions of the data (gk_cuda_lloyd, weights,
-   initialisation, quality) return GK_CUDA_INVALID on streamed data: the
-   caller runs Lloyd step by step and the rest on the host. */
+   handle (or its row source, gk_cuda_stream_rows).  k-means++
+   (gk_cuda_greedy over all the rows) and the k-means|| rounds run on
+   streamed data too, each pass over the chunks.  The other functions of
+   the data (gk_cuda_lloyd, weights, quality) return GK_CUDA_INVALID on
+   streamed data: the caller runs Lloyd step by step and the rest on the
+   host. */
 int gk_cuda_streamed(const gk_cuda_data *data, int64_t *chunk_rows, int64_t *chunks);
 
 /* The column means of x as the host's total sum of squares takes them

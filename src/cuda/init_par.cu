@@ -236,7 +236,8 @@ int add_streamed(gk_cuda_data *D, ParState &P, long long m, long long base, int 
   const int d = D->d;
   GK_CHECK(cudaStreamSynchronize(P.stream.s), "k-means|| round");  // (D2 and the labels set there)
   std::vector<double> cen((size_t)m * d);
-  streamed_rows(D, P.added.data(), m, cen.data());
+  const int got = streamed_rows(D, P.added.data(), m, cen.data(), err, errlen);
+  if (got != GK_CUDA_OK) return got;
   GK_CHECK(cudaMemcpyAsync(P.cen.p, cen.data(), cen.size() * sizeof(double), cudaMemcpyHostToDevice, D->stream),
            "copying candidates");
   GK_CHECK(launch_images(D, P.cen.p, (int)m, filter, P.im, P.cf.p, P.cq.p, D->stream), "k-means||: candidates");

@@ -275,7 +275,8 @@ int pp_streamed(gk_cuda_data *D, long long first, int picks, const double *unif,
   k_fill<<<blocks_for(n, 256), 256, 0, s>>>(d2.p, n, std::numeric_limits<double>::infinity());
   GK_CHECK(cudaGetLastError(), "initialising D2");
   // the first center as the single candidate of a pass with nothing pending
-  streamed_rows(D, &first, 1, hrows.data());
+  const int got_first = streamed_rows(D, &first, 1, hrows.data(), err, errlen);
+  if (got_first != GK_CUDA_OK) return got_first;
   GK_CHECK(cudaMemcpyAsync(cc.p, hrows.data(), d * sizeof(double), cudaMemcpyHostToDevice, s), "copying a center");
   GK_CHECK(cudaMemcpyAsync(S.idx.p, &first, sizeof(long long), cudaMemcpyHostToDevice, s), "copying a row");
   GK_CHECK(cudaStreamSynchronize(s), "k-means++");  // (hrows is refilled below)
@@ -302,7 +303,8 @@ int pp_streamed(gk_cuda_data *D, long long first, int picks, const double *unif,
       const long long lo = hdraws[j].node < 0 ? -1 - hdraws[j].node : hdraws[j].node * GK_SUM_ARITY;
       const long long cnt = hdraws[j].node < 0 ? 1 : std::min<long long>(GK_SUM_ARITY, n - lo);
       for (long long q = 0; q < cnt; ++q) at[q] = lo + q;
-      streamed_rows(D, at.data(), cnt, hrows.data() + (size_t)j * 32 * d);
+      const int got = streamed_rows(D, at.data(), cnt, hrows.data() + (size_t)j * 32 * d, err, errlen);
+      if (got != GK_CUDA_OK) return got;
     }
     GK_CHECK(cudaMemcpyAsync(rows.p, hrows.data(), hrows.size() * sizeof(double), cudaMemcpyHostToDevice, s),
              "copying the drawn rows");

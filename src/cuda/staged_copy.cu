@@ -143,6 +143,20 @@ void run_parts(HostTeam &team, bool reuse, size_t total, const HostTeam::Part &p
   }
 }
 
+// f(a, b) over [0, total) in parts of `per` (the last shorter), by up to
+// `threads` OpenMP threads.  A source's blocks are read by OpenMP threads
+// (src/csc_reader.h), which spin for a while after each loop: a team of
+// other threads filling the staging buffers then shares the cores with
+// them (4 GB of doubles on an H200 host, 2026-11-28: 0.43 s against
+// 0.06 s with OMP_WAIT_POLICY=passive), where the same OpenMP threads pick
+// the fill up at once.  (Built without OpenMP: on this thread.)
+template <typename F>
+void omp_parts(size_t total, size_t per, int threads, F f) {
+  const long long parts = (long long)((total + per - 1) / per);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (long long p = 0; p < parts; ++p) f((size_t)p * per, std::min(total, (size_t)(p + 1) * per));
+}
+
 // The copies below, with Check: also whether a value copied is not finite
 // (x - x is NaN exactly for NA, NaN and +-Inf), in a loop bound by memory;
 // they return whether one was.  sum (not NULL): the values are also added
@@ -370,6 +384,12 @@ void fill_rows(void *dst, const double *x, long long n, int d, long long a, long
             [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift); });
 }
 
+void fill_rows_omp(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
+                   int threads) {
+  omp_parts((size_t)len * d, kMinPart, threads,
+            [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift); });
+}
+
 bool staging_wanted(const gk_cuda_data *D) {
   if (D->opts.staging == 1) return false;
   if (D->opts.staging == 2) return true;
@@ -492,19 +512,6 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// f(a, b) over [0, total) in parts of `per` (the last shorter), by up to
-// `threads` OpenMP threads.  A source's blocks are read by OpenMP threads
-// (src/csc_reader.h), which spin for a while after each loop: a team of
-// other threads filling the staging buffers then shares the cores with
-// them (4 GB of doubles on an H200 host, 2026-11-28: 0.43 s against
-// 0.06 s with OMP_WAIT_POLICY=passive), where the same OpenMP threads pick
-// the fill up at once.  (Built without OpenMP: on this thread.)
-template <typename F>
-void omp_parts(size_t total, size_t per, int threads, F f) {
-  const long long parts = (long long)((total + per - 1) / per);
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (long long p = 0; p < parts; ++p) f((size_t)p * per, std::min(total, (size_t)(p + 1) * per));
-}
 
 }  // namespace
 

@@ -3,6 +3,8 @@
 // per-column scales and a few chunk buffers on the device, and every pass
 // over the rows (a step, a within-SS pass, predict) brings x there chunk by
 // chunk, each chunk's copy overlapped with the kernels of the one before.
+// (Or x never whole in host memory, gk_cuda_stream_rows: every pass reads
+// its rows from the caller's row source into the staged buffers.)
 // Three ways to copy:
 //   image       single precision, where host memory allows (a quarter of
 //               it at most): a pinned float image of x, float(x - shift)
@@ -46,7 +48,9 @@ size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 }  // namespace
 
 struct StreamSource {
-  const double *hx = nullptr;  // the caller's x (n x d doubles, column-major)
+  const double *hx = nullptr;  // the caller's x (n x d doubles, column-major), or nullptr:
+  gk_cuda_row_source source = {};  // x read from here at every pass (gk_cuda_stream_rows)
+  std::vector<double> rbuf;    // ... in single precision, a piece of a chunk read before its conversion
   long long rows = 0;          // rows per chunk (the last may have fewer)
   long long chunks = 0;
   bool registered = false;     // hx page-locked (cudaHostRegister)
@@ -128,14 +132,55 @@ int refuse_streamed(const gk_cuda_data *D, const char *what, char *err, size_t e
   return GK_CUDA_INVALID;
 }
 
-void streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, double *out) {
-  const double *x = D->src->hx;
-  const long long n = D->n;
+namespace {
+
+int read_failed(char *err, size_t errlen) {
+  set_msg(err, errlen, "reading rows of x from its source failed");
+  return GK_CUDA_ERROR;
+}
+
+// Rows [a, a + len) of x read from the row source into dst, a chunk's
+// buffer in stored precision (len x d): doubles read straight into it;
+// single precision read in pieces of about 32 MiB, each converted to
+// float(x - shift) by OpenMP threads (the reader's: staged_copy.cu, omp_parts).
+int read_chunk(const gk_cuda_data *D, StreamSource *S, long long a, long long len, void *dst, char *err,
+               size_t errlen) {
+  if (!D->single) return S->source.block(S->source.ctx, a, len, (double *)dst) != 0 ? read_failed(err, errlen) : GK_CUDA_OK;
+  const int d = D->d;
+  const long long piece = std::max<long long>(1, (long long)(S->rbuf.size() / (size_t)d));
+  const int threads = staging_threads(D);
+  for (long long r = 0; r < len; r += piece) {
+    const long long m = std::min(piece, len - r);
+    if (S->source.block(S->source.ctx, a + r, m, S->rbuf.data()) != 0) return read_failed(err, errlen);
+    const double *in = S->rbuf.data(), *shift = D->shift.data();
+    float *out = (float *)dst + r;
+#pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
+    for (int j = 0; j < d; ++j)
+      for (long long i = 0; i < m; ++i) out[(size_t)j * len + i] = single_stored(in[(size_t)j * m + i], shift[j]);
+  }
+  return GK_CUDA_OK;
+}
+
+}  // namespace
+
+int streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, double *out, char *err, size_t errlen) {
+  const StreamSource *S = D->src;
+  const double *x = S->hx;
+  long long ld = D->n;
+  std::vector<double> read;  // (a row source: the rows, m x d column-major)
+  if (!x) {
+    read.resize((size_t)m * D->d);
+    if (m > 0 && S->source.rows(S->source.ctx, reinterpret_cast<const int64_t *>(idx), m, read.data()) != 0)
+      return read_failed(err, errlen);
+    x = read.data();
+    ld = m;
+  }
   for (long long r = 0; r < m; ++r)
     for (int j = 0; j < D->d; ++j) {
-      const double v = x[idx[r] + n * (long long)j];
+      const double v = x[(S->hx ? idx[r] : r) + ld * (long long)j];
       out[r * D->d + j] = D->single ? (double)single_stored(v, D->shift[j]) : v;
     }
+  return GK_CUDA_OK;
 }
 
 int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, size_t errlen) {
@@ -177,7 +222,12 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
     } else {
       // the host buffer is free once its last copy has run
       GK_CHECK(cudaEventSynchronize(S->copied[b]), "copying a chunk of x");
-      fill_rows(S->host[b], S->hx, n, d, a, len, shift, team);
+      if (S->hx) {
+        fill_rows(S->host[b], S->hx, n, d, a, len, shift, team);
+      } else {
+        const int st = read_chunk(D, S, a, len, S->host[b], err, errlen);
+        if (st != GK_CUDA_OK) return st;
+      }
       GK_CHECK(cudaStreamWaitEvent(S->copy, S->used[b], 0), "copying a chunk of x");
       GK_CHECK(cudaMemcpyAsync(S->dev[b], S->host[b], (size_t)len * d * esz, cudaMemcpyHostToDevice, S->copy),
                "copying a chunk of x");
@@ -203,7 +253,7 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
   return GK_CUDA_OK;
 }
 
-int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
+int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen, const gk_cuda_row_source *source) {
   const long long n = D->n;
   const int d = D->d;
   const size_t esz = stored_size(D);
@@ -219,6 +269,7 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   }
   D->src = S;  // freed by destroy() from here on
   S->hx = x;
+  if (!x) S->source = *source;  // (rows read at every pass: staged, no image, nothing registered)
   int pitch = 0;
   GK_CHECK(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, D->device), "querying the device");
   S->max_pitch = (double)pitch;
@@ -226,7 +277,7 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   // memory holds it, and half of what is free now (pinned memory cannot be
   // swapped out: on a busy host, or with many workers streaming at once,
   // the others fall back to x page-locked in place)
-  if (D->opts.stream_copy == 0 && D->single) {
+  if (D->opts.stream_copy == 0 && D->single && x) {
     const double ibytes = (double)n * d * sizeof(float);
     const double page = (double)sysconf(_SC_PAGE_SIZE);
     const double phys = (double)sysconf(_SC_PHYS_PAGES) * page, avail = (double)sysconf(_SC_AVPHYS_PAGES) * page;
@@ -244,7 +295,7 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   }
   // x page-locked in place where the driver allows (not in containers that
   // limit locked memory, nor twice): then no host buffers at all
-  if (D->opts.stream_copy != 1 && !S->image) {
+  if (D->opts.stream_copy != 1 && !S->image && x) {
     const size_t xbytes = (size_t)n * d * sizeof(double);
     S->registered = cudaHostRegister((void *)x, xbytes, cudaHostRegisterReadOnly) == cudaSuccess;
     if (!S->registered) {
@@ -278,6 +329,14 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen) {
   }
   S->rows = rows;
   S->chunks = (n + rows - 1) / rows;
+  if (!x && D->single) {  // (the pieces read before their conversion: about 32 MiB of doubles)
+    try {
+      S->rbuf.resize((size_t)std::min<long long>(rows, std::max<long long>(1, (32LL << 20) / 8 / d)) * d);
+    } catch (const std::bad_alloc &) {
+      set_msg(err, errlen, "out of host memory (a piece of a chunk of x)");
+      return GK_CUDA_ERROR;
+    }
+  }
   // one device allocation: labels | scales | scratch, as the resident block less x
   const size_t lab = align256((size_t)n * sizeof(int)), scr = lab + align256((size_t)d * sizeof(int));
   const size_t total = scr + align256((3 * (size_t)d + 2) * sizeof(u64)) + align256((size_t)d * sizeof(double));

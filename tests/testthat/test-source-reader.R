@@ -312,6 +312,46 @@ test_backends("a large source whose reading fails is an R error, and the next fi
   expect_identical(gpu_kmeans(Matrix::Matrix(x), x[1:3, ])$cluster, gpu_kmeans(x, x[1:3, ])$cluster)
 })
 
+test_that("a large dgCMatrix that does not fit on the device is streamed from its slots at every pass: the dense fit", {
+  skip_if_no_gpu()
+  skip_if_not_installed("Matrix")
+  x <- reader_data(200000, 8)  # 12.8 MB in double
+  m <- Matrix::Matrix(x, sparse = TRUE)
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.backend = "cuda")
+  streamed_from_source <- function(fit) grepl("x streamed from its source in [0-9]+ chunk", attr(fit, "device"))
+  for (opt in list(list(gpukmeans.stream = TRUE), list(gpukmeans.device_memory = 8e6),
+                   list(gpukmeans.stream = TRUE, gpukmeans.stream_rows = 3001))) {
+    withr::local_options(opt)
+    for (precision in c("double", "single")) {
+      for (init in c("kmeans++", "kmeans||", "random")) {
+        f <- fit_both(m, x, centers = 5, init = init, nstart = if (init == "random") 3 else 1, precision = precision)
+        expect_same_source_fit(f)
+        expect_true(streamed_from_source(f$a))
+      }
+      # given centers, and predict() on a large newdata streamed the same way
+      f <- fit_both(m, x, centers = x[c(5, 50, 500, 5000), ], iter.max = 4, precision = precision)
+      expect_same_source_fit(f)
+      expect_true(streamed_from_source(f$a))
+      expect_identical(predict(f$b, m), predict(f$b, x))
+    }
+  }
+  # a value that is not finite: the dense matrix's error, nothing streamed
+  y <- x
+  y[150000, 2] <- NaN
+  y[7, 3] <- Inf
+  withr::local_options(gpukmeans.stream = TRUE)
+  for (precision in c("double", "single")) {
+    set.seed(2)
+    a <- tryCatch(gpu_kmeans(Matrix::Matrix(y, sparse = TRUE), 3, precision = precision), error = conditionMessage)
+    expect_match(a, "found NaN in row 150000, column 2", fixed = TRUE)
+    set.seed(2)
+    expect_identical(a, tryCatch(gpu_kmeans(y, 3, precision = precision), error = conditionMessage))
+  }
+  # options(gpukmeans.stream = FALSE): never streamed, an out-of-memory error
+  withr::local_options(gpukmeans.stream = FALSE, gpukmeans.device_memory = 8e6)
+  expect_error(gpu_kmeans(m, 5), class = "gpukmeans_out_of_memory")
+})
+
 test_that("a large source that does not fit on the device is read into memory and streamed: the same fit", {
   skip_if_no_gpu()
   skip_if_not_installed("Matrix")

@@ -406,6 +406,11 @@ void fill_rows(void *dst, const double *x, long long n, int d, long long a, long
                HostTeam &team);
 // Host threads of the staging copies (options.host_threads, at most 16).
 int staging_threads(const gk_cuda_data *D);
+// fill_rows by up to `threads` OpenMP threads instead of a team: where the
+// rows were just read by OpenMP threads (a source's reader), which pick
+// this loop up at once instead of spinning beside a team (staged_copy.cu).
+void fill_rows_omp(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
+                   int threads);
 // n labels from the device (dev, on stream s) into host memory, each plus
 // `add`, through pinned buffers drained by host threads while the next
 // chunks are copied (a copy into pageable memory crawls: 2.2 GB/s for the
@@ -420,8 +425,10 @@ int staged_download(gk_cuda_data *D, const int *dev, int *host, long long n, int
 bool stream_wanted(const gk_cuda_data *D, double need);
 // The upload of streamed data: labels, scales and scratch on the device,
 // the chunk buffers (device and pinned host), and the column maxima and
-// scales from one pass over the chunks.  x must outlive D.
-int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen);
+// scales from one pass over the chunks.  x must outlive D; or x NULL and
+// the rows read from `source` at every pass (gk_cuda_stream_rows).
+int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen,
+                  const gk_cuda_row_source *source = nullptr);
 // One pass over the rows: fn(V) for each chunk, V being D with x, n and
 // labels (= labels + the chunk's first row) of the chunk, on D->stream, in
 // row order.  Resident data is one chunk, V = D with `labels`.  fn enqueues
@@ -433,8 +440,9 @@ int for_each_chunk(gk_cuda_data *D, int *labels, const ChunkFn &fn, char *err, s
 // The status GK_CUDA_INVALID for a function that needs x resident.
 int refuse_streamed(const gk_cuda_data *D, const char *what, char *err, size_t errlen);
 // Streamed x: rows idx[0..m) as the device stores them, converted to double
-// (x itself; in single precision double(float(x - shift))), m x d row-major.
-void streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, double *out);
+// (x itself; in single precision double(float(x - shift))), m x d row-major
+// (GK_CUDA_ERROR where the row source's read fails).
+int streamed_rows(const gk_cuda_data *D, const long long *idx, long long m, double *out, char *err, size_t errlen);
 
 // lloyd_devices.cu -----------------------------------------------------------
 // Peer access between the parts' devices, where the hardware has it.
