@@ -349,13 +349,13 @@
 #'   of several devices its rows; random starts take their rows from it; a
 #'   `dgCMatrix` is read from its slots): host memory then holds about one
 #'   block, and nothing goes to disk.  In `gpu_kmeans()` and `predict()` a
-#'   `dgCMatrix` too large for its one device is streamed from its slots:
-#'   every pass over the rows reads them again, chunk by chunk, into the
-#'   chunk buffers of streamed data (see Details), and nothing else of `x`
-#'   is held.  Where a fit needs all of `x` on the host (the CPU engine,
-#'   another source too large for the devices, several devices that it
-#'   does not fit, the quality indices of a sweep too large for its
-#'   device), it lives in a scratch file in
+#'   `dgCMatrix` too large for its device (or a part too large for its
+#'   device, on several) is streamed from its slots: every pass over the
+#'   rows reads them again, chunk by chunk, into the chunk buffers of
+#'   streamed data (see Details), and nothing else of `x` is held.  Where a
+#'   fit needs all of `x` on the host (the CPU engine, another source too
+#'   large for the devices, the quality indices of a sweep too large for
+#'   its device), it lives in a scratch file in
 #'   `getOption("gpukmeans.scratch_dir")` (default [tempdir()], or
 #'   `/var/tmp` where that is a RAM-backed tmpfs), mapped into
 #'   memory and unlinked at once, so that the kernel may page it out: reading

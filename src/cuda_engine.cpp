@@ -518,7 +518,7 @@ class CudaEngine final : public Engine {
       throw;
     }
     reader_ = &reader;
-    name_ += ", x read block by block from its source";
+    name_ += source_suffix(0);
     seconds_upload_ = wall_seconds() - t0;
   }
 
@@ -544,7 +544,7 @@ class CudaEngine final : public Engine {
     int64_t chunks = 0;
     gk_cuda_streamed(D_, nullptr, &chunks);
     chunks_ = chunks;
-    name_ += ", x streamed from its source in " + std::to_string(chunks) + (chunks == 1 ? " chunk" : " chunks");
+    name_ += source_suffix(chunks);
   }
 
   // The row source of gk_cuda_stream_rows over a RowReader: an exception of

@@ -431,6 +431,14 @@ inline std::string streamed_suffix(std::int64_t chunks) {
   return ", x streamed from host memory in " + std::to_string(chunks) + (chunks == 1 ? " chunk" : " chunks");
 }
 
+// What device() adds for x read from its source (HostData::reader): block
+// by block to the device, or, in `chunks` chunks at every pass, streamed
+// from it.
+inline std::string source_suffix(std::int64_t chunks) {
+  if (chunks <= 0) return ", x read block by block from its source";
+  return ", x streamed from its source in " + std::to_string(chunks) + (chunks == 1 ? " chunk" : " chunks");
+}
+
 // The CPU engine with `threads` OpenMP threads (0: all); shift (d values or
 // nullptr) fixes the single-precision shift (src/single_shift.h), as for the
 // CUDA engine (several processes holding parts of the rows share one).

@@ -131,7 +131,7 @@ class MultiEngine final : public Engine {
     return c;
   }
   std::string device() const override {
-    const std::string read = reader_ ? ", x read block by block from its source" : "";
+    const std::string read = reader_ ? source_suffix(streamed_chunks()) : "";
     if (!label_.empty()) return label_ + (reader_ ? read : streamed_suffix(streamed_chunks()));
     std::string s = std::to_string(parts_.size()) + " parts: ";
     for (std::size_t p = 0; p < parts_.size(); ++p) s += (p ? "; " : "") + parts_[p]->device();
@@ -314,6 +314,7 @@ class MultiEngine final : public Engine {
       h.n = nb;
       h.d = d_;
       h.finite = data.finite;
+      h.reader_streams = data.reader_streams;  // (a part that does not fit on its device: streamed from its rows)
       if (reads_rows) {
         h.reader = &r;
       } else {  // (the part's rows copied to host memory first)

@@ -382,16 +382,21 @@ test_that("a large source that does not fit on the device is read into memory an
   expect_error(gpu_kmeans_sweep(Matrix::Matrix(x), 2:3), class = "gpukmeans_out_of_memory")
 })
 
-test_that("several devices whose parts of a large source do not fit read it into memory and stream it: the same fit", {
+test_that("several devices whose parts of a large source do not fit stream them (a dgCMatrix from its slots, else from memory): the same fit", {
   skip_if_no_gpu()
   skip_if_not_installed("Matrix")
   x <- reader_data(200000, 8)  # 6.4 MB a part in double
   withr::local_options(gpukmeans.source_memory = 0, gpukmeans.backend = "cuda", gpukmeans.device_memory = 4e6)
-  for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
-    f <- fit_both(m, x, centers = 5, init = "kmeans++", device = c(0L, 0L))
-    expect_same_source_fit(f)
-    expect_false(read_by_blocks(f$a))
-    expect_match(attr(f$a, "device"), "^2 engines on 1 GPU: .*x streamed from host memory in [0-9]+ chunk")
+  for (sparse in c(TRUE, FALSE)) {
+    m <- Matrix::Matrix(x, sparse = sparse)
+    for (init in c("kmeans++", "random")) {
+      f <- fit_both(m, x, centers = 5, init = init, device = c(0L, 0L))
+      expect_same_source_fit(f)
+      expect_false(read_by_blocks(f$a))
+      expect_match(attr(f$a, "device"), sprintf("^2 engines on 1 GPU: .*x streamed from %s in [0-9]+ chunk",
+                                                if (sparse) "its source" else "host memory"))
+    }
+    expect_identical(withr::with_options(list(gpukmeans.device = c(0L, 0L)), predict(f$b, m)), predict(f$b, x))
   }
 })
 
