@@ -36,6 +36,16 @@ expect_same_source_fit <- function(f) {
 
 read_by_blocks <- function(fit) grepl("read block by block from its source", attr(fit, "device"), fixed = TRUE)
 
+# gpu_kmeans() on the sparse Matrix of y (not finite somewhere) fails as on
+# y itself, from one seed, with `message`.
+expect_dense_error <- function(y, message, ...) {
+  set.seed(2)
+  a <- tryCatch(gpu_kmeans(Matrix::Matrix(y, sparse = TRUE), 3, ...), error = conditionMessage)
+  expect_match(a, message, fixed = TRUE)
+  set.seed(2)
+  expect_identical(a, tryCatch(gpu_kmeans(y, 3, ...), error = conditionMessage))
+}
+
 # A sweep's results, without what says how and how fast it ran.
 sweep_value <- function(sw) {
   sw$fits <- lapply(sw$fits, strip_gk)
@@ -245,13 +255,8 @@ test_that("cuda: a large source's blocks checked and added up as they are copied
   y[3000, 3] <- NA
   withr::local_options(gpukmeans.source_block_rows = 100000)
   for (env in ways[1:2]) withr::with_envvar(env, {
-    for (precision in c("double", "single")) {
-      set.seed(2)
-      a <- tryCatch(gpu_kmeans(Matrix::Matrix(y, sparse = TRUE), 3, precision = precision), error = conditionMessage)
-      expect_match(a, "found NaN in row 120000, column 1", fixed = TRUE)
-      set.seed(2)
-      expect_identical(a, tryCatch(gpu_kmeans(y, 3, precision = precision), error = conditionMessage))
-    }
+    for (precision in c("double", "single"))
+      expect_dense_error(y, "found NaN in row 120000, column 1", precision = precision)
   })
 })
 
@@ -340,13 +345,8 @@ test_that("a large dgCMatrix that does not fit on the device is streamed from it
   y[150000, 2] <- NaN
   y[7, 3] <- Inf
   withr::local_options(gpukmeans.stream = TRUE)
-  for (precision in c("double", "single")) {
-    set.seed(2)
-    a <- tryCatch(gpu_kmeans(Matrix::Matrix(y, sparse = TRUE), 3, precision = precision), error = conditionMessage)
-    expect_match(a, "found NaN in row 150000, column 2", fixed = TRUE)
-    set.seed(2)
-    expect_identical(a, tryCatch(gpu_kmeans(y, 3, precision = precision), error = conditionMessage))
-  }
+  for (precision in c("double", "single"))
+    expect_dense_error(y, "found NaN in row 150000, column 2", precision = precision)
   # options(gpukmeans.stream = FALSE): never streamed, an out-of-memory error
   withr::local_options(gpukmeans.stream = FALSE, gpukmeans.device_memory = 8e6)
   expect_error(gpu_kmeans(m, 5), class = "gpukmeans_out_of_memory")

@@ -14,15 +14,8 @@ n=${2:-1e7}; d=${3:-50}; density=${4:-0.1}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/info.txt" 2>&1
 R="sh tools/gpu/run-r.sh"
-$R -e 'library(testthat); library(gpukmeans)
-  for (f in c("test-source-reader.R", "test-upload-cuda.R", "test-nonfinite.R", "test-matrix-sources.R",
-              "test-multi-device.R", "test-stream-cuda.R")) {
-    r <- as.data.frame(test_file(file.path("tests/testthat", f), package = "gpukmeans", load_package = "installed",
-                                 reporter = "summary"))
-    cat(sprintf("%s: %d expectations, %d failed, %d skipped, %d errors\n", f, sum(r$nb), sum(r$failed),
-                sum(r$skipped), sum(r$error)))
-  }' > "$out/tests.txt" 2>&1
-grep -a "expectations" "$out/tests.txt"
+sh tools/gpu/source-tests.sh "$out" test-source-reader.R test-upload-cuda.R test-nonfinite.R test-matrix-sources.R \
+  test-multi-device.R test-stream-cuda.R
 old=""
 if [ -f .gpu/old.so.xz ]; then
   rm -rf /tmp/gk-old && mkdir -p /tmp/gk-old && cp -r .gpu/lib/gpukmeans /tmp/gk-old/ &&

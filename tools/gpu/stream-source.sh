@@ -13,15 +13,8 @@ n=${2:-1e7}; d=${3:-50}; density=${4:-0.1}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$out/info.txt" 2>&1
 R="sh tools/gpu/run-r.sh"
-$R -e 'library(testthat); library(gpukmeans)
-  for (f in c("test-source-reader.R", "test-stream-cuda.R", "test-nonfinite.R", "test-matrix-sources.R",
-              "test-multi-device.R", "test-labels-out.R")) {
-    r <- as.data.frame(test_file(file.path("tests/testthat", f), package = "gpukmeans", load_package = "installed",
-                                 reporter = "summary"))
-    cat(sprintf("%s: %d expectations, %d failed, %d skipped, %d errors\n", f, sum(r$nb), sum(r$failed),
-                sum(r$skipped), sum(r$error)))
-  }' > "$out/tests.txt" 2>&1
-grep -a "expectations" "$out/tests.txt"
+sh tools/gpu/source-tests.sh "$out" test-source-reader.R test-stream-cuda.R test-nonfinite.R test-matrix-sources.R \
+  test-multi-device.R test-labels-out.R
 for p in double single; do
   GK_SOURCES_STREAM=1 $R inst/bench/bench_sources.R "$n" "$d" "$density" cuda $p 0 > "$out/stream-$p.txt" 2>&1
   cat "$out/stream-$p.txt"
