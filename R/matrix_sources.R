@@ -99,6 +99,18 @@ source_memory_limit <- function() {
 # (bigmemory stores them as one column-major block: the backing file, or
 # the POSIX shared-memory object /dev/shm/<sharedName>); NULL otherwise.
 map_big_matrix <- function(x) {
+  f <- big_matrix_file(x)
+  if (is.null(f)) return(NULL)
+  out <- gk_map_doubles(path.expand(f$path), f$n, f$d, 0)
+  if (is.null(out)) return(NULL)
+  dn <- dimnames(x)
+  if (!is.null(dn) && !(is.null(dn[[1L]]) && is.null(dn[[2L]]))) dimnames(out) <- dn
+  out
+}
+
+# Where such a big.matrix keeps its bytes: list(path, n, d), or NULL (what
+# map_big_matrix() maps, told without mapping it: source_view() asks).
+big_matrix_file <- function(x) {
   desc <- tryCatch(bigmemory::describe(x)@description, error = function(e) NULL)
   if (is.null(desc) || !identical(desc$type, "double") || !isFALSE(desc$separated)) return(NULL)
   n <- desc$totalRows
@@ -109,11 +121,7 @@ map_big_matrix <- function(x) {
                  SharedMemory = file.path("/dev/shm", desc$sharedName),
                  NULL)
   if (is.null(path) || !file.exists(path)) return(NULL)
-  out <- gk_map_doubles(path.expand(path), n, d, 0)
-  if (is.null(out)) return(NULL)
-  dn <- dimnames(x)
-  if (!is.null(dn) && !(is.null(dn[[1L]]) && is.null(dn[[2L]]))) dimnames(out) <- dn
-  out
+  list(path = path, n = n, d = d)
 }
 
 # ---- a large source read block by block by the fit itself ----------------
@@ -132,7 +140,7 @@ map_big_matrix <- function(x) {
 
 # The view of x, or NULL where x is no such source.
 source_view <- function(x) {
-  if (!is_matrix_source(x) || methods::is(x, "big.matrix") && !is.null(map_big_matrix(x))) return(NULL)
+  if (!is_matrix_source(x) || methods::is(x, "big.matrix") && !is.null(big_matrix_file(x))) return(NULL)
   dims <- dim(x)
   if (length(dims) != 2L || as.numeric(dims[1L]) * dims[2L] * 8 <= source_memory_limit()) return(NULL)
   if (dims[1L] > .Machine$integer.max) return(NULL)  # (read_matrix_source() says why)

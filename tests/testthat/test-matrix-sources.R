@@ -113,6 +113,16 @@ test_that("a double big.matrix in a file or in shared memory is mapped, not read
   local <- bigmemory::big.matrix(nrow(x), ncol(x), type = "double", shared = FALSE)
   local[, ] <- x
   expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(local)))
+  # where the bytes are, told without mapping them; a large source that maps
+  # is no view (mapped), one in R's memory is (read block by block)
+  expect_identical(normalizePath(gpukmeans:::big_matrix_file(file_backed)$path), normalizePath(file.path(dir, "x.bin")))
+  expect_identical(gpukmeans:::big_matrix_file(shared)[c("n", "d")], list(n = nrow(x), d = ncol(x)))
+  expect_null(gpukmeans:::big_matrix_file(local))
+  withr::with_options(list(gpukmeans.source_memory = 0), {
+    expect_null(gpukmeans:::source_view(file_backed))
+    expect_null(gpukmeans:::source_view(shared))
+    expect_s3_class(gpukmeans:::source_view(local), "gk_source")
+  })
   sub <- bigmemory::sub.big.matrix(file_backed, firstRow = 2, lastRow = 9)
   expect_false(gpukmeans:::gk_is_mapped(gpukmeans:::read_matrix_source(sub)))
   expect_identical(unname(gpukmeans:::read_matrix_source(sub)), unname(x[2:9, ]))
