@@ -512,14 +512,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-
 }  // namespace
 
 // A source's block: cut into pieces of at most a staging buffer, each
-// filled (converted) by the team into the next buffer in turn once that
-// buffer's last copy has landed, then copied to its rows of x.  As they
-// fill a buffer the threads check the values (nonfinite not NULL) and add
-// the columns up (PutRows), so that the block is read once.  The copies of
+// filled (converted) by OpenMP threads (omp_parts: the reader's) into the
+// next buffer in turn once that buffer's last copy has landed, then copied
+// to its rows of x.  As they fill a buffer the threads check the values
+// (nonfinite not NULL) and add the columns up (PutRows), so that the block
+// is read once.  The copies of
 // the last pieces go on after the return, while the caller reads the next
 // block (gk_cuda_finish_rows waits for them).
 int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long long rows, int64_t *nonfinite,
@@ -576,7 +576,7 @@ int staged_put_rows(gk_cuda_data *D, const double *block, long long first, long 
   // caller places in x's; nothing more is copied)
   auto found_nonfinite = [&]() {
     P.summing = false;
-    *nonfinite = (int64_t)first_nonfinite(block, rows * d, staging_threads(D));
+    *nonfinite = (int64_t)first_nonfinite(block, rows * d, threads);
     return GK_CUDA_NONFINITE;
   };
   StagingBuffers *sb = staging_buffers(D, (size_t)piece * d * esz);

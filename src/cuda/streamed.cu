@@ -145,7 +145,8 @@ int read_failed(char *err, size_t errlen) {
 // float(x - shift) by OpenMP threads (the reader's: staged_copy.cu, omp_parts).
 int read_chunk(const gk_cuda_data *D, StreamSource *S, long long a, long long len, void *dst, char *err,
                size_t errlen) {
-  if (!D->single) return S->source.block(S->source.ctx, a, len, (double *)dst) != 0 ? read_failed(err, errlen) : GK_CUDA_OK;
+  if (!D->single)
+    return S->source.block(S->source.ctx, a, len, (double *)dst) != 0 ? read_failed(err, errlen) : GK_CUDA_OK;
   const int d = D->d;
   const long long piece = std::max<long long>(1, (long long)(S->rbuf.size() / (size_t)d));
   const int threads = staging_threads(D);

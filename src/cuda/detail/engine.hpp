@@ -404,7 +404,7 @@ void release_put_rows(gk_cuda_data *D);
 // shift is not NULL), by the team's threads (detail/host_team.hpp).
 void fill_rows(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
                HostTeam &team);
-// Host threads of the staging copies (options.host_threads, at most 16).
+// Host threads of the staging copies (options.host_threads, at most 32).
 int staging_threads(const gk_cuda_data *D);
 // fill_rows by up to `threads` OpenMP threads instead of a team: where the
 // rows were just read by OpenMP threads (a source's reader), which pick
