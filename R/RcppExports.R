@@ -41,8 +41,8 @@ gk_write_rows <- function(out, first, block) {
     invisible(.Call(`_gpukmeans_gk_write_rows`, out, first, block))
 }
 
-gk_fill_csc <- function(out, p, i, x) {
-    invisible(.Call(`_gpukmeans_gk_fill_csc`, out, p, i, x))
+gk_fill_csc <- function(out, p, i, x, threads = 1L) {
+    invisible(.Call(`_gpukmeans_gk_fill_csc`, out, p, i, x, threads))
 }
 
 gk_block_new <- function(x, offset, total, engine, single, threads, device, cuda, shift) {

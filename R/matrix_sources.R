@@ -46,7 +46,7 @@ read_matrix_source <- function(x, block_rows = NULL) {
   out <- if (n > 0 && d > 0) scratch_matrix(n, d, dn)
   if (is.null(out)) out <- matrix(0, n, d, dimnames = dn)
   if (n > 0 && d > 0 && is.null(block_rows) && methods::is(x, "dgCMatrix")) {
-    gk_fill_csc(out, x@p, x@i, x@x)  # one pass over the nonzero values
+    gk_fill_csc(out, x@p, x@i, x@x, cpu_threads())  # one pass over the nonzero values, a column a thread
   } else if (n > 0 && d > 0) {
     rows <- block_rows %||% max(1, floor(2^22 / d))
     for (lo in seq(1, n, by = rows)) {

@@ -110,14 +110,15 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_fill_csc
-void gk_fill_csc(SEXP out, Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x);
-RcppExport SEXP _gpukmeans_gk_fill_csc(SEXP outSEXP, SEXP pSEXP, SEXP iSEXP, SEXP xSEXP) {
+void gk_fill_csc(SEXP out, Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x, int threads);
+RcppExport SEXP _gpukmeans_gk_fill_csc(SEXP outSEXP, SEXP pSEXP, SEXP iSEXP, SEXP xSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type out(outSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type p(pSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type i(iSEXP);
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type x(xSEXP);
-    gk_fill_csc(out, p, i, x);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    gk_fill_csc(out, p, i, x, threads);
     return R_NilValue;
 END_RCPP
 }
@@ -734,7 +735,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_cuda_fault_test_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_fault_test_cpp, 1},
     {"_gpukmeans_gk_source_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_source_first_nonfinite, 2},
     {"_gpukmeans_gk_write_rows", (DL_FUNC) &_gpukmeans_gk_write_rows, 3},
-    {"_gpukmeans_gk_fill_csc", (DL_FUNC) &_gpukmeans_gk_fill_csc, 4},
+    {"_gpukmeans_gk_fill_csc", (DL_FUNC) &_gpukmeans_gk_fill_csc, 5},
     {"_gpukmeans_gk_block_new", (DL_FUNC) &_gpukmeans_gk_block_new, 9},
     {"_gpukmeans_gk_block_free", (DL_FUNC) &_gpukmeans_gk_block_free, 1},
     {"_gpukmeans_gk_block_info", (DL_FUNC) &_gpukmeans_gk_block_info, 1},

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "row_block.h"
+#include "threads.h"
 
 namespace {
 
@@ -36,20 +37,29 @@ void gk_write_rows(SEXP out, double first, Rcpp::NumericMatrix block) {
 // The values of a sparse column-compressed matrix (package Matrix's
 // dgCMatrix: column pointers p, row indices i, values x) into out, a matrix
 // of zeros: one pass over the nonzero values, where row blocks of a
-// dgCMatrix cost a search of every column per block.  Checks the structure
-// first, so that a malformed object is an error, never a write out of
-// bounds.
+// dgCMatrix cost a search of every column per block; the columns by up to
+// `threads` OpenMP threads (each writes its own columns: the first touch
+// of a fresh matrix's pages, or of a scratch mapping's, is most of the
+// time).  Checks the structure first, so that a malformed object is an
+// error, never a write out of bounds.
 // [[Rcpp::export(rng = false)]]
-void gk_fill_csc(SEXP out, Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x) {
+void gk_fill_csc(SEXP out, Rcpp::IntegerVector p, Rcpp::IntegerVector i, Rcpp::NumericVector x, int threads = 1) {
   const Dims m = dims_of(out);
   const std::int64_t n = m.n, d = m.d;
   if (p.size() != d + 1 || p[0] != 0 || p[d] != i.size() || i.size() != x.size())
     Rcpp::stop("malformed column-compressed matrix");
   for (std::int64_t j = 0; j < d; ++j)
     if (p[j + 1] < p[j]) Rcpp::stop("malformed column-compressed matrix");
-  for (R_xlen_t q = 0; q < i.size(); ++q)
-    if (i[q] < 0 || i[q] >= n) Rcpp::stop("malformed column-compressed matrix");
-  double* v = REAL(out);
+  const int *pp = p.begin(), *ii = i.begin();
+  const double* xx = x.begin();
+  const int nt = gk::threads_for(threads, d);
+  int bad = 0;
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1) reduction(| : bad)
   for (std::int64_t j = 0; j < d; ++j)
-    for (int q = p[j]; q < p[j + 1]; ++q) v[j * n + i[q]] = x[q];
+    for (int q = pp[j]; q < pp[j + 1]; ++q) bad |= ii[q] < 0 || ii[q] >= n;
+  if (bad) Rcpp::stop("malformed column-compressed matrix");
+  double* v = REAL(out);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+  for (std::int64_t j = 0; j < d; ++j)
+    for (int q = pp[j]; q < pp[j + 1]; ++q) v[j * n + ii[q]] = xx[q];
 }

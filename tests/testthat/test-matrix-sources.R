@@ -25,6 +25,18 @@ test_that("a matrix source is read in blocks into the dense matrix as.matrix() g
   expect_false(gpukmeans:::is_matrix_source(as.data.frame(x)))
   # a dgCMatrix is filled from its nonzero values in one pass: one whose
   # structure was broken by slot assignment is an error, not a stray write
+  # (a column a thread: one thread or several fill the same values; a bad
+  # row index in a late column is found whatever thread has it)
+  sp <- Matrix::Matrix(x, sparse = TRUE)
+  for (threads in c(1L, 2L, 7L)) {
+    out <- matrix(0, nrow(x), ncol(x))
+    gpukmeans:::gk_fill_csc(out, sp@p, sp@i, sp@x, threads)
+    expect_identical(out, unname(as.matrix(sp)))
+    late <- sp
+    late@i[length(late@i) - 1L] <- nrow(x)
+    expect_error(gpukmeans:::gk_fill_csc(matrix(0, nrow(x), ncol(x)), late@p, late@i, late@x, threads),
+                 "malformed column-compressed matrix")
+  }
   bad <- Matrix::Matrix(x, sparse = TRUE)
   expect_s4_class(bad, "dgCMatrix")
   bad@i[3] <- 10000L
