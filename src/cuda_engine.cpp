@@ -525,13 +525,12 @@ class CudaEngine final : public Engine {
   // x from a reader that does not fit on the device (and reads its rows
   // again cheaply): streamed from it, every pass over the rows reading
   // them again chunk by chunk (gk_cuda_stream_rows), nothing of x held on
-  // the host but a chunk's buffers.  Checked first (finite), then the
-  // column means of totss from a pass of their own.
+  // the host but a chunk's buffers.  First the column means of totss, in a
+  // pass that also checks the values (finite false).
   void stream_from(RowReader& reader, bool finite, const std::vector<double>& sh) {
-    if (!finite) {
-      const std::int64_t bad = reader_first_nonfinite(reader, n_, d_, 0, n_, host_threads_);
-      if (bad >= 0) throw NonFiniteData(bad);
-    }
+    std::int64_t bad = -1;
+    means_ = reader_column_means(reader, n_, d_, host_threads_, finite ? nullptr : &bad);
+    if (bad >= 0) throw NonFiniteData(bad);
     source_.reader = &reader;
     gk_cuda_row_source src;
     src.ctx = &source_;
@@ -540,7 +539,6 @@ class CudaEngine final : public Engine {
     check(gk_cuda_stream_rows(n_, d_, &opts_, sh.data(), &src, &D_, err_, kErrLen), "streaming x from its source",
           err_);
     reader_ = &reader;
-    means_ = reader_column_means(reader, n_, d_, host_threads_);
     int64_t chunks = 0;
     gk_cuda_streamed(D_, nullptr, &chunks);
     chunks_ = chunks;

@@ -72,13 +72,20 @@ inline std::int64_t reader_first_nonfinite(RowReader& reader, std::int64_t n, in
 }
 
 // totss' first pass over the reader's n rows (d columns): the column means
-// as cpu_totss takes them (ColumnChunks, column_sum.h).
-inline std::vector<double> reader_column_means(RowReader& reader, std::int64_t n, int d, int threads) {
+// as cpu_totss takes them (ColumnChunks, column_sum.h).  first_bad not
+// NULL: the same pass also looks for the first value that is not finite
+// (as reader_first_nonfinite, *first_bad its place in x, -1 for none);
+// where there is one, no means (empty).
+inline std::vector<double> reader_column_means(RowReader& reader, std::int64_t n, int d, int threads,
+                                               std::int64_t* first_bad = nullptr) {
   ColumnChunks sums(n, d);
-  for_each_block(reader, n, d, [&](std::int64_t, std::int64_t rows, const double* block) {
-    sums.add_values(block, rows, threads);
+  std::int64_t bad = -1;
+  for_each_block(reader, n, d, [&](std::int64_t first, std::int64_t rows, const double* block) {
+    if (first_bad) bad = earlier_place(bad, block_first_nonfinite(block, first, rows, d, n, threads));
+    if (bad < 0) sums.add_values(block, rows, threads);  // (after a bad value: only looking for an earlier one)
   });
-  return sums.means();
+  if (first_bad) *first_bad = bad;
+  return bad < 0 ? sums.means() : std::vector<double>();
 }
 
 // totss' second pass: the squared deviations of the reader's n rows from

@@ -384,12 +384,6 @@ void fill_rows(void *dst, const double *x, long long n, int d, long long a, long
             [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift); });
 }
 
-void fill_rows_omp(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
-                   int threads) {
-  omp_parts((size_t)len * d, kMinPart, threads,
-            [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift); });
-}
-
 bool staging_wanted(const gk_cuda_data *D) {
   if (D->opts.staging == 1) return false;
   if (D->opts.staging == 2) return true;

@@ -66,7 +66,7 @@ struct gk_cuda_data {
   std::vector<double> host_x;
   gk::StagingBuffers *staging = nullptr;  // made at the first staged copy (staged_copy.cu)
   unsigned long long staged_next = 0;     // the staging buffer gk_cuda_put_rows fills next (of its count)
-  gk::PutRows *put = nullptr;             // its threads and column sums, from the first block to gk_cuda_finish_rows
+  gk::PutRows *put = nullptr;             // its column sums, from the first block to gk_cuda_finish_rows
   // Per-handle stream and timing events (created at upload).
   cudaStream_t stream = nullptr;
   cudaEvent_t ev0 = nullptr, ev1 = nullptr;
@@ -406,11 +406,6 @@ void fill_rows(void *dst, const double *x, long long n, int d, long long a, long
                HostTeam &team);
 // Host threads of the staging copies (options.host_threads, at most 32).
 int staging_threads(const gk_cuda_data *D);
-// fill_rows by up to `threads` OpenMP threads instead of a team: where the
-// rows were just read by OpenMP threads (a source's reader), which pick
-// this loop up at once instead of spinning beside a team (staged_copy.cu).
-void fill_rows_omp(void *dst, const double *x, long long n, int d, long long a, long long len, const double *shift,
-                   int threads);
 // n labels from the device (dev, on stream s) into host memory, each plus
 // `add`, through pinned buffers drained by host threads while the next
 // chunks are copied (a copy into pageable memory crawls: 2.2 GB/s for the
