@@ -210,16 +210,20 @@ source_problem <- function(view, arg = "x") {
 }
 
 # What an engine takes for x: x itself, or for a source's view, its reader
-# where CUDA devices (one, or several each taking its rows) read it block
-# by block, else the dense matrix (source_dense()).  (devices: as
-# engine_devices() gives them; the composite of several CPU engines, the
-# tests', also takes a reader, each engine copying its rows from it.)
-# Given a reader, gk_fit_cpp() and gk_predict_cpp() answer that the rows
-# would not fit on the device, having drawn nothing: the caller then gives
-# them the dense matrix.
+# (CUDA devices, one or several each taking its rows, read it block by
+# block; the CPU engine reads a dgCMatrix's slots again at every pass,
+# src/cpu_stream_engine.cpp, unless options(gpukmeans.stream = FALSE)),
+# else the dense matrix (source_dense()).  (devices: as engine_devices()
+# gives them; the composite of several CPU engines, the tests', also takes
+# a reader, each engine copying its rows from it.)  Given a reader,
+# gk_fit_cpp() and gk_predict_cpp() answer that the rows would not fit on
+# the device, or that the CPU engine cannot stream them, having drawn
+# nothing: the caller then gives them the dense matrix.
 engine_data <- function(x, engine, devices) {
   if (!inherits(x, "gk_source")) return(x)
-  if (is.null(x$dense) && (engine == "cuda" || length(devices) > 1L)) source_reader(x) else source_dense(x)
+  if (!is.null(x$dense)) return(x$dense)
+  cpu_streams <- !isFALSE(getOption("gpukmeans.stream", NA))
+  if (engine == "cuda" || length(devices) > 1L || cpu_streams) source_reader(x) else source_dense(x)
 }
 
 # The view's source read into the matrix read_matrix_source() gives (once:

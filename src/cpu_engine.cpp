@@ -165,6 +165,7 @@ class CpuEngine final : public Engine {
 
 std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precision, int threads,
                                         const double* shift) {
+  if (!data.x && data.reader) return make_cpu_stream_engine(data, precision, threads, shift);
   if (!data.x) throw EngineError(EngineError::Kind::kInvalid, "the CPU engine reads x in host memory");
   if (data.ld != 0 && data.ld != data.n)
     throw EngineError(EngineError::Kind::kInvalid, "the CPU engine reads x with contiguous columns (ld = n)");

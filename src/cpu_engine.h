@@ -15,8 +15,11 @@
 #define GPUKMEANS_CPU_ENGINE_H
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
+#include "cpu_points.h"
 #include "engine.h"
 #include "threads.h"
 
@@ -31,6 +34,16 @@
 
 namespace gk {
 
+// ---- cpu_stream_engine.cpp ----------------------------------------------------
+
+// The CPU engine over a reader's rows (HostData::reader, x nullptr), read
+// block by block at every pass (make_cpu_engine makes it); it throws
+// SourceNotResident, having read nothing, where the caller allows no
+// streaming (HostData::reader_streams false), with observation weights, and
+// for a reader that does not read its rows again cheaply.
+std::unique_ptr<Engine> make_cpu_stream_engine(const HostData& data, Precision precision, int threads,
+                                               const double* shift);
+
 // ---- cpu_lloyd.cpp: x is n x d column-major in T (double or float) ----------
 
 // Lloyd's algorithm from centers0 (k x d, column-major, in the coordinates of
@@ -42,6 +55,21 @@ template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
                    IterationObserver* observer, const CenterMap& map = CenterMap(),
                    const double* weights = nullptr, Labels into = Labels());
+
+// x given block by block, in row order (rows x d, column-major, in T):
+// blocks(fn) calls fn(first, rows, xb) for each (the streamed CPU engine's
+// blocks, read again at every call).
+template <typename T>
+using StoredBlocks =
+    std::function<void(const std::function<void(std::int64_t first, std::int64_t rows, const T* xb)>&)>;
+
+// cpu_lloyd (no map, no weights) over x given block by block: its fit, bit
+// for bit, with the same threads (the same contiguous ranges of rows add
+// their points in point order), without distance bounds (each iteration
+// computes every distance).  The observer is polled between blocks.
+template <typename T>
+LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, std::int64_t n, int d, int k, const double* centers0,
+                          int max_iter, int threads, IterationObserver* observer, Labels into = Labels());
 
 // Nearest center (1-based) of every row of x.
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);
@@ -85,7 +113,11 @@ QualityPoints cpu_quality(const T* x, std::int64_t n, int d, const QualityReques
 // ---- cpu_init.cpp (the reference for src/cuda/init_pp.cu, init_par.cu) -------
 
 // Greedy k-means++ over the rows `rows` of x (m; nullptr: all) with weights
-// (nullptr: 1), as Engine::greedy.
+// (nullptr: 1), as Engine::greedy; of the rows of `points` (cpu_points.h:
+// x in memory, or a reader's blocks at every pass), the same picks.
+std::vector<std::int64_t> cpu_greedy(const CpuPoints& points, const std::int64_t* rows, const double* weight,
+                                     std::int64_t m, std::int64_t first, int picks, const double* unif, int L,
+                                     int threads, IterationObserver* observer);
 std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, const std::int64_t* rows,
                                      const double* weight, std::int64_t m, std::int64_t first, int picks,
                                      const double* unif, int L, int threads, IterationObserver* observer);
@@ -106,10 +138,13 @@ std::unique_ptr<BlockInit> make_cpu_block_init(const double* x, std::int64_t n, 
                                                std::int64_t total, int threads);
 
 // The k-means|| rounds on x, as Engine::par_*; with observation weights w
-// (or nullptr), as src/weights.h defines them.
+// (or nullptr), as src/weights.h defines them.  (On `points`: the same
+// rounds, the points read block by block at every pass; they must outlive
+// the rounds.)
 class CpuParRounds {
  public:
   CpuParRounds(const double* x, std::int64_t n, int d, int threads, const double* w = nullptr);
+  CpuParRounds(const CpuPoints& points, int threads, const double* w = nullptr);
   double begin(std::int64_t first);
   std::vector<std::int64_t> round(std::uint64_t seed, int r, double l, double phi, double* phi_out,
                                   IterationObserver* observer);
@@ -117,7 +152,8 @@ class CpuParRounds {
 
  private:
   double add(const std::int64_t* rows, std::int64_t m, IterationObserver* observer);
-  const double* x_;
+  std::unique_ptr<CpuPoints> own_;  // x in memory (the first constructor), else nullptr
+  const CpuPoints& pts_;
   std::int64_t n_;
   int d_, threads_;
   const double* w_;                // observation weights, or nullptr

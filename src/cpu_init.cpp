@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
+#include "cpu_points.h"
 #include "parity.h"
 #include "single_shift.h"
 #include "sum_tree.h"
@@ -28,13 +30,8 @@ namespace {
 
 constexpr int A = GK_SUM_ARITY;
 
-// Row i of x as a dense vector.
-void get_row(const double* x, std::int64_t n, int d, std::int64_t i, double* out) {
-  for (int c = 0; c < d; ++c) out[c] = x[i + static_cast<std::int64_t>(c) * n];
-}
-
-// Squared distances of points [i0, i0 + B) to center cen (d values), in
-// coordinate order, into dd[0..B).  B <= A.
+// Squared distances of points [i0, i0 + B) of x (column c at x + c n) to
+// center cen (d values), in coordinate order, into dd[0..B).  B <= A.
 inline void dist_chunk(const double* x, std::int64_t n, int d, const double* cen, std::int64_t i0,
                        int B, double* dd) {
   for (int p = 0; p < B; ++p) dd[p] = 0.0;
@@ -57,12 +54,13 @@ std::int64_t next_unchosen(const std::vector<char>& flag, std::int64_t& from) {
 }
 
 // Greedy D^2 sampling step shared by k-means++ and the weighted reduction:
-// the points are rows of x (n x d) with weights w (NULL = 1); D2 is the
+// the points are the rows of pts with weights w (NULL = 1); D2 is the
 // current squared distance to the chosen centers.  Draws L candidates with
 // uniforms unif[0..L) (or applies the degenerate rule) and returns the one
-// whose potential sum_i w_i min(D2_i, dist(i, cand)) is smallest.
+// whose potential sum_i w_i min(D2_i, dist(i, cand)) is smallest.  Each pass
+// goes over pts block by block (cpu_points.h: blocks start at level-1 nodes).
 struct Greedy {
-  const double* x;
+  const CpuPoints& pts;
   std::int64_t n;
   int d;
   const double* w;  // NULL: unweighted
@@ -72,33 +70,35 @@ struct Greedy {
   std::vector<char> chosen;
   std::int64_t free_from = 0;
 
-  Greedy(const double* x_, std::int64_t n_, int d_, const double* w_, int threads_)
-      : x(x_), n(n_), d(d_), w(w_), threads(threads_),
-        d2(n_, std::numeric_limits<double>::infinity()), wd2(n_, 0.0), chosen(n_, 0) {}
+  Greedy(const CpuPoints& pts_, const double* w_, int threads_)
+      : pts(pts_), n(pts_.n()), d(pts_.d()), w(w_), threads(threads_),
+        d2(n, std::numeric_limits<double>::infinity()), wd2(n, 0.0), chosen(n, 0) {}
 
   // D2 = min(D2, dist to row ci); rebuilds the sampling tree.
   void add_center(std::int64_t ci) {
     chosen[ci] = 1;
     std::vector<double> cen(d);
-    get_row(x, n, d, ci, cen.data());
-    const std::int64_t nch = level_up(n);
-    std::vector<double> lv1(nch);
-    const int nt = threads_for(threads, nch / 8);
+    pts.rows_row_major(&ci, 1, cen.data());
+    std::vector<double> lv1(level_up(n));
+    pts.for_each_block([&](std::int64_t first, std::int64_t rows, const double* xb, std::int64_t ld) {
+      const std::int64_t nch = level_up(rows), ch0 = first / A;
+      const int nt = threads_for(threads, nch / 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (std::int64_t ch = 0; ch < nch; ++ch) {
-      const std::int64_t i0 = ch * A;
-      const int B = static_cast<int>(std::min<std::int64_t>(A, n - i0));
-      double dd[A];
-      dist_chunk(x, n, d, cen.data(), i0, B, dd);
-      double s = 0.0;
-      for (int p = 0; p < B; ++p) {
-        const std::int64_t i = i0 + p;
-        d2[i] = min_d2(d2[i], dd[p]);
-        wd2[i] = w ? w[i] * d2[i] : d2[i];
-        s = s + wd2[i];
+      for (std::int64_t ch = 0; ch < nch; ++ch) {
+        const std::int64_t i0 = ch * A;
+        const int B = static_cast<int>(std::min<std::int64_t>(A, rows - i0));
+        double dd[A];
+        dist_chunk(xb, ld, d, cen.data(), i0, B, dd);
+        double s = 0.0;
+        for (int p = 0; p < B; ++p) {
+          const std::int64_t i = first + i0 + p;
+          d2[i] = min_d2(d2[i], dd[p]);
+          wd2[i] = w ? w[i] * d2[i] : d2[i];
+          s = s + wd2[i];
+        }
+        lv1[ch0 + ch] = s;
       }
-      lv1[ch] = s;
-    }
+    });
     tree.clear();
     if (n > 1) {
       tree.push_back(std::move(lv1));
@@ -118,26 +118,28 @@ struct Greedy {
       cand[j] = c;
     }
     std::vector<double> cc(static_cast<std::size_t>(L) * d);
-    for (int j = 0; j < L; ++j) get_row(x, n, d, cand[j], cc.data() + static_cast<std::size_t>(j) * d);
+    pts.rows_row_major(cand.data(), L, cc.data());
     // Level 1 of each candidate's potential, then the rest of its tree.
-    const std::int64_t nch = level_up(n);
-    std::vector<std::vector<double>> lv1(L, std::vector<double>(nch));
-    const int nt = threads_for(threads, nch / 8);
+    std::vector<std::vector<double>> lv1(L, std::vector<double>(level_up(n)));
+    pts.for_each_block([&](std::int64_t first, std::int64_t rows, const double* xb, std::int64_t ld) {
+      const std::int64_t nch = level_up(rows), ch0 = first / A;
+      const int nt = threads_for(threads, nch / 8);
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (std::int64_t ch = 0; ch < nch; ++ch) {
-      const std::int64_t i0 = ch * A;
-      const int B = static_cast<int>(std::min<std::int64_t>(A, n - i0));
-      double dd[A];
-      for (int j = 0; j < L; ++j) {
-        dist_chunk(x, n, d, cc.data() + static_cast<std::size_t>(j) * d, i0, B, dd);
-        double s = 0.0;
-        for (int p = 0; p < B; ++p) {
-          const double m = min_d2(d2[i0 + p], dd[p]);
-          s = s + (w ? w[i0 + p] * m : m);
+      for (std::int64_t ch = 0; ch < nch; ++ch) {
+        const std::int64_t i0 = ch * A, g0 = first + i0;
+        const int B = static_cast<int>(std::min<std::int64_t>(A, rows - i0));
+        double dd[A];
+        for (int j = 0; j < L; ++j) {
+          dist_chunk(xb, ld, d, cc.data() + static_cast<std::size_t>(j) * d, i0, B, dd);
+          double s = 0.0;
+          for (int p = 0; p < B; ++p) {
+            const double m = min_d2(d2[g0 + p], dd[p]);
+            s = s + (w ? w[g0 + p] * m : m);
+          }
+          lv1[j][ch0 + ch] = s;
         }
-        lv1[j][ch] = s;
       }
-    }
+    });
     int best = 0;
     double best_pot = 0.0;
     for (int j = 0; j < L; ++j) {
@@ -161,20 +163,22 @@ struct Greedy {
 
 }  // namespace
 
-std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, const std::int64_t* rows,
-                                     const double* weight, std::int64_t m, std::int64_t first, int picks,
-                                     const double* unif, int L, int threads, IterationObserver* observer) {
-  // The points as a dense column-major matrix: x itself, or the rows gathered.
+std::vector<std::int64_t> cpu_greedy(const CpuPoints& points, const std::int64_t* rows, const double* weight,
+                                     std::int64_t m, std::int64_t first, int picks, const double* unif, int L,
+                                     int threads, IterationObserver* observer) {
+  const int d = points.d();
+  // The points: all of them, or the rows gathered as a dense column-major matrix.
   std::vector<double> xc;
-  const double* pts = x;
+  std::unique_ptr<HostPoints> gathered;
   if (rows) {
-    xc.resize(static_cast<std::size_t>(m) * d);
+    std::vector<double> rm(static_cast<std::size_t>(m) * d);
+    points.rows_row_major(rows, m, rm.data());
+    xc.resize(rm.size());
     for (std::int64_t j = 0; j < m; ++j)
-      for (int c = 0; c < d; ++c)
-        xc[j + static_cast<std::size_t>(c) * m] = x[rows[j] + static_cast<std::int64_t>(c) * n];
-    pts = xc.data();
+      for (int c = 0; c < d; ++c) xc[j + static_cast<std::size_t>(c) * m] = rm[static_cast<std::size_t>(j) * d + c];
+    gathered.reset(new HostPoints(xc.data(), m, d));
   }
-  Greedy g(pts, m, d, weight, threads);
+  Greedy g(gathered ? *gathered : points, weight, threads);
   std::vector<std::int64_t> pick;
   pick.reserve(picks);
   pick.push_back(first);
@@ -185,6 +189,12 @@ std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, con
     if (s + 1 < picks) g.add_center(pick.back());
   }
   return pick;
+}
+
+std::vector<std::int64_t> cpu_greedy(const double* x, std::int64_t n, int d, const std::int64_t* rows,
+                                     const double* weight, std::int64_t m, std::int64_t first, int picks,
+                                     const double* unif, int L, int threads, IterationObserver* observer) {
+  return cpu_greedy(HostPoints(x, n, d), rows, weight, m, first, picks, unif, L, threads, observer);
 }
 
 std::vector<std::int64_t> cpu_greedy_stored(const double* x, std::int64_t n, int d, const double* shift,
@@ -205,7 +215,12 @@ std::vector<std::int64_t> cpu_greedy_stored(const double* x, std::int64_t n, int
 // ---- k-means|| -------------------------------------------------------------
 
 CpuParRounds::CpuParRounds(const double* x, std::int64_t n, int d, int threads, const double* w)
-    : x_(x), n_(n), d_(d), threads_(threads), w_(w) {
+    : own_(new HostPoints(x, n, d)), pts_(*own_), n_(n), d_(d), threads_(threads), w_(w) {
+  if (w_) wscale_ = sampling_scale(w_, n_);
+}
+
+CpuParRounds::CpuParRounds(const CpuPoints& points, int threads, const double* w)
+    : pts_(points), n_(points.n()), d_(points.d()), threads_(threads), w_(w) {
   if (w_) wscale_ = sampling_scale(w_, n_);
 }
 
@@ -217,37 +232,40 @@ double CpuParRounds::begin(std::int64_t first) {
 }
 
 // Adds m candidates (rows[0..m)) after the count_ already there: D2 =
-// min(D2, dist) in candidate order, and the labels; returns phi.  The
-// candidates go in groups of about 2^27 / (n d) (at least one): each point
-// still sees them in order, and the observer is polled between groups.
+// min(D2, dist) in candidate order, and the labels; returns phi.  Block by
+// block, the candidates go in groups of about 2^27 / (n d) (at least one):
+// each point still sees them in order, and the observer is polled between
+// groups.
 double CpuParRounds::add(const std::int64_t* rows, std::int64_t m, IterationObserver* observer) {
   const std::int64_t base = count_;
   count_ += m;
   std::vector<double> cen(static_cast<std::size_t>(m) * d_);  // row-major
-  for (std::int64_t j = 0; j < m; ++j) get_row(x_, n_, d_, rows[j], cen.data() + static_cast<std::size_t>(j) * d_);
-  const std::int64_t nch = level_up(n_);
-  const int nt = threads_for(threads_, nch / 4);
+  pts_.rows_row_major(rows, m, cen.data());
   const std::int64_t group =
       std::max<std::int64_t>(1, static_cast<std::int64_t>(134217728.0 / (static_cast<double>(n_) * d_)));
-  for (std::int64_t g0 = 0; g0 < m; g0 += group) {
-    const std::int64_t g1 = std::min(m, g0 + group);
+  pts_.for_each_block([&](std::int64_t first, std::int64_t nb, const double* xb, std::int64_t ld) {
+    const std::int64_t nch = level_up(nb);
+    const int nt = threads_for(threads_, nch / 4);
+    for (std::int64_t g0 = 0; g0 < m; g0 += group) {
+      const std::int64_t g1 = std::min(m, g0 + group);
 #pragma omp parallel for num_threads(nt) schedule(static)
-    for (std::int64_t ch = 0; ch < nch; ++ch) {
-      const std::int64_t i0 = ch * A;
-      const int B = static_cast<int>(std::min<std::int64_t>(A, n_ - i0));
-      double dd[A];
-      for (std::int64_t j = g0; j < g1; ++j) {
-        dist_chunk(x_, n_, d_, cen.data() + static_cast<std::size_t>(j) * d_, i0, B, dd);
-        for (int p = 0; p < B; ++p) {
-          if (dd[p] < d2_[i0 + p]) {
-            d2_[i0 + p] = dd[p];
-            lab_[i0 + p] = base + j;
+      for (std::int64_t ch = 0; ch < nch; ++ch) {
+        const std::int64_t i0 = ch * A, r0 = first + i0;
+        const int B = static_cast<int>(std::min<std::int64_t>(A, nb - i0));
+        double dd[A];
+        for (std::int64_t j = g0; j < g1; ++j) {
+          dist_chunk(xb, ld, d_, cen.data() + static_cast<std::size_t>(j) * d_, i0, B, dd);
+          for (int p = 0; p < B; ++p) {
+            if (dd[p] < d2_[r0 + p]) {
+              d2_[r0 + p] = dd[p];
+              lab_[r0 + p] = base + j;
+            }
           }
         }
       }
+      if (observer && (g1 < m || first + nb < n_) && !observer->keep_going()) throw Interrupted();
     }
-    if (observer && g1 < m && !observer->keep_going()) throw Interrupted();
-  }
+  });
   if (w_) {  // weighted: the tree of w D2
     wd2_.resize(n_);
     for (std::int64_t i = 0; i < n_; ++i) wd2_[i] = (w_[i] * wscale_) * d2_[i];

@@ -569,6 +569,148 @@ template LloydFit cpu_lloyd<double>(const double*, std::int64_t, int, int, const
 template LloydFit cpu_lloyd<float>(const float*, std::int64_t, int, int, const double*, int, int,
                                    IterationObserver*, const CenterMap&, const double*, Labels);
 
+template <typename T>
+LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, std::int64_t n, int d, int k, const double* centers0,
+                          int max_iter, int threads, IterationObserver* observer, Labels into) {
+  const double t_start = wall_seconds();
+  // cpu_lloyd's slots: nt contiguous ranges of the rows, each adding its
+  // points' coordinates (and distances) in point order; the slots' sums
+  // are added in slot order.
+  const int nt = threads_for(threads, n / 64), B = block_size<T>(d);
+  const int pool = resolve_threads(threads);
+  const std::size_t kd = static_cast<std::size_t>(k) * d;
+  std::vector<std::int64_t> lo(nt + 1);
+  for (int t = 0; t <= nt; ++t) lo[t] = n * t / nt;
+  LloydFit res;
+  res.cluster = std::move(into);
+  res.cluster.assign(n, -1);  // 0-based while iterating
+  res.centers.assign(centers0, centers0 + kd);
+  res.size.assign(k, 0);
+  res.withinss.assign(k, 0.0);
+  std::vector<T> cen_rm(kd);
+  CenterScreen<T> screen;
+  const bool use_screen = screen_wanted(d, k);
+  std::vector<double> slot_sum(kd * nt);  // slot t: column c, cluster j at [kd t + c k + j]
+  std::vector<double> slot_dist(nt);
+  std::vector<std::int64_t> count(k);
+  std::vector<T> best_rows;  // the block's distances to the new labels (the trace's tot.withinss)
+  const bool want_tot = observer && observer->wants_iterations();
+  const double nk = static_cast<double>(n) * k;
+  int* cl = res.cluster.data();
+  bool updated = true;
+  int iter = 0;
+  for (iter = 0; iter < max_iter; ++iter) {
+    centers_row_major(res.centers.data(), k, d, cen_rm.data());
+    if (use_screen) screen.prepare(cen_rm.data(), k, d);
+    std::fill(slot_sum.begin(), slot_sum.end(), 0.0);
+    std::fill(slot_dist.begin(), slot_dist.end(), 0.0);
+    std::fill(count.begin(), count.end(), 0);
+    std::int64_t changed = 0, evals = 0;
+    blocks([&](std::int64_t first, std::int64_t rows, const T* xb) {
+      if (observer && !observer->keep_going()) throw Interrupted();
+      // the labels, by pieces of B rows (any split: each is exact)
+      best_rows.resize(static_cast<std::size_t>(rows));
+      const std::int64_t pieces = (rows + B - 1) / B;
+      const int np = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(pool, pieces / 4)));
+      std::vector<std::int64_t> cnt(static_cast<std::size_t>(k) * np, 0), ch(np, 0), ev(np, 0);
+      for_each_slot(np, [&](int t) {
+        int lab[kMaxBlock];
+        T best[kMaxBlock];
+        std::int64_t* c = cnt.data() + static_cast<std::size_t>(k) * t;
+        for (std::int64_t b = pieces * t / np; b < pieces * (t + 1) / np; ++b) {
+          const std::int64_t i0 = b * B;
+          const int nb = static_cast<int>(std::min<std::int64_t>(B, rows - i0));
+          ev[t] += assign_block(xb, rows, d, k, cen_rm.data(), i0, nb, lab, best, use_screen ? &screen : nullptr);
+          for (int p = 0; p < nb; ++p) {
+            int* at = cl + first + i0 + p;
+            ch[t] += *at != lab[p];
+            *at = lab[p];
+            ++c[lab[p]];
+            best_rows[i0 + p] = best[p];
+          }
+        }
+      });
+      for (int t = 0; t < np; ++t) {
+        changed += ch[t];
+        evals += ev[t];
+        for (int j = 0; j < k; ++j) count[j] += cnt[static_cast<std::size_t>(k) * t + j];
+      }
+      // the sums: each (slot, cluster, column) in point order, a thread a
+      // range of columns
+      const int nc = std::max(1, std::min(pool, d));
+      for_each_slot(nc, [&](int t) {
+        for (int s = 0; s < nt; ++s) {
+          const std::int64_t a = std::max(first, lo[s]), e = std::min(first + rows, lo[s + 1]);
+          if (a >= e) continue;
+          for (int c = d * t / nc; c < d * (t + 1) / nc; ++c) {
+            double* sum = slot_sum.data() + kd * s + static_cast<std::size_t>(c) * k;
+            const T* col = xb + static_cast<std::int64_t>(c) * rows - first;
+            for (std::int64_t i = a; i < e; ++i) sum[cl[i]] += static_cast<double>(col[i]);
+          }
+        }
+      });
+      if (want_tot)
+        for (int s = 0; s < nt; ++s)
+          for (std::int64_t i = std::max(first, lo[s]); i < std::min(first + rows, lo[s + 1]); ++i)
+            slot_dist[s] += static_cast<double>(best_rows[i - first]);
+    });
+    res.exact_fraction.push_back(static_cast<double>(evals) / nk);
+    double tot = std::numeric_limits<double>::quiet_NaN();
+    if (want_tot) {
+      tot = 0.0;
+      for (int s = 0; s < nt; ++s) tot += slot_dist[s];
+    }
+    updated = changed > 0;
+    if (observer && !observer->iteration(iter + 1, changed, tot)) throw Interrupted();
+    if (!updated) break;
+    // cpu_lloyd's update_centers()
+    for (int j = 0; j < k; ++j) {
+      res.size[j] = static_cast<int>(count[j]);
+      for (int c = 0; c < d; ++c) {
+        double sm = 0.0;
+        for (int s = 0; s < nt; ++s) sm += slot_sum[kd * s + static_cast<std::size_t>(c) * k + j];
+        res.centers[j + static_cast<std::size_t>(k) * c] = sm / static_cast<double>(count[j]);
+      }
+    }
+  }
+  res.iter = updated ? max_iter + 1 : iter + 1;
+  // cpu_lloyd's final_withinss(): per slot, point by point and coordinate
+  // by coordinate; the slots that share a block at once
+  std::vector<double> slot_wss(static_cast<std::size_t>(k) * nt, 0.0);
+  blocks([&](std::int64_t first, std::int64_t rows, const T* xb) {
+    std::vector<int> in;
+    for (int s = 0; s < nt; ++s)
+      if (std::max(first, lo[s]) < std::min(first + rows, lo[s + 1])) in.push_back(s);
+    const int m = static_cast<int>(in.size());
+#pragma omp parallel for num_threads(std::max(1, std::min(pool, m))) schedule(dynamic, 1)
+    for (int q = 0; q < m; ++q) {
+      const int s = in[q];
+      double* w = slot_wss.data() + static_cast<std::size_t>(k) * s;
+      for (std::int64_t i = std::max(first, lo[s]); i < std::min(first + rows, lo[s + 1]); ++i) {
+        const int j = cl[i];
+        for (int c = 0; c < d; ++c) {
+          double tmp = static_cast<double>(xb[i - first + static_cast<std::int64_t>(c) * rows]) -
+                       res.centers[j + static_cast<std::size_t>(k) * c];
+          w[j] += tmp * tmp;
+        }
+      }
+    }
+  });
+  for (int j = 0; j < k; ++j) {
+    double w = 0.0;
+    for (int s = 0; s < nt; ++s) w += slot_wss[static_cast<std::size_t>(k) * s + j];
+    res.withinss[j] = w;
+  }
+  for (int& c : res.cluster) c += 1;
+  res.seconds_compute = wall_seconds() - t_start;
+  return res;
+}
+
+template LloydFit cpu_lloyd_blocks<double>(const StoredBlocks<double>&, std::int64_t, int, int, const double*, int,
+                                           int, IterationObserver*, Labels);
+template LloydFit cpu_lloyd_blocks<float>(const StoredBlocks<float>&, std::int64_t, int, int, const double*, int,
+                                          int, IterationObserver*, Labels);
+
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads,
                 int* cluster) {
   const int nt = resolve_threads(threads);

@@ -127,13 +127,16 @@ struct HostData {
   // checks the values it copies, saving a pass over x).
   bool finite = true;
   // x is not in host memory (x nullptr): its rows come from here, block by
-  // block (RowReader).  Only the CUDA engine takes a reader, resident on its
-  // device, and the composite over several devices (a RowRange of it per
-  // part), without weights (R sends no other fit: R/gpu_kmeans.R); they
-  // throw SourceNotResident where x (a part) would not fit on the device.
+  // block (RowReader).  The CUDA engine takes a reader, resident on its
+  // device, the composite over several devices (a RowRange of it per part),
+  // and the CPU engine, reading it again at every pass (src/cpu_stream_engine.cpp),
+  // all without weights (R sends no other fit: R/gpu_kmeans.R); they throw
+  // SourceNotResident where x (a part) would not fit on the device, or (the
+  // CPU engine) where it cannot stream the reader.
   RowReader* reader = nullptr;
-  // x from a reader that does not fit on the CUDA engine's device may be
-  // streamed from the reader, read again at every pass over the rows, where
+  // x from a reader that does not fit on the CUDA engine's device (on the
+  // CPU engine: any) may be streamed from the reader, read again at every
+  // pass over the rows, where
   // it reads them again cheaply (RowReader::reads_again_cheaply: a
   // dgCMatrix's slots): the caller sends no fit that needs x on the host
   // (the quality passes of the sweep, weights).  false: SourceNotResident.
@@ -441,7 +444,9 @@ inline std::string source_suffix(std::int64_t chunks) {
 
 // The CPU engine with `threads` OpenMP threads (0: all); shift (d values or
 // nullptr) fixes the single-precision shift (src/single_shift.h), as for the
-// CUDA engine (several processes holding parts of the rows share one).
+// CUDA engine (several processes holding parts of the rows share one).  x
+// from a reader: the engine that reads it at every pass (src/cpu_engine.h,
+// make_cpu_stream_engine).
 std::unique_ptr<Engine> make_cpu_engine(const HostData& data, Precision precision, int threads,
                                         const double* shift = nullptr);
 

@@ -231,8 +231,16 @@ test_that("options(gpukmeans.source_memory) is the most bytes a source takes in 
 test_that("a scratch directory that cannot take the file is a clear error, and no file is left behind", {
   skip_if_not_installed("Matrix")
   skip_on_os("windows")
-  m <- Matrix::Matrix(sources_data(), sparse = TRUE)
+  # (a dense Matrix is read through R, once, into the scratch file; the CPU
+  # engine reads a dgCMatrix's slots at every pass, with no scratch file)
+  m <- Matrix::Matrix(sources_data(), sparse = FALSE)
   withr::local_options(gpukmeans.source_memory = 0)
+  withr::with_options(list(gpukmeans.scratch_dir = "/no/such/dir"), {
+    set.seed(1)
+    a <- gpu_kmeans(Matrix::Matrix(sources_data(), sparse = TRUE), 3, backend = "cpu")
+    set.seed(1)
+    expect_identical(strip_gk(a), strip_gk(gpu_kmeans(sources_data(), 3, backend = "cpu")))
+  })
   file <- withr::local_tempfile()
   writeLines("not a directory", file)
   for (bad in list(file, "/no/such/dir", 3, NA_character_))

@@ -35,6 +35,7 @@ expect_same_source_fit <- function(f) {
 }
 
 read_by_blocks <- function(fit) grepl("read block by block from its source", attr(fit, "device"), fixed = TRUE)
+streamed_from_slots <- function(fit) grepl("x streamed from its source in [0-9]+ chunk", attr(fit, "device"))
 
 # gpu_kmeans() on the sparse Matrix of y (not finite somewhere) fails as on
 # y itself, from one seed, with `message`.
@@ -144,8 +145,10 @@ test_backends("a large source gives the dense matrix's fit, warnings and generat
                         list(centers = 4, iter.max = 2))) {
         f <- do.call(fit_both, c(list(m, x), args, precision = precision))
         expect_same_source_fit(f)
-        # on one device, straight from the source (nstart > 1: its distinct rows too)
+        # on one device, straight from the source (nstart > 1: its distinct rows too);
+        # the CPU engine reads a dgCMatrix's slots at every pass, a dense Matrix from memory
         expect_identical(read_by_blocks(f$a), backend == "cuda")
+        expect_identical(streamed_from_slots(f$a), backend == "cpu" && is(m, "sparseMatrix"))
         expect_false(read_by_blocks(f$b))
       }
     }
@@ -209,14 +212,16 @@ test_backends("predict() on a large source gives the dense matrix's labels and e
 test_backends("a large source's totss has the dense matrix's bits, its blocks cutting totss' chunks", function(backend) {
   skip_if_not_installed("Matrix")
   x <- reader_data(140001, 3, zeros = 0.1) * 1e3 + 7e5  # far from the origin: a shift in single precision
-  m <- Matrix::Matrix(x, sparse = FALSE)
   withr::local_options(gpukmeans.source_memory = 0)
-  for (rows in list(NULL, 50000, 65536)) {
-    withr::local_options(gpukmeans.source_block_rows = rows)
-    for (precision in c("double", "single")) {
-      f <- fit_both(m, x, centers = 6, iter.max = 3, init = "kmeans++", precision = precision)
-      expect_same_source_fit(f)
-      expect_identical(read_by_blocks(f$a), backend == "cuda")
+  for (m in list(Matrix::Matrix(x, sparse = FALSE), Matrix::Matrix(x, sparse = TRUE))) {
+    for (rows in list(NULL, 50000, 65536)) {
+      withr::local_options(gpukmeans.source_block_rows = rows)
+      for (precision in c("double", "single")) {
+        f <- fit_both(m, x, centers = 6, iter.max = 3, init = "kmeans++", precision = precision)
+        expect_same_source_fit(f)
+        expect_identical(read_by_blocks(f$a), backend == "cuda")
+        expect_identical(streamed_from_slots(f$a), backend == "cpu" && is(m, "sparseMatrix"))
+      }
     }
   }
 })
@@ -302,8 +307,8 @@ test_backends("a large source whose reading fails is an R error, and the next fi
   }
   fit <- function(r) gpukmeans:::gk_fit_cpp(r, list(unname(x[1:3, ])), 10L, FALSE, backend, 1L, 0L, FALSE, NULL, Inf,
                                             gpukmeans:::cuda_options())
-  if (backend == "cpu") {  # the CPU engine reads x in host memory: R never sends it a reader
-    expect_error(fit(r), "the CPU engine reads x in host memory")
+  if (backend == "cpu") {  # the CPU engine reads a source through R once, into memory: not from here
+    expect_match(fit(r)$not_resident, "read through R, once, into host memory", fixed = TRUE)
     expect_identical(reads, 0)
   } else {
     expect_error(fit(r), "the source went away")
@@ -350,6 +355,61 @@ test_that("a large dgCMatrix that does not fit on the device is streamed from it
   # options(gpukmeans.stream = FALSE): never streamed, an out-of-memory error
   withr::local_options(gpukmeans.stream = FALSE, gpukmeans.device_memory = 8e6)
   expect_error(gpu_kmeans(m, 5), class = "gpukmeans_out_of_memory")
+})
+
+test_that("cpu: a large dgCMatrix is read from its slots at every pass: the in-memory engine's fit, bit for bit, for any threads", {
+  skip_if_not_installed("Matrix")
+  x <- unname(reader_data(3001, 5))
+  m <- Matrix::Matrix(x, sparse = TRUE)
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 250)
+  r <- gpukmeans:::source_reader(gpukmeans:::source_view(m))
+  fit <- function(data, centers, iter_max, single, threads)
+    gpukmeans:::gk_fit_cpp(data, list(centers), iter_max, single, "cpu", threads, 0L, FALSE, NULL, Inf,
+                           gpukmeans:::cuda_options(), finite = FALSE)
+  same <- c("cluster", "centers", "totss", "withinss", "size", "iter", "start_tot_withinss", "exact_fraction")
+  # 1 to 7 threads: the in-memory engine's ranges of rows (one per thread,
+  # each adding its points in order) cross the blocks of 224 rows anywhere
+  for (threads in c(1L, 2L, 3L, 7L)) {
+    for (single in c(FALSE, TRUE)) {
+      for (iter_max in c(2L, 50L)) {  # stopped early (iter 3), and converged
+        a <- fit(r, x[c(1, 700, 1400, 2100, 2800), ], iter_max, single, threads)
+        b <- fit(x, x[c(1, 700, 1400, 2100, 2800), ], iter_max, single, threads)
+        expect_identical(a$device, sprintf("CPU, %d thread%s, x streamed from its source in 14 chunks",
+                                           threads, if (threads == 1L) "" else "s"))
+        expect_identical(a[same], b[same])
+      }
+    }
+  }
+  expect_lt(b$iter, 50L)  # (converged)
+  # a center no point is nearest to: NaN, as in the in-memory fit
+  far <- rbind(x[c(1, 700, 1400), ], c(1e6, 1e6, 1e6, 1e6, 1e6))
+  expect_identical(fit(r, far, 20L, FALSE, 3L)[same], fit(x, far, 20L, FALSE, 3L)[same])
+  expect_true(all(is.nan(fit(r, far, 20L, FALSE, 3L)$centers[4, ])))
+  # the trace: the in-memory fit's tot.withinss at every iteration
+  tr <- function(src) capture.output(invisible(gpu_kmeans(src, x[1:4, ], trace = 1, backend = "cpu")))
+  expect_identical(tr(m), tr(x))
+  expect_match(tr(m)[2], "^iter   2: [0-9]+ points changed cluster, tot.withinss = ")
+  # a value that is not finite: the in-memory error, nothing fitted
+  y <- x
+  y[2990, 3] <- NaN
+  expect_dense_error(y, "found NaN in row 2990, column 3", backend = "cpu")
+  # options(gpukmeans.stream = FALSE): into memory (a scratch file); weights
+  # and the sweep's quality passes need x in memory too: the same results
+  set.seed(3)
+  a <- gpu_kmeans(m, 4, backend = "cpu")
+  expect_match(attr(a, "device"), "streamed from its source", fixed = TRUE)
+  withr::with_options(list(gpukmeans.stream = FALSE), {
+    set.seed(3)
+    b <- gpu_kmeans(m, 4, backend = "cpu")
+  })
+  expect_false(grepl("streamed", attr(b, "device"), fixed = TRUE))
+  expect_identical(strip_gk(a), strip_gk(b))
+  w <- rep(c(1, 2), length.out = nrow(x))
+  set.seed(3)
+  a <- gpu_kmeans(m, 4, weights = w, backend = "cpu")
+  set.seed(3)
+  expect_identical(strip_gk(a), strip_gk(gpu_kmeans(x, 4, weights = w, backend = "cpu")))
+  expect_false(grepl("streamed", attr(a, "device"), fixed = TRUE))
 })
 
 test_that("a large source that does not fit on the device is read into memory and streamed: the same fit", {
