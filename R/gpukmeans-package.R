@@ -27,12 +27,15 @@
 #'   \item{`gpukmeans.stream`}{`NA` (default): `x` that does not fit in the
 #'     device memory stays in host memory and is streamed to the device
 #'     chunk by chunk at every pass (the same fit); `FALSE`: such data is
-#'     an error of class `gpukmeans_out_of_memory`; `TRUE`: always streamed.}
+#'     an error of class `gpukmeans_out_of_memory`; `TRUE`: always streamed.
+#'     On the CPU engine a large `dgCMatrix` is read from its slots at
+#'     every pass unless this is `FALSE` (then: a scratch file).}
 #'   \item{`gpukmeans.source_memory`}{the most bytes of memory a
 #'     \pkg{Matrix}, \pkg{DelayedArray} or \pkg{bigmemory} `x` is read into
 #'     (default 2^30); a larger one goes block by block to the devices of a
-#'     fit on CUDA devices, and elsewhere to a scratch file, mapped into
-#'     memory (`Inf`: never).}
+#'     fit on CUDA devices, a `dgCMatrix` on the CPU engine is read from
+#'     its slots at every pass, and elsewhere it goes to a scratch file,
+#'     mapped into memory (`Inf`: never).}
 #'   \item{`gpukmeans.scratch_dir`}{the directory of those scratch files
 #'     (default [tempdir()], or `/var/tmp` where that is a RAM-backed tmpfs);
 #'     each is unlinked as soon as it is made.}

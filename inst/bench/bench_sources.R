@@ -8,13 +8,16 @@
 #            block by block straight to the devices (R/matrix_sources.R;
 #            several devices since 2026-11-27, each its rows), or, where
 #            it does not fit on the device (one device), streamed from the
-#            dgCMatrix's slots at every pass (since 2026-11-28).
+#            dgCMatrix's slots at every pass (since 2026-11-28); on the CPU
+#            engine, its slots read at every pass (since 2026-11-28, the
+#            nineteenth session; before, the scratch file).
 #   Rscript inst/bench/bench_sources.R [n] [d] [density] [backend] [precision] [devices]
 # With GK_SOURCES_STREAM=1 in the environment every way streams x to the
 # device at every pass, as where it does not fit there.
 # devices: gpu_kmeans()'s device, e.g. 0 (the default) or 0,1.
 # Data: an n x d dgCMatrix with that share of nonzero values (rnorm), k = 16
-# (given centers: its first 16 distinct rows), 10 iterations.  Prints, per
+# (given centers: its first 16 distinct rows), 10 iterations (GK_SOURCES_ITER
+# in the environment: that many at most).  Prints, per
 # way, the anonymous (RssAnon) and file-backed (RssFile + RssShmem) resident
 # memory added after the read (after the fit for direct; the scratch file's
 # pages are file pages: the kernel may write them out and drop them), the
@@ -31,11 +34,11 @@ device <- as.integer(strsplit(devices, ",", fixed = TRUE)[[1L]])
 
 if (!nzchar(Sys.getenv("GK_SOURCES_CHILD"))) {
   suppressPackageStartupMessages(library(gpukmeans))
-  cat(sprintf("gpukmeans source benchmark | %s | %s | %s | %g x %d dgCMatrix, density %g (dense: %.2f GiB) | backend %s | %s precision | device %s%s\n",
+  cat(sprintf("gpukmeans source benchmark | %s | %s | %s | %g x %d dgCMatrix, density %g (dense: %.2f GiB) | backend %s | %s precision | device %s | iter.max %s%s\n",
               format(Sys.time(), "%Y-%m-%d %H:%M UTC", tz = "UTC"), R.version.string,
               if (nrow(gpukmeans_info()$devices)) paste(unique(gpukmeans_info()$devices$name), collapse = ", ") else "no GPU",
               n, d, density,
-              n * d * 8 / 2^30, backend, precision, devices,
+              n * d * 8 / 2^30, backend, precision, devices, Sys.getenv("GK_SOURCES_ITER", "10"),
               if (nzchar(Sys.getenv("GK_SOURCES_STREAM"))) " | streamed (GK_SOURCES_STREAM)" else ""))
   script <- normalizePath(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)))
   for (mode in c("memory", "scratch", "direct")) {
@@ -77,15 +80,15 @@ if (mode != "direct") {
   t_read <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
 }
 fit_of <- if (mode == "direct") m else x
-f <- suppressWarnings(gpu_kmeans(fit_of, centers, iter.max = 10, backend = backend, precision = precision,
+f <- suppressWarnings(gpu_kmeans(fit_of, centers, iter.max = as.integer(Sys.getenv("GK_SOURCES_ITER", "10")), backend = backend, precision = precision,
                                    device = device))  # (10 iterations: not converged)
 t_fit <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
 invisible(gc())
 anon <- status_mib("RssAnon") - base_anon
 file <- status_mib("RssFile") + status_mib("RssShmem") - base_file
 scratch_fs <- if (mode == "scratch") system2("df", c("--output=fstype", tempdir()), stdout = TRUE)[2L] else ""
-cat(sprintf("%-8s read %6s s | after: anonymous +%6.0f MiB, file-backed +%6.0f MiB | fit (read included) %6.2f s | peak resident +%6.0f MiB%s | tot.withinss %.10g | labels %.0f | %s%s\n",
-            mode, if (is.na(t_read)) "-" else sprintf("%.2f", t_read), anon, file, t_fit,
+cat(sprintf("%-8s read %6s s | after: anonymous +%6.0f MiB, file-backed +%6.0f MiB | fit (read included) %6.2f s, %d iterations | peak resident +%6.0f MiB%s | tot.withinss %.10g | labels %.0f | %s%s\n",
+            mode, if (is.na(t_read)) "-" else sprintf("%.2f", t_read), anon, file, t_fit, f$iter,
             status_mib("VmHWM") - base_peak, if (peak_reset) "" else " (not reset: since start)",
             f$tot.withinss, sum(as.numeric(f$cluster) * seq_along(f$cluster)), attr(f, "device"),
             if (nzchar(scratch_fs)) sprintf(" | scratch file system %s", scratch_fs) else ""))
