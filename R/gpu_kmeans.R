@@ -352,10 +352,16 @@
 #'   `dgCMatrix` too large for its device (or a part too large for its
 #'   device, on several) is streamed from its slots: every pass over the
 #'   rows reads them again, chunk by chunk, into the chunk buffers of
-#'   streamed data (see Details), and nothing else of `x` is held.  Where a
-#'   fit needs all of `x` on the host (the CPU engine, another source too
-#'   large for the devices, the quality indices of a sweep too large for
-#'   its device), it lives in a scratch file in
+#'   streamed data (see Details), and nothing else of `x` is held.  The CPU
+#'   engine reads a large `dgCMatrix` from its slots in the same way, block
+#'   by block at every pass over the rows (the fit it gives `x` in memory,
+#'   bit for bit, without the distance bounds that spare it distances in
+#'   late iterations; `options(gpukmeans.stream = FALSE)`: through a
+#'   scratch file instead, below).  Every engine reads a large `dgeMatrix`'s
+#'   values in place, as a matrix's: no copy at all.  Where a fit needs all
+#'   of `x` on the host (another source on the CPU engine or too large for
+#'   the devices, observation weights, the quality indices of a sweep), it
+#'   lives in a scratch file in
 #'   `getOption("gpukmeans.scratch_dir")` (default [tempdir()], or
 #'   `/var/tmp` where that is a RAM-backed tmpfs), mapped into
 #'   memory and unlinked at once, so that the kernel may page it out: reading

@@ -133,10 +133,12 @@ big_matrix_file <- function(x) {
 # rows, source_unique_rows(), block by block).  A fit on CUDA devices
 # then reads the source block by block to the devices (a reader,
 # source_reader(); src/source_glue.h; several devices each read their
-# rows): no dense copy in host memory or on disk.  A fit that needs all of
-# x on the host (the CPU engine, x too large for the devices) reads it once
-# into the matrix read_matrix_source() gives (source_dense(), kept in the
-# view).
+# rows): no dense copy in host memory or on disk.  The CPU engine reads a
+# dgCMatrix's slots again at every pass (src/cpu_stream_engine.cpp), and
+# every engine reads a dgeMatrix's values in place (dense_values()).  A fit
+# that needs all of another source on the host (the CPU engine, x too large
+# for the devices, weights, a sweep's quality passes) reads it once into
+# the matrix read_matrix_source() gives (source_dense(), kept in the view).
 
 # The view of x, or NULL where x is no such source.
 source_view <- function(x) {
@@ -181,8 +183,8 @@ source_rows <- function(view, i) {
 source_values <- function(view, i) {
   # (a dgCMatrix's rows from its slots, in C++, src/csc_reader.h: Matrix's
   # row subsetting passes over all its row indices, 0.6 s for a few rows of
-  # a 1e7 x 50 dgCMatrix, 10% nonzero)
-  if (methods::is(view$source, "dgCMatrix") && is.numeric(i) && length(i) && !anyNA(i) &&
+  # a 1e7 x 50 dgCMatrix, 10% nonzero; a dgeMatrix's from its values)
+  if (read_in_cpp(view$source) && is.numeric(i) && length(i) && !anyNA(i) &&
       all(i >= 1 & i <= view$dim[1L] & i == trunc(i)))
     return(gk_reader_rows(source_reader(view), 0, 0, as.numeric(i)))
   b <- as.matrix(view$source[i, , drop = FALSE])
@@ -222,6 +224,7 @@ source_problem <- function(view, arg = "x") {
 engine_data <- function(x, engine, devices) {
   if (!inherits(x, "gk_source")) return(x)
   if (!is.null(x$dense)) return(x$dense)
+  if (dense_values(x$source)) return(source_reader(x))  # (its values read in place by every engine)
   cpu_streams <- !isFALSE(getOption("gpukmeans.stream", NA))
   if (engine == "cuda" || length(devices) > 1L || cpu_streams) source_reader(x) else source_dense(x)
 }
@@ -237,15 +240,28 @@ source_dense <- function(view) {
 # SourceReader): blocks of about 32 MiB of doubles, in row order, read by
 # R; a dgCMatrix by C++ from its slots (src/csc_reader.h: row blocks through
 # R search every column again for each block, 20 times slower on an H100
-# host, 1e7 x 16: tools/cuda-dev/LOG.md).
+# host, 1e7 x 16: tools/cuda-dev/LOG.md); a dgeMatrix's values read in
+# place (dense_values()).
 source_reader <- function(view) {
   src <- view$source
   r <- list(n = view$dim[1L], d = view$dim[2L], block_rows = source_block_rows(view$dim[2L]),
             block = function(first, rows) source_values(view, seq.int(first, length.out = rows)),
             rows = function(idx) source_values(view, idx))
   if (methods::is(src, "dgCMatrix")) r$csc <- list(p = src@p, i = src@i, x = src@x)
+  if (dense_values(src)) r$dense <- src@x
   structure(r, class = "gk_reader")
 }
+
+# Whether src is a dgeMatrix: its x slot holds its values as a double
+# matrix does (n x d, column-major), which the engines read in place
+# (src/source_glue.h): the source itself is the only copy.
+dense_values <- function(src) {
+  methods::is(src, "dgeMatrix") && is.double(src@x) && length(src@x) == prod(as.numeric(dim(src)))
+}
+
+# Whether the reader of src reads it in C++ (a dgCMatrix's slots, a
+# dgeMatrix's values), not through R.
+read_in_cpp <- function(src) methods::is(src, "dgCMatrix") || dense_values(src)
 
 # The distinct rows of the view (1-based, in order of first occurrence), as
 # gk_unique_rows() gives those of the dense matrix: block by block

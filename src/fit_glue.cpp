@@ -78,8 +78,9 @@ class RStarts : public gk::StartSource {
 };
 
 // x as the engines take it: a double matrix read in place (kept in *xm),
-// or a gk_reader (src/source_glue.h; kept in *rows).  Both must outlive the
-// engine.
+// or a gk_reader (src/source_glue.h; kept in *rows): its reader, or the
+// values of a dense one, read in place as a matrix's.  Both must outlive
+// the engine.
 gk::HostData data_of(SEXP x, int threads, Rcpp::NumericMatrix* xm, std::unique_ptr<gk::SourceReader>* rows) {
   if (!Rf_inherits(x, "gk_reader")) {
     *xm = Rcpp::NumericMatrix(x);
@@ -89,7 +90,8 @@ gk::HostData data_of(SEXP x, int threads, Rcpp::NumericMatrix* xm, std::unique_p
   gk::HostData data;
   data.n = (*rows)->n;
   data.d = (*rows)->d;
-  data.reader = (*rows)->reader.get();
+  if ((*rows)->values) data.x = (*rows)->values;
+  else data.reader = (*rows)->reader.get();
   return data;
 }
 

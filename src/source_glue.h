@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "csc_reader.h"
+#include "dense_reader.h"
 #include "engine.h"
 
 namespace gk {
@@ -54,14 +55,27 @@ class RReader : public gk::RowReader {
   Rcpp::Function block_, rows_;
 };
 
-// The reader of a gk_reader list (above); keeps the R objects it reads.
+// The reader of a gk_reader list (above); keeps the R objects it reads.  A
+// dgeMatrix comes as its values, list(..., dense = x@x): n x d doubles,
+// column-major, which the engines read in place (`values`; the reader reads
+// them too, gk::DenseReader).
 struct SourceReader {
   std::int64_t n = 0;
   int d = 0;
   Rcpp::List from;
   std::unique_ptr<gk::RowReader> reader;
+  const double* values = nullptr;  // a dgeMatrix's values, or nullptr
   SourceReader(Rcpp::List r, int threads)
       : n(static_cast<std::int64_t>(Rcpp::as<double>(r["n"]))), d(Rcpp::as<int>(r["d"])), from(r) {
+    const std::int64_t block_rows = static_cast<std::int64_t>(Rcpp::as<double>(r["block_rows"]));
+    if (r.containsElementNamed("dense")) {
+      SEXP v = r["dense"];
+      if (TYPEOF(v) != REALSXP || static_cast<double>(XLENGTH(v)) != static_cast<double>(n) * d)
+        throw gk::EngineError(gk::EngineError::Kind::kInvalid, "a dense source's values are not n x d doubles");
+      values = REAL_RO(v);
+      reader.reset(new gk::DenseReader(values, n, d, block_rows, threads));
+      return;
+    }
     if (!r.containsElementNamed("csc")) {
       reader.reset(new RReader(r));
       return;
@@ -70,8 +84,8 @@ struct SourceReader {
     SEXP p = csc["p"], i = csc["i"], x = csc["x"];
     if (TYPEOF(p) != INTSXP || TYPEOF(i) != INTSXP || TYPEOF(x) != REALSXP || XLENGTH(i) != XLENGTH(x))
       throw gk::EngineError(gk::EngineError::Kind::kInvalid, "malformed column-compressed matrix");
-    reader.reset(new gk::CscReader(n, d, INTEGER(p), XLENGTH(p), INTEGER(i), REAL(x), XLENGTH(x),
-                                   static_cast<std::int64_t>(Rcpp::as<double>(r["block_rows"])), threads));
+    reader.reset(new gk::CscReader(n, d, INTEGER(p), XLENGTH(p), INTEGER(i), REAL(x), XLENGTH(x), block_rows,
+                                   threads));
   }
 };
 

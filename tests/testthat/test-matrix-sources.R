@@ -231,15 +231,19 @@ test_that("options(gpukmeans.source_memory) is the most bytes a source takes in 
 test_that("a scratch directory that cannot take the file is a clear error, and no file is left behind", {
   skip_if_not_installed("Matrix")
   skip_on_os("windows")
-  # (a dense Matrix is read through R, once, into the scratch file; the CPU
-  # engine reads a dgCMatrix's slots at every pass, with no scratch file)
-  m <- Matrix::Matrix(sources_data(), sparse = FALSE)
+  # (a sparse Matrix in triplet form is read through R, once, into the
+  # scratch file; the CPU engine reads a dgCMatrix's slots at every pass,
+  # and a dgeMatrix's values in place, with no scratch file)
+  m <- methods::as(Matrix::Matrix(sources_data(), sparse = TRUE), "TsparseMatrix")
   withr::local_options(gpukmeans.source_memory = 0)
   withr::with_options(list(gpukmeans.scratch_dir = "/no/such/dir"), {
+    x <- sources_data()
     set.seed(1)
-    a <- gpu_kmeans(Matrix::Matrix(sources_data(), sparse = TRUE), 3, backend = "cpu")
-    set.seed(1)
-    expect_identical(strip_gk(a), strip_gk(gpu_kmeans(sources_data(), 3, backend = "cpu")))
+    b <- gpu_kmeans(x, 3, backend = "cpu")
+    for (src in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+      set.seed(1)
+      expect_identical(strip_gk(gpu_kmeans(src, 3, backend = "cpu")), strip_gk(b))
+    }
   })
   file <- withr::local_tempfile()
   writeLines("not a directory", file)

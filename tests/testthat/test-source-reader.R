@@ -37,6 +37,12 @@ expect_same_source_fit <- function(f) {
 read_by_blocks <- function(fit) grepl("read block by block from its source", attr(fit, "device"), fixed = TRUE)
 streamed_from_slots <- function(fit) grepl("x streamed from its source in [0-9]+ chunk", attr(fit, "device"))
 
+# A source read through R, block by block (a sparse Matrix in triplet form):
+# the engines read a dgCMatrix's slots in C++, and a dgeMatrix's values in
+# place, as a matrix's (in_place()).
+through_r <- function(x) methods::as(Matrix::Matrix(x, sparse = TRUE), "TsparseMatrix")
+in_place <- function(m) methods::is(m, "dgeMatrix")
+
 # gpu_kmeans() on the sparse Matrix of y (not finite somewhere) fails as on
 # y itself, from one seed, with `message`.
 expect_dense_error <- function(y, message, ...) {
@@ -138,7 +144,7 @@ test_backends("a large source gives the dense matrix's fit, warnings and generat
   skip_if_not_installed("Matrix")
   x <- reader_data()
   withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 300)
-  for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+  for (m in list(Matrix::Matrix(x, sparse = TRUE), through_r(x), Matrix::Matrix(x, sparse = FALSE))) {
     for (precision in c("double", "single")) {
       for (args in list(list(centers = 5), list(centers = 5, init = "kmeans++"), list(centers = 5, init = "kmeans||"),
                         list(centers = x[c(1, 500, 1000, 1500, 2000), ]), list(centers = 5, nstart = 3),
@@ -146,9 +152,10 @@ test_backends("a large source gives the dense matrix's fit, warnings and generat
         f <- do.call(fit_both, c(list(m, x), args, precision = precision))
         expect_same_source_fit(f)
         # on one device, straight from the source (nstart > 1: its distinct rows too);
-        # the CPU engine reads a dgCMatrix's slots at every pass, a dense Matrix from memory
-        expect_identical(read_by_blocks(f$a), backend == "cuda")
-        expect_identical(streamed_from_slots(f$a), backend == "cpu" && is(m, "sparseMatrix"))
+        # the CPU engine reads a dgCMatrix's slots at every pass, another
+        # source from memory; a dgeMatrix's values are read in place
+        expect_identical(read_by_blocks(f$a), backend == "cuda" && !in_place(m))
+        expect_identical(streamed_from_slots(f$a), backend == "cpu" && is(m, "dgCMatrix"))
         expect_false(read_by_blocks(f$b))
       }
     }
@@ -158,6 +165,32 @@ test_backends("a large source gives the dense matrix's fit, warnings and generat
   few[] <- rep(1:3, length.out = nrow(x))
   f <- tryCatch(fit_both(Matrix::Matrix(few), few, centers = 4), error = conditionMessage)
   expect_identical(f, "more cluster centers than distinct data points.")
+})
+
+test_backends("a large dgeMatrix's values are read in place by every engine: the dense matrix's fit and sweep, no scratch file", function(backend) {
+  skip_if_not_installed("Matrix")
+  x <- reader_data(1200, 3)
+  m <- Matrix::Matrix(x, sparse = FALSE)
+  expect_s4_class(m, "dgeMatrix")
+  withr::local_options(gpukmeans.source_memory = 0, gpukmeans.scratch_dir = "/no/such/dir")
+  r <- gpukmeans:::source_reader(gpukmeans:::source_view(m))
+  expect_identical(r$dense, m@x)
+  expect_null(r$csc)
+  for (b in list(c(1, 1200), c(7, 13), c(1200, 1)))  # (the reader of its distinct rows, its bad values)
+    expect_identical(gpukmeans:::gk_reader_rows(r, b[1], b[2]), unname(x[seq.int(b[1], length.out = b[2]), , drop = FALSE]))
+  expect_error(gpukmeans:::gk_reader_rows(r, 1190, 20), "rows out of x")
+  r$dense <- r$dense[-1]
+  expect_error(gpukmeans:::gk_reader_rows(r, 1, 2), "not n x d doubles")
+  for (args in list(list(centers = 4), list(centers = 4, precision = "single", init = "kmeans||"),
+                    list(centers = x[c(1, 300, 600, 900), ], iter.max = 3))) {
+    f <- do.call(fit_both, c(list(m, x), args, backend = backend))
+    expect_same_source_fit(f)
+    expect_identical(attr(f$a, "device"), attr(f$b, "device"))  # (x in memory: nothing read or streamed)
+  }
+  set.seed(4)
+  a <- gpu_kmeans_sweep(m, 2:3, backend = backend)
+  set.seed(4)
+  expect_identical(sweep_value(a), sweep_value(gpu_kmeans_sweep(x, 2:3, backend = backend)))
 })
 
 test_backends("big.matrix and DelayedArray sources read through their view give the dense matrix's fit", function(backend) {
@@ -213,14 +246,14 @@ test_backends("a large source's totss has the dense matrix's bits, its blocks cu
   skip_if_not_installed("Matrix")
   x <- reader_data(140001, 3, zeros = 0.1) * 1e3 + 7e5  # far from the origin: a shift in single precision
   withr::local_options(gpukmeans.source_memory = 0)
-  for (m in list(Matrix::Matrix(x, sparse = FALSE), Matrix::Matrix(x, sparse = TRUE))) {
+  for (m in list(through_r(x), Matrix::Matrix(x, sparse = TRUE))) {
     for (rows in list(NULL, 50000, 65536)) {
       withr::local_options(gpukmeans.source_block_rows = rows)
       for (precision in c("double", "single")) {
         f <- fit_both(m, x, centers = 6, iter.max = 3, init = "kmeans++", precision = precision)
         expect_same_source_fit(f)
         expect_identical(read_by_blocks(f$a), backend == "cuda")
-        expect_identical(streamed_from_slots(f$a), backend == "cpu" && is(m, "sparseMatrix"))
+        expect_identical(streamed_from_slots(f$a), backend == "cpu" && is(m, "dgCMatrix"))
       }
     }
   }
@@ -281,9 +314,9 @@ test_backends("a value of a large source that is not finite is the dense matrix'
     expect_identical(gpukmeans:::source_first_nonfinite(gpukmeans:::source_view(Matrix::Matrix(x[, 3:4]))), 12)
     expect_identical(gpukmeans:::source_first_nonfinite(gpukmeans:::source_view(Matrix::Matrix(x[-950, c(1, 4)]))), 0)
   })
-  for (precision in c("double", "single")) {
+  for (src in list(m, through_r(x))) for (precision in c("double", "single")) {
     for (init in c("random", "kmeans++")) {
-      set.seed(2); a <- tryCatch(gpu_kmeans(m, 3, init = init, precision = precision), error = conditionMessage)
+      set.seed(2); a <- tryCatch(gpu_kmeans(src, 3, init = init, precision = precision), error = conditionMessage)
       a_seed <- get_seed()
       set.seed(2); b <- tryCatch(gpu_kmeans(x, 3, init = init, precision = precision), error = conditionMessage)
       expect_match(a, "found NA in row 950, column 1", fixed = TRUE)
@@ -297,7 +330,7 @@ test_backends("a large source whose reading fails is an R error, and the next fi
   skip_if_not_installed("Matrix")
   x <- reader_data(1000)
   withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 100)
-  v <- gpukmeans:::source_view(Matrix::Matrix(x, sparse = FALSE))  # (read through R)
+  v <- gpukmeans:::source_view(through_r(x))  # (read through R)
   r <- gpukmeans:::source_reader(v)
   reads <- 0
   r$block <- function(first, rows) {
@@ -481,7 +514,7 @@ test_backends("several devices read a large source block by block, each its rows
   x <- reader_data()
   withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 300)
   for (split in splits(backend)) {
-    for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+    for (m in list(Matrix::Matrix(x, sparse = TRUE), through_r(x))) {
       for (precision in c("double", "single")) {
         for (args in list(list(centers = 5), list(centers = 5, init = "kmeans++"), list(centers = 5, init = "kmeans||"),
                           list(centers = x[c(1, 500, 1000, 1500, 2000), ]), list(centers = 5, nstart = 3),
@@ -511,7 +544,7 @@ test_backends("several devices read a large source block by block, each its rows
 test_backends("several devices reading a large source: totss across parts and chunks, a bad value in any part, predict()", function(backend) {
   skip_if_not_installed("Matrix")
   x <- reader_data(140001, 3, zeros = 0.1) * 1e3 + 7e5
-  m <- Matrix::Matrix(x, sparse = FALSE)
+  m <- through_r(x)
   withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 50000)
   split <- splits(backend)[[2]]
   # (the column means as the parts read their rows, one after another; a
@@ -530,7 +563,7 @@ test_backends("several devices reading a large source: totss across parts and ch
     z <- y
     for (b in bad) z[b[1], b[2]] <- NA
     # (read through R, part after part; a dgCMatrix, read in C++, all parts at once)
-    for (zm in list(Matrix::Matrix(z, sparse = FALSE), Matrix::Matrix(z, sparse = TRUE))) for (init in c("random", "kmeans++")) {
+    for (zm in list(through_r(z), Matrix::Matrix(z, sparse = TRUE))) for (init in c("random", "kmeans++")) {
       set.seed(2)
       a <- with_split(backend, split, tryCatch(do.call(gpu_kmeans, c(list(zm, 3, init = init), split_args(backend, split))),
                                               error = conditionMessage))
@@ -556,7 +589,7 @@ test_backends("gpu_kmeans_sweep() on a large source gives the dense matrix's swe
   skip_if_not_installed("Matrix")
   x <- reader_data(1500, 3)
   withr::local_options(gpukmeans.source_memory = 0, gpukmeans.source_block_rows = 400)
-  for (m in list(Matrix::Matrix(x, sparse = TRUE), Matrix::Matrix(x, sparse = FALSE))) {
+  for (m in list(Matrix::Matrix(x, sparse = TRUE), through_r(x), Matrix::Matrix(x, sparse = FALSE))) {
     for (args in list(list(k = 2:4), list(k = c(1, 3), nstart = 2, init = "random", silhouette = "sampled",
                                           silhouette_sample = 200), list(k = 3, precision = "single"))) {
       set.seed(9)
@@ -567,7 +600,7 @@ test_backends("gpu_kmeans_sweep() on a large source gives the dense matrix's swe
       expect_identical(sweep_value(a), sweep_value(b))
       expect_identical(a$table[setdiff(names(a$table), "seconds")], b$table[setdiff(names(b$table), "seconds")])
       expect_identical(a_seed, get_seed())
-      expect_identical(read_by_blocks(a$fits[[1]]), backend == "cuda")
+      expect_identical(read_by_blocks(a$fits[[1]]), backend == "cuda" && !in_place(m))
     }
   }
   y <- x
