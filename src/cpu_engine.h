@@ -63,13 +63,21 @@ template <typename T>
 using StoredBlocks =
     std::function<void(const std::function<void(std::int64_t first, std::int64_t rows, const T* xb)>&)>;
 
+// Rows [first, first + rows) of x into out (rows x d, column-major, in T),
+// from several threads at once; or empty, where x cannot be read so.
+template <typename T>
+using StoredRange = std::function<void(std::int64_t first, std::int64_t rows, T* out)>;
+
 // cpu_lloyd (no map, no weights) over x given block by block: its fit, bit
 // for bit, with the same threads (the same contiguous ranges of rows add
 // their points in point order), without distance bounds (each iteration
 // computes every distance).  The observer is polled between blocks.
+// range (may be empty): the final within-SS pass reads each thread's rows
+// at once through it.
 template <typename T>
-LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, std::int64_t n, int d, int k, const double* centers0,
-                          int max_iter, int threads, IterationObserver* observer, Labels into = Labels());
+LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& range, std::int64_t n, int d, int k,
+                          const double* centers0, int max_iter, int threads, IterationObserver* observer,
+                          Labels into = Labels());
 
 // Nearest center (1-based) of every row of x.
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads, int* cluster);

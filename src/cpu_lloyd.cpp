@@ -37,6 +37,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <new>
@@ -570,8 +571,9 @@ template LloydFit cpu_lloyd<float>(const float*, std::int64_t, int, int, const d
                                    IterationObserver*, const CenterMap&, const double*, Labels);
 
 template <typename T>
-LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, std::int64_t n, int d, int k, const double* centers0,
-                          int max_iter, int threads, IterationObserver* observer, Labels into) {
+LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& range, std::int64_t n, int d, int k,
+                          const double* centers0, int max_iter, int threads, IterationObserver* observer,
+                          Labels into) {
   const double t_start = wall_seconds();
   // cpu_lloyd's slots: nt contiguous ranges of the rows, each adding its
   // points' coordinates (and distances) in point order; the slots' sums
@@ -675,26 +677,48 @@ LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, std::int64_t n, int d, 
   }
   res.iter = updated ? max_iter + 1 : iter + 1;
   // cpu_lloyd's final_withinss(): per slot, point by point and coordinate
-  // by coordinate; the slots that share a block at once
+  // by coordinate (one chain per slot and cluster): every slot at once,
+  // each reading its rows, where the rows may be read so; else block by
+  // block, the slots that share a block at once
   std::vector<double> slot_wss(static_cast<std::size_t>(k) * nt, 0.0);
-  blocks([&](std::int64_t first, std::int64_t rows, const T* xb) {
+  const auto add_rows = [&](int s, std::int64_t first, std::int64_t rows, const T* xb, std::int64_t a,
+                            std::int64_t e) {
+    double* w = slot_wss.data() + static_cast<std::size_t>(k) * s;
+    for (std::int64_t i = a; i < e; ++i) {
+      const int j = cl[i];
+      for (int c = 0; c < d; ++c) {
+        double tmp = static_cast<double>(xb[i - first + static_cast<std::int64_t>(c) * rows]) -
+                     res.centers[j + static_cast<std::size_t>(k) * c];
+        w[j] += tmp * tmp;
+      }
+    }
+  };
+  if (range) {
+    const std::int64_t piece = std::max<std::int64_t>(256, 262144 / d);
+    std::vector<std::exception_ptr> err(nt);
+#pragma omp parallel for num_threads(std::max(1, std::min(pool, nt))) schedule(dynamic, 1)
+    for (int s = 0; s < nt; ++s) {
+      try {
+        std::vector<T> buf(static_cast<std::size_t>(std::min(piece, lo[s + 1] - lo[s])) * d);
+        for (std::int64_t a = lo[s]; a < lo[s + 1]; a += piece) {
+          const std::int64_t rows = std::min(piece, lo[s + 1] - a);
+          range(a, rows, buf.data());
+          add_rows(s, a, rows, buf.data(), a, a + rows);
+        }
+      } catch (...) {
+        err[s] = std::current_exception();
+      }
+    }
+    for (const std::exception_ptr& e : err)
+      if (e) std::rethrow_exception(e);
+  } else blocks([&](std::int64_t first, std::int64_t rows, const T* xb) {
     std::vector<int> in;
     for (int s = 0; s < nt; ++s)
       if (std::max(first, lo[s]) < std::min(first + rows, lo[s + 1])) in.push_back(s);
     const int m = static_cast<int>(in.size());
 #pragma omp parallel for num_threads(std::max(1, std::min(pool, m))) schedule(dynamic, 1)
-    for (int q = 0; q < m; ++q) {
-      const int s = in[q];
-      double* w = slot_wss.data() + static_cast<std::size_t>(k) * s;
-      for (std::int64_t i = std::max(first, lo[s]); i < std::min(first + rows, lo[s + 1]); ++i) {
-        const int j = cl[i];
-        for (int c = 0; c < d; ++c) {
-          double tmp = static_cast<double>(xb[i - first + static_cast<std::int64_t>(c) * rows]) -
-                       res.centers[j + static_cast<std::size_t>(k) * c];
-          w[j] += tmp * tmp;
-        }
-      }
-    }
+    for (int q = 0; q < m; ++q)
+      add_rows(in[q], first, rows, xb, std::max(first, lo[in[q]]), std::min(first + rows, lo[in[q] + 1]));
   });
   for (int j = 0; j < k; ++j) {
     double w = 0.0;
@@ -706,10 +730,10 @@ LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, std::int64_t n, int d, 
   return res;
 }
 
-template LloydFit cpu_lloyd_blocks<double>(const StoredBlocks<double>&, std::int64_t, int, int, const double*, int,
-                                           int, IterationObserver*, Labels);
-template LloydFit cpu_lloyd_blocks<float>(const StoredBlocks<float>&, std::int64_t, int, int, const double*, int,
-                                          int, IterationObserver*, Labels);
+template LloydFit cpu_lloyd_blocks<double>(const StoredBlocks<double>&, const StoredRange<double>&, std::int64_t,
+                                           int, int, const double*, int, int, IterationObserver*, Labels);
+template LloydFit cpu_lloyd_blocks<float>(const StoredBlocks<float>&, const StoredRange<float>&, std::int64_t, int,
+                                          int, const double*, int, int, IterationObserver*, Labels);
 
 void cpu_assign(const double* x, std::int64_t n, int d, int k, const double* centers, int threads,
                 int* cluster) {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <vector>
 
@@ -52,12 +53,14 @@ class HostPoints final : public CpuPoints {
   int d_;
 };
 
-// The rows of a reader, in blocks of its block_rows() rounded down to a
-// multiple of GK_SUM_ARITY (at least one node), into a buffer of its own.
+// The rows of a reader, in blocks of its block_rows() (at most max_rows)
+// rounded down to a multiple of GK_SUM_ARITY (at least one node), into a
+// buffer of its own.
 class ReaderPoints final : public CpuPoints {
  public:
-  ReaderPoints(RowReader& reader, std::int64_t n, int d) : reader_(reader), n_(n), d_(d) {
-    const std::int64_t want = std::max<std::int64_t>(reader.block_rows(), GK_SUM_ARITY);
+  ReaderPoints(RowReader& reader, std::int64_t n, int d, std::int64_t max_rows = INT64_MAX)
+      : reader_(reader), n_(n), d_(d) {
+    const std::int64_t want = std::max<std::int64_t>(std::min(reader.block_rows(), max_rows), GK_SUM_ARITY);
     rows_ = std::min<std::int64_t>(n, want / GK_SUM_ARITY * GK_SUM_ARITY);
     if (rows_ < 1) rows_ = 1;
   }
