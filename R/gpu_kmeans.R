@@ -355,9 +355,8 @@
 #'   streamed data (see Details), and nothing else of `x` is held.  The CPU
 #'   engine reads a large `dgCMatrix` from its slots in the same way, block
 #'   by block at every pass over the rows (the fit it gives `x` in memory,
-#'   bit for bit, without the distance bounds that spare it distances in
-#'   late iterations; `options(gpukmeans.stream = FALSE)`: through a
-#'   scratch file instead, below).  Every engine reads a large `dgeMatrix`'s
+#'   bit for bit, distance bounds included; `options(gpukmeans.stream =
+#'   FALSE)`: through a scratch file instead, below).  Every engine reads a large `dgeMatrix`'s
 #'   values in place, as a matrix's: no copy at all.  Where a fit needs all
 #'   of `x` on the host (another source on the CPU engine or too large for
 #'   the devices, observation weights, the quality indices of a sweep), it

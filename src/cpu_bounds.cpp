@@ -531,10 +531,13 @@ Bounds<T>::Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, co
     // Yinyang's group bounds are floats in units of sig_ = 2^e (exact
     // scaling), e from the magnitude of the data (a sample of rows) and of
     // the centers, so that distances are near 1 in float's wide range.
+    // (x streamed, nullptr here: the centers alone; the scale changes the
+    // bounds' precision, never a label)
     double mx = 0.0;
     const std::int64_t step = std::max<std::int64_t>(1, n / 4096);
     for (int c = 0; c < d; ++c) {
-      for (std::int64_t i = 0; i < n; i += step) mx = std::max(mx, std::fabs(static_cast<double>(x[i + c * n])));
+      if (x)
+        for (std::int64_t i = 0; i < n; i += step) mx = std::max(mx, std::fabs(static_cast<double>(x[i + c * n])));
       for (int j = 0; j < k; ++j) {
         const double v = std::fabs(centers0[j + static_cast<std::size_t>(k) * c]);
         if (v <= std::numeric_limits<double>::max()) mx = std::max(mx, v);

@@ -77,8 +77,17 @@ template <typename T>
 class Bounds {
  public:
   // threads: the threads that will run the passes (each has its scratch).
+  // x may be nullptr: x comes block by block (set_rows) before each pass.
   Bounds(const T* x, std::int64_t n, int d, int k, const Plan& plan, const double* centers0, int threads);
   ~Bounds();
+
+  // The passes that follow read rows [first, first + rows) of x from xb
+  // (rows x d, column-major): x streamed block by block.  Nothing else
+  // changes (the bounds are per point, by the points' global indices).
+  void set_rows(const T* xb, std::int64_t first, std::int64_t rows) {
+    x_ = xb - first;  // (row i, column c at x_[i + c n_], as for x in memory)
+    n_ = rows;
+  }
 
   // The centers (k x d, row-major in T, as the assignment reads them) of a
   // full iteration: every distance is computed and every bound set anew.
@@ -121,8 +130,8 @@ class Bounds {
   double lower(T D) const;
   double thr(double u) const { return u * f_ + s_; }
 
-  const T* x_;
-  std::int64_t n_;
+  const T* x_;       // row i, column c at x_[i + c n_] (set_rows: a block's)
+  std::int64_t n_;   // x's stride between columns
   int d_, k_, G_;
   Variant variant_;
   // the full passes of Hamerly's bounds screen (cpu_screen.h) when wanted

@@ -70,8 +70,9 @@ using StoredRange = std::function<void(std::int64_t first, std::int64_t rows, T*
 
 // cpu_lloyd (no map, no weights) over x given block by block: its fit, bit
 // for bit, with the same threads (the same contiguous ranges of rows add
-// their points in point order), without distance bounds (each iteration
-// computes every distance).  The observer is polled between blocks.
+// their points in point order), with its distance bounds and kinds of
+// iteration (the bounds keep per-point state; a pass moves them to a
+// block's rows).  The observer is polled between blocks.
 // range (may be empty): the final within-SS pass reads each thread's rows
 // at once through it.
 template <typename T>

@@ -462,45 +462,88 @@ void log_iteration(std::FILE* f, int iter, char kind, std::int64_t changed, std:
                  static_cast<long long>(evals), static_cast<long long>(n), k, seconds);
 }
 
-// Lloyd's loop: kinds of iteration P (plain), F (full, bounds set) and B
+// The kinds of Lloyd's iterations: P (plain), F (full, bounds set) and B
 // (bounded), chosen by the plan (only P without bounds).  Adaptive plans
 // watch each bounded iteration: one that computed more than kMaxShare of
 // the n k distances or took longer than kMaxTime times the last full or
 // plain one is followed by a full one (bounds set anew) or, when the bounds
 // were fresh already, by `backoff` plain iterations (2, 4, ... 64: data
 // whose points keep moving) and then a full one.  (The kinds only change
-// the time taken, never the result.)  The sums are fused with
+// the time taken, never the result.)  From the initial centers most points
+// move: the first iteration is plain, the bounds are set by the second
+// (forced plans: by the first).
+class IterationKinds {
+ public:
+  IterationKinds(const bounds::Plan& plan, bool use_bounds)
+      : plan_(plan), use_bounds_(use_bounds), next_(use_bounds && !plan.adaptive ? 'F' : 'P') {}
+  // The kind of iteration `iter` (0-based).
+  char kind(int iter) const { return use_bounds_ && plan_.cycle ? "FBBPP"[iter % 5] : next_; }
+  // After an iteration of that kind that computed `evals` of the nk
+  // distances in `seconds` and updated the centers.
+  void after(char kind, std::int64_t evals, double nk, double seconds) {
+    constexpr double kMaxShare = 0.5, kMaxTime = 0.8;
+    if (!use_bounds_) return;
+    if (kind != 'B') t_full_ = seconds;
+    if (kind == 'P') {
+      next_ = --plain_left_ > 0 ? 'P' : 'F';
+    } else if (plan_.adaptive && kind == 'B' &&
+               (static_cast<double>(evals) > kMaxShare * nk || seconds > kMaxTime * t_full_)) {
+      if (last_ == 'F') {
+        // fresh bounds did not pay: plain iterations, more each time
+        next_ = 'P';
+        plain_left_ = backoff_;
+        backoff_ = std::min(64, 2 * backoff_);
+      } else {
+        next_ = 'F';  // bounds worn out by many movements: set them anew
+      }
+    } else {
+      next_ = 'B';
+    }
+    last_ = kind;
+  }
+
+ private:
+  const bounds::Plan& plan_;
+  bool use_bounds_;
+  char next_;
+  int plain_left_ = 1, backoff_ = 2;
+  char last_ = 'P';
+  double t_full_ = 0.0;
+};
+
+// The distance bounds of a plan, or nullptr (a plain plan, or no memory for
+// them: plain Lloyd).  x: nullptr where it comes block by block.
+template <typename T>
+std::unique_ptr<bounds::Bounds<T>> make_bounds(const T* x, std::int64_t n, int d, int k, const bounds::Plan& plan,
+                                               const double* centers0, int threads) {
+  if (plan.variant == bounds::Variant::kPlain) return nullptr;
+  try {
+    return std::unique_ptr<bounds::Bounds<T>>(new bounds::Bounds<T>(x, n, d, k, plan, centers0, threads));
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
+// Lloyd's loop over the kinds of IterationKinds.  The sums are fused with
 // the assignment while most clusters change members.  Returns the
 // iterations run; *updated: the last one changed a label.
 template <typename T>
 int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers0, int max_iter,
                IterationObserver* observer, bool* updated) {
-  constexpr double kMaxShare = 0.5, kMaxTime = 0.8, kFuseShare = 0.5;
-  std::unique_ptr<bounds::Bounds<T>> bd;
-  if (plan.variant != bounds::Variant::kPlain) {
-    try {
-      bd.reset(new bounds::Bounds<T>(S.x, S.n, S.d, S.k, plan, centers0, S.nt));
-    } catch (const std::bad_alloc&) {
-      bd.reset();  // no memory for the bounds: plain Lloyd
-    }
-  }
+  constexpr double kFuseShare = 0.5;
+  std::unique_ptr<bounds::Bounds<T>> bd = make_bounds(S.x, S.n, S.d, S.k, plan, centers0, S.nt);
   const bool use_bounds = bd != nullptr;
   std::FILE* logf = plan.log.empty() ? nullptr : std::fopen(plan.log.c_str(), "a");
   const bool want_tot = observer && observer->wants_iterations();
   const double nk = static_cast<double>(S.n) * S.k;
-  // From the initial centers most points move: the first iteration is
-  // plain, the bounds are set by the second (forced plans: by the first).
-  char next = use_bounds && !plan.adaptive ? 'F' : 'P';
-  int plain_left = 1, backoff = 2;
-  char last = 'P';
-  double t_full = 0.0, dirty_share = 1.0;
+  IterationKinds kinds(plan, use_bounds);
+  double dirty_share = 1.0;
   int iter = 0;
   *updated = true;
   try {
     for (iter = 0; iter < max_iter; ++iter) {
       const double t_iter = wall_seconds();
-      char kind = next;
-      if (use_bounds && plan.cycle) kind = "FBBPP"[iter % 5];
+      char kind = kinds.kind(iter);
       S.load_centers(kind == 'P');
       if (kind == 'B' && !bd->begin_bounded(S.cen_rm.data(), S.res.size.data())) kind = 'F';
       if (kind == 'F') bd->begin_full(S.cen_rm.data());
@@ -519,24 +562,7 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
       if (observer && !observer->iteration(iter + 1, changed, tot)) throw Interrupted();
       if (!*updated) break;
       S.update_centers();
-      if (!use_bounds) continue;
-      if (kind != 'B') t_full = seconds;
-      if (kind == 'P') {
-        next = --plain_left > 0 ? 'P' : 'F';
-      } else if (plan.adaptive && kind == 'B' &&
-                 (static_cast<double>(evals) > kMaxShare * nk || seconds > kMaxTime * t_full)) {
-        if (last == 'F') {
-          // fresh bounds did not pay: plain iterations, more each time
-          next = 'P';
-          plain_left = backoff;
-          backoff = std::min(64, 2 * backoff);
-        } else {
-          next = 'F';  // bounds worn out by many movements: set them anew
-        }
-      } else {
-        next = 'B';
-      }
-      last = kind;
+      kinds.after(kind, evals, nk, seconds);
     }
   } catch (...) {
     if (logf) std::fclose(logf);
@@ -599,26 +625,46 @@ LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& r
   const bool want_tot = observer && observer->wants_iterations();
   const double nk = static_cast<double>(n) * k;
   int* cl = res.cluster.data();
+  // cpu_lloyd's distance bounds and kinds of iteration, the bounds moved to
+  // each block's rows before its pass (no labels change with them)
+  const bounds::Plan plan =
+      bounds::choose_plan(n, d, k, static_cast<double>(std::numeric_limits<T>::epsilon()) / 2.0);
+  std::unique_ptr<bounds::Bounds<T>> bd = make_bounds<T>(nullptr, n, d, k, plan, centers0, pool);
+  IterationKinds kinds(plan, bd != nullptr);
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> logf(plan.log.empty() ? nullptr : std::fopen(plan.log.c_str(), "a"),
+                                                       [](std::FILE* f) { return f ? std::fclose(f) : 0; });
   bool updated = true;
   int iter = 0;
   for (iter = 0; iter < max_iter; ++iter) {
+    const double t_iter = wall_seconds();
+    char kind = kinds.kind(iter);
     centers_row_major(res.centers.data(), k, d, cen_rm.data());
-    if (use_screen) screen.prepare(cen_rm.data(), k, d);
+    if (use_screen && kind == 'P') screen.prepare(cen_rm.data(), k, d);
+    if (kind == 'B' && !bd->begin_bounded(cen_rm.data(), res.size.data())) kind = 'F';
+    if (kind == 'F') bd->begin_full(cen_rm.data());
     std::fill(slot_sum.begin(), slot_sum.end(), 0.0);
     std::fill(slot_dist.begin(), slot_dist.end(), 0.0);
-    std::fill(count.begin(), count.end(), 0);
+    if (kind != 'B') std::fill(count.begin(), count.end(), 0);  // (bounded: the last counts, moved)
     std::int64_t changed = 0, evals = 0;
     blocks([&](std::int64_t first, std::int64_t rows, const T* xb) {
       if (observer && !observer->keep_going()) throw Interrupted();
-      // the labels, by pieces of B rows (any split: each is exact)
-      best_rows.resize(static_cast<std::size_t>(rows));
+      // the labels, a thread a range of rows (any split: each label is exact)
       const std::int64_t pieces = (rows + B - 1) / B;
       const int np = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(pool, pieces / 4)));
       std::vector<std::int64_t> cnt(static_cast<std::size_t>(k) * np, 0), ch(np, 0), ev(np, 0);
+      std::vector<unsigned char> dirty(static_cast<std::size_t>(k) * np, 0);  // (unused: every sum is taken again)
+      if (kind == 'P') best_rows.resize(static_cast<std::size_t>(rows));
+      else bd->set_rows(xb, first, rows);
       for_each_slot(np, [&](int t) {
+        std::int64_t* c = cnt.data() + static_cast<std::size_t>(k) * t;
+        if (kind != 'P') {
+          const std::int64_t a = first + pieces * t / np * B, e = std::min(first + rows, first + pieces * (t + 1) / np * B);
+          ch[t] = kind == 'F' ? bd->full_pass(a, e, cl, c, &ev[t])
+                              : bd->bounded_pass(a, e, cl, c, dirty.data() + static_cast<std::size_t>(k) * t, &ev[t]);
+          return;
+        }
         int lab[kMaxBlock];
         T best[kMaxBlock];
-        std::int64_t* c = cnt.data() + static_cast<std::size_t>(k) * t;
         for (std::int64_t b = pieces * t / np; b < pieces * (t + 1) / np; ++b) {
           const std::int64_t i0 = b * B;
           const int nb = static_cast<int>(std::min<std::int64_t>(B, rows - i0));
@@ -651,10 +697,26 @@ LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& r
           }
         }
       });
+      // the trace's tot.withinss: per slot in point order, the distances of
+      // the assignment (a bounded pass: computed again as cpu_lloyd's
+      // sum_range() computes them, the same values)
       if (want_tot)
         for (int s = 0; s < nt; ++s)
-          for (std::int64_t i = std::max(first, lo[s]); i < std::min(first + rows, lo[s + 1]); ++i)
-            slot_dist[s] += static_cast<double>(best_rows[i - first]);
+          for (std::int64_t i = std::max(first, lo[s]); i < std::min(first + rows, lo[s + 1]); ++i) {
+            if (kind == 'P') {
+              slot_dist[s] += static_cast<double>(best_rows[i - first]);
+              continue;
+            }
+            const T* cj = cen_rm.data() + static_cast<std::size_t>(cl[i]) * d;
+            T tt = xb[i - first] - cj[0];
+            T sq = tt * tt;
+            for (int c = 1; c < d; ++c) {
+              tt = xb[i - first + static_cast<std::int64_t>(c) * rows] - cj[c];
+              sq += tt * tt;
+            }
+            if (!(sq < std::numeric_limits<T>::infinity())) sq = std::numeric_limits<T>::infinity();
+            slot_dist[s] += static_cast<double>(sq);
+          }
     });
     res.exact_fraction.push_back(static_cast<double>(evals) / nk);
     double tot = std::numeric_limits<double>::quiet_NaN();
@@ -662,6 +724,7 @@ LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& r
       tot = 0.0;
       for (int s = 0; s < nt; ++s) tot += slot_dist[s];
     }
+    if (logf) log_iteration(logf.get(), iter + 1, kind, changed, evals, n, k, wall_seconds() - t_iter);
     updated = changed > 0;
     if (observer && !observer->iteration(iter + 1, changed, tot)) throw Interrupted();
     if (!updated) break;
@@ -674,6 +737,7 @@ LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& r
         res.centers[j + static_cast<std::size_t>(k) * c] = sm / static_cast<double>(count[j]);
       }
     }
+    kinds.after(kind, evals, nk, wall_seconds() - t_iter);
   }
   res.iter = updated ? max_iter + 1 : iter + 1;
   // cpu_lloyd's final_withinss(): per slot, point by point and coordinate

@@ -7,10 +7,10 @@
 //
 // Every pass is the in-memory CPU engine's own code run on one block at a
 // time, so the results are that engine's, bit for bit, with the same
-// threads: Lloyd (cpu_lloyd_blocks: cpu_lloyd's plain iterations, whose
-// threads add their contiguous ranges of rows in point order; without the
-// distance bounds, which keep per-point state that the in-memory engine
-// reads beside x), totss' two passes (src/reader_blocks.h), the
+// threads: Lloyd (cpu_lloyd_blocks: cpu_lloyd's iterations, whose threads
+// add their contiguous ranges of rows in point order, with its distance
+// bounds: O(n) per-point state, moved to each block's rows), totss' two
+// passes (src/reader_blocks.h), the
 // initialisations (src/cpu_init.cpp over ReaderPoints: the same picks), the
 // assignment, and the step-by-step pieces of lloyd_parts() (whose
 // fixed-point sums add up the same for any split of the rows).

@@ -399,21 +399,27 @@ test_that("cpu: a large dgCMatrix is read from its slots at every pass: the in-m
   fit <- function(data, centers, iter_max, single, threads)
     gpukmeans:::gk_fit_cpp(data, list(centers), iter_max, single, "cpu", threads, 0L, FALSE, NULL, Inf,
                            gpukmeans:::cuda_options(), finite = FALSE)
-  same <- c("cluster", "centers", "totss", "withinss", "size", "iter", "start_tot_withinss", "exact_fraction")
+  same <- c("cluster", "centers", "totss", "withinss", "size", "iter", "start_tot_withinss")
   # 1 to 7 threads: the in-memory engine's ranges of rows (one per thread,
-  # each adding its points in order) cross the blocks of 224 rows anywhere
-  for (threads in c(1L, 2L, 3L, 7L)) {
-    for (single in c(FALSE, TRUE)) {
-      for (iter_max in c(2L, 50L)) {  # stopped early (iter 3), and converged
-        a <- fit(r, x[c(1, 700, 1400, 2100, 2800), ], iter_max, single, threads)
-        b <- fit(x, x[c(1, 700, 1400, 2100, 2800), ], iter_max, single, threads)
-        expect_identical(a$device, sprintf("CPU, %d thread%s, x streamed from its source in 14 chunks",
-                                           threads, if (threads == 1L) "" else "s"))
-        expect_identical(a[same], b[same])
+  # each adding its points in order) cross the blocks of 224 rows anywhere;
+  # its distance bounds (GPUKMEANS_CPU_BOUNDS, internal: every kind of
+  # iteration, each bounds' pass on a block's rows) change no bit
+  for (bounds in c("auto", "off", "hamerly", "yinyang:2", "hamerly:cycle", "yinyang:cycle")) {
+    withr::local_envvar(GPUKMEANS_CPU_BOUNDS = bounds)
+    for (threads in c(1L, 2L, 3L, 7L)) {
+      for (single in c(FALSE, TRUE)) {
+        for (iter_max in c(2L, 50L)) {  # stopped early (iter 3), and converged
+          a <- fit(r, x[c(1, 700, 1400, 2100, 2800), ], iter_max, single, threads)
+          b <- fit(x, x[c(1, 700, 1400, 2100, 2800), ], iter_max, single, threads)
+          expect_identical(a$device, sprintf("CPU, %d thread%s, x streamed from its source in 14 chunks",
+                                             threads, if (threads == 1L) "" else "s"))
+          expect_identical(a[same], b[same])
+        }
       }
     }
+    expect_lt(b$iter, 50L)  # (converged)
+    if (bounds == "hamerly") expect_lt(min(a$exact_fraction), 0.5)  # (the bounds spared distances)
   }
-  expect_lt(b$iter, 50L)  # (converged)
   # a center no point is nearest to: NaN, as in the in-memory fit
   far <- rbind(x[c(1, 700, 1400), ], c(1e6, 1e6, 1e6, 1e6, 1e6))
   expect_identical(fit(r, far, 20L, FALSE, 3L)[same], fit(x, far, 20L, FALSE, 3L)[same])
@@ -421,6 +427,7 @@ test_that("cpu: a large dgCMatrix is read from its slots at every pass: the in-m
   # the trace: the in-memory fit's tot.withinss at every iteration
   tr <- function(src) capture.output(invisible(gpu_kmeans(src, x[1:4, ], trace = 1, backend = "cpu")))
   expect_identical(tr(m), tr(x))
+  withr::with_envvar(c(GPUKMEANS_CPU_BOUNDS = "hamerly:cycle"), expect_identical(tr(m), tr(x)))
   expect_match(tr(m)[2], "^iter   2: [0-9]+ points changed cluster, tot.withinss = ")
   # a value that is not finite: the in-memory error, nothing fitted
   y <- x
