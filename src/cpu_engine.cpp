@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "cpu_engine_base.h"
+
 #include "cpu_weights.h"
 #include "nonfinite.h"
 #include "single_shift.h"
@@ -15,19 +17,14 @@ namespace gk {
 
 namespace {
 
-class CpuEngine final : public Engine {
+class CpuEngine final : public CpuEngineBase {
  public:
   CpuEngine(const HostData& data, Precision precision, int threads, const double* shift)
-      : Engine(data, precision), x_(data.x), threads_(resolve_threads(threads)), shift_(data.d, 0.0) {
+      : CpuEngineBase(data, precision, threads), x_(data.x), points_(data.x, data.n, data.d) {
     const double t0 = wall_seconds();
     if (!data.finite) check_finite(x_, n_, d_, threads_);
     if (single()) store_single(shift);
     seconds_upload_ = wall_seconds() - t0;
-  }
-
-  const char* backend() const override { return "cpu"; }
-  std::string device() const override {
-    return "CPU, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");
   }
 
   bool supports_weights() const override { return true; }
@@ -68,12 +65,10 @@ class CpuEngine final : public Engine {
     return single() ? cpu_column_maxabs<float>(xf_.data(), n_, d_, threads_)
                     : cpu_column_maxabs<double>(x_, n_, d_, threads_);
   }
-  std::vector<double> shift() override { return shift_; }
-
   StepSums step(const double* centers, int k, const std::vector<int>& scale, bool first) override {
-    if (first || labels_.empty()) labels_.assign(n_, -1);
-    if (single()) return cpu_step<float>(xf_.data(), n_, d_, k, centers, scale, labels_.data(), threads_);
-    return cpu_step<double>(x_, n_, d_, k, centers, scale, labels_.data(), threads_);
+    int* lab = step_labels(first);
+    if (single()) return cpu_step<float>(xf_.data(), n_, d_, k, centers, scale, lab, threads_);
+    return cpu_step<double>(x_, n_, d_, k, centers, scale, lab, threads_);
   }
   std::vector<std::uint32_t> withinss_maxterm(const double* centers, int k) override {
     return single() ? cpu_withinss_maxterm<float>(xf_.data(), n_, d_, k, centers, labels_.data(), threads_)
@@ -84,29 +79,6 @@ class CpuEngine final : public Engine {
     return single() ? cpu_withinss_sums<float>(xf_.data(), n_, d_, k, centers, labels_.data(), maxterm, threads_)
                     : cpu_withinss_sums<double>(x_, n_, d_, k, centers, labels_.data(), maxterm, threads_);
   }
-  std::vector<int> labels() override {
-    std::vector<int> out(labels_);
-    for (int& c : out) c += 1;
-    return out;
-  }
-
-  // The initialisation always works on the double data (so a seed chooses
-  // the same rows in both precisions).
-  std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m,
-                                   std::int64_t first, int picks, const double* unif, int L,
-                                   IterationObserver* observer) override {
-    return cpu_greedy(x_, n_, d_, rows, weight, m, first, picks, unif, L, threads_, observer);
-  }
-  double par_begin(std::int64_t first) override {
-    par_.reset(new CpuParRounds(x_, n_, d_, threads_, w_));
-    return par_->begin(first);
-  }
-  std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
-                                      IterationObserver* observer) override {
-    return rounds().round(seed, round, l, phi, phi_out, observer);
-  }
-  std::vector<double> par_weights(std::int64_t m) override { return rounds().weights(m); }
-  void par_end() override { par_.reset(); }
   std::unique_ptr<BlockInit> block_init(std::int64_t offset, std::int64_t total, int) override {
     return make_cpu_block_init(x_, n_, d_, offset, total, threads_);
   }
@@ -125,7 +97,7 @@ class CpuEngine final : public Engine {
   }
 
  private:
-  bool single() const { return precision_ == Precision::kSingle; }
+  const CpuPoints& points() const override { return points_; }
 
   // The float copy of x - shift (single_shift.h, or as given), in parallel
   // over columns.
@@ -133,32 +105,12 @@ class CpuEngine final : public Engine {
     if (shift) shift_.assign(shift, shift + d_);
     else single_shift(x_, n_, d_, shift_.data());
     xf_.resize(static_cast<std::size_t>(n_) * d_);
-    const int nt = threads_for(threads_, d_);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-    for (int j = 0; j < d_; ++j) {
-      const double* col = x_ + static_cast<std::int64_t>(j) * n_;
-      float* out = xf_.data() + static_cast<std::int64_t>(j) * n_;
-      const double s = shift_[j];
-      for (std::int64_t i = 0; i < n_; ++i) out[i] = single_stored(col[i], s);
-    }
-  }
-
-  // centers (k x d) += sign * shift, column by column.
-  void shift_centers(double* c, int k, double sign) const {
-    for (int j = 0; j < d_; ++j)
-      for (int i = 0; i < k; ++i) c[i + static_cast<std::size_t>(k) * j] += sign * shift_[j];
-  }
-  CpuParRounds& rounds() {
-    if (!par_) throw EngineError(EngineError::Kind::kInvalid, "k-means|| round without par_begin");
-    return *par_;
+    store_rows(x_, n_, xf_.data());
   }
 
   const double* x_;
-  int threads_;
-  std::vector<double> shift_;  // single precision: the shift of the stored values (else 0)
-  std::vector<float> xf_;      // single precision: the one copy of x, as float(x - shift)
-  std::vector<int> labels_;  // step mode: 0-based, -1 = none yet
-  std::unique_ptr<CpuParRounds> par_;
+  HostPoints points_;      // x, for the initialisations
+  std::vector<float> xf_;  // single precision: the one copy of x, as float(x - shift)
 };
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cpu_engine.h"
+#include "cpu_engine_base.h"
 #include "cpu_points.h"
 #include "fit_driver.h"
 #include "reader_blocks.h"
@@ -43,11 +44,10 @@ inline std::int64_t block_rows_for(int d) {
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(bytes / 8.0 / d));
 }
 
-class CpuStreamEngine final : public Engine {
+class CpuStreamEngine final : public CpuEngineBase {
  public:
   CpuStreamEngine(const HostData& data, Precision precision, int threads, const double* shift)
-      : Engine(data, precision), reader_(*data.reader), threads_(resolve_threads(threads)),
-        points_(reader_, n_, d_, block_rows_for(d_)), shift_(d_, 0.0) {
+      : CpuEngineBase(data, precision, threads), reader_(*data.reader), points_(reader_, n_, d_, block_rows_for(d_)) {
     const double t0 = wall_seconds();
     // One pass: the check of the values (where R left it here) and totss'
     // column means.
@@ -61,11 +61,7 @@ class CpuStreamEngine final : public Engine {
     seconds_upload_ = wall_seconds() - t0;
   }
 
-  const char* backend() const override { return "cpu"; }
-  std::string device() const override {
-    return "CPU, " + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads") +
-           source_suffix(streamed_chunks());
-  }
+  std::string device() const override { return CpuEngineBase::device() + source_suffix(streamed_chunks()); }
   std::int64_t streamed_chunks() const override { return points_.blocks(); }
 
   double totss() override { return reader_deviations_total(reader_, n_, d_, means_.data(), threads_); }
@@ -95,8 +91,7 @@ class CpuStreamEngine final : public Engine {
       range = [this](std::int64_t first, std::int64_t rows, float* out) {
         std::vector<double> v(static_cast<std::size_t>(rows) * d_);
         reader_.block(first, rows, v.data());
-        for (int j = 0; j < d_; ++j)
-          for (std::int64_t i = 0; i < rows; ++i) out[i + rows * j] = single_stored(v[i + rows * j], shift_[j]);
+        store_rows(v.data(), rows, out);  // (inside a thread of a parallel region: one thread)
       };
     LloydFit fit = cpu_lloyd_blocks<float>(blocks, range, n_, d_, k, c.data(), max_iter, threads_, observer,
                                            std::move(into));
@@ -118,15 +113,14 @@ class CpuStreamEngine final : public Engine {
     });
     return m;
   }
-  std::vector<double> shift() override { return shift_; }
 
   StepSums step(const double* centers, int k, const std::vector<int>& scale, bool first) override {
-    if (first || labels_.empty()) labels_.assign(n_, -1);
+    int* lab = step_labels(first);
     StepSums out;
     out.sum.assign(static_cast<std::size_t>(k) * d_, Fixed128{0, 0});
     out.count.assign(k, 0);
     for_each_stored([&](std::int64_t from, std::int64_t rows, const auto* xb) {
-      const StepSums b = cpu_step(xb, rows, d_, k, centers, scale, labels_.data() + from, threads_);
+      const StepSums b = cpu_step(xb, rows, d_, k, centers, scale, lab + from, threads_);
       for (std::size_t e = 0; e < out.sum.size(); ++e) add_fixed(out.sum[e], b.sum[e]);
       for (int c = 0; c < k; ++c) out.count[c] += b.count[c];
       out.changed += b.changed;
@@ -152,28 +146,7 @@ class CpuStreamEngine final : public Engine {
     });
     return out;
   }
-  std::vector<int> labels() override {
-    std::vector<int> out(labels_);
-    for (int& c : out) c += 1;
-    return out;
-  }
-
-  // The initialisations on the double values, as the in-memory engine's.
-  std::vector<std::int64_t> greedy(const std::int64_t* rows, const double* weight, std::int64_t m,
-                                   std::int64_t first, int picks, const double* unif, int L,
-                                   IterationObserver* observer) override {
-    return cpu_greedy(points_, rows, weight, m, first, picks, unif, L, threads_, observer);
-  }
-  double par_begin(std::int64_t first) override {
-    par_.reset(new CpuParRounds(points_, threads_));
-    return par_->begin(first);
-  }
-  std::vector<std::int64_t> par_round(std::uint64_t seed, int round, double l, double phi, double* phi_out,
-                                      IterationObserver* observer) override {
-    return rounds().round(seed, round, l, phi, phi_out, observer);
-  }
-  std::vector<double> par_weights(std::int64_t m) override { return rounds().weights(m); }
-  void par_end() override { par_.reset(); }
+  // (the initialisations: CpuEngineBase's, over the reader's blocks)
 
   // (R gives no streamed engine these: the sweep's quality passes and the
   // MPI ranks take x in memory.)
@@ -185,7 +158,7 @@ class CpuStreamEngine final : public Engine {
   }
 
  private:
-  bool single() const { return precision_ == Precision::kSingle; }
+  const CpuPoints& points() const override { return points_; }
 
   // fn(first, rows, xb) for the blocks of x as stored (double, or
   // float(x - shift) in single precision), xb rows x d column-major.
@@ -197,37 +170,16 @@ class CpuStreamEngine final : public Engine {
     });
   }
   // A block (rows x d) as float(x - shift), in stored_, as the in-memory
-  // engine stores x: in parallel over columns.
+  // engine stores x.
   const float* stored_block(const double* xb, std::int64_t rows) {
     stored_.resize(static_cast<std::size_t>(rows) * d_);
-    const int nt = threads_for(threads_, d_);
-#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
-    for (int j = 0; j < d_; ++j) {
-      const double* col = xb + static_cast<std::int64_t>(j) * rows;
-      float* out = stored_.data() + static_cast<std::int64_t>(j) * rows;
-      const double s = shift_[j];
-      for (std::int64_t i = 0; i < rows; ++i) out[i] = single_stored(col[i], s);
-    }
+    store_rows(xb, rows, stored_.data());
     return stored_.data();
   }
-  // centers (k x d) += sign * shift, column by column (as the in-memory engine).
-  void shift_centers(double* c, int k, double sign) const {
-    for (int j = 0; j < d_; ++j)
-      for (int i = 0; i < k; ++i) c[i + static_cast<std::size_t>(k) * j] += sign * shift_[j];
-  }
-  CpuParRounds& rounds() {
-    if (!par_) throw EngineError(EngineError::Kind::kInvalid, "k-means|| round without par_begin");
-    return *par_;
-  }
-
   RowReader& reader_;
-  int threads_;
   ReaderPoints points_;
-  std::vector<double> shift_;   // single precision: the shift of the stored values (else 0)
-  std::vector<double> means_;   // the column means (totss' first pass)
-  std::vector<float> stored_;   // single precision: a block as float(x - shift)
-  std::vector<int> labels_;     // step mode: 0-based, -1 = none yet
-  std::unique_ptr<CpuParRounds> par_;
+  std::vector<double> means_;  // the column means (totss' first pass)
+  std::vector<float> stored_;  // single precision: a block as float(x - shift)
 };
 
 }  // namespace
