@@ -146,13 +146,12 @@ std::vector<std::int64_t> cpu_greedy_stored(const double* x, std::int64_t n, int
 std::unique_ptr<BlockInit> make_cpu_block_init(const double* x, std::int64_t n, int d, std::int64_t offset,
                                                std::int64_t total, int threads);
 
-// The k-means|| rounds on x, as Engine::par_*; with observation weights w
-// (or nullptr), as src/weights.h defines them.  (On `points`: the same
-// rounds, the points read block by block at every pass; they must outlive
-// the rounds.)
+// The k-means|| rounds on the rows of `points` (x in memory, or a reader's
+// blocks read at every pass; they must outlive the rounds), as
+// Engine::par_*; with observation weights w (or nullptr), as src/weights.h
+// defines them.
 class CpuParRounds {
  public:
-  CpuParRounds(const double* x, std::int64_t n, int d, int threads, const double* w = nullptr);
   CpuParRounds(const CpuPoints& points, int threads, const double* w = nullptr);
   double begin(std::int64_t first);
   std::vector<std::int64_t> round(std::uint64_t seed, int r, double l, double phi, double* phi_out,
@@ -161,7 +160,6 @@ class CpuParRounds {
 
  private:
   double add(const std::int64_t* rows, std::int64_t m, IterationObserver* observer);
-  std::unique_ptr<CpuPoints> own_;  // x in memory (the first constructor), else nullptr
   const CpuPoints& pts_;
   std::int64_t n_;
   int d_, threads_;

@@ -214,11 +214,6 @@ std::vector<std::int64_t> cpu_greedy_stored(const double* x, std::int64_t n, int
 
 // ---- k-means|| -------------------------------------------------------------
 
-CpuParRounds::CpuParRounds(const double* x, std::int64_t n, int d, int threads, const double* w)
-    : own_(new HostPoints(x, n, d)), pts_(*own_), n_(n), d_(d), threads_(threads), w_(w) {
-  if (w_) wscale_ = sampling_scale(w_, n_);
-}
-
 CpuParRounds::CpuParRounds(const CpuPoints& points, int threads, const double* w)
     : pts_(points), n_(points.n()), d_(points.d()), threads_(threads), w_(w) {
   if (w_) wscale_ = sampling_scale(w_, n_);

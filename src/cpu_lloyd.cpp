@@ -197,6 +197,21 @@ std::int64_t assign_range(const T* x, std::int64_t n, int d, int k, const T* cen
   return changed;
 }
 
+// best[] of assign_block() for a point whose label is known: its squared
+// distance to center c (d values), the point's coordinates `stride` apart,
+// added in coordinate order in T; Inf when it is not below Inf (the label
+// is then 0, whatever its distance).
+template <typename T>
+inline T label_distance(const T* xp, std::int64_t stride, const T* c, int d) {
+  T tt = xp[0] - c[0];
+  T sq = tt * tt;
+  for (int cc = 1; cc < d; ++cc) {
+    tt = xp[cc * stride] - c[cc];
+    sq += tt * tt;
+  }
+  return sq < std::numeric_limits<T>::infinity() ? sq : std::numeric_limits<T>::infinity();
+}
+
 // The state of one Lloyd fit: centers, labels and the per-thread partial
 // results of the current iteration (combined in thread order).
 template <typename T>
@@ -315,17 +330,8 @@ struct LloydState {
         const int j = cl[i0 + idx[q]];
         const T* xp = xbuf + static_cast<std::size_t>(q) * d;
         if (want_tot) {
-          // best[] of assign_block(): the label's distance, Inf when none
-          // is below Inf (the label is then 0, whatever its distance).
-          const T* c = cen_rm.data() + static_cast<std::size_t>(j) * d;
-          T tt = xp[0] - c[0];
-          T sq = tt * tt;
-          for (int cc = 1; cc < d; ++cc) {
-            tt = xp[cc] - c[cc];
-            sq += tt * tt;
-          }
-          if (!(sq < std::numeric_limits<T>::infinity())) sq = std::numeric_limits<T>::infinity();
-          *dist += w ? w[i0 + idx[q]] * static_cast<double>(sq) : static_cast<double>(sq);
+          const double sq = static_cast<double>(label_distance(xp, 1, cen_rm.data() + static_cast<std::size_t>(j) * d, d));
+          *dist += w ? w[i0 + idx[q]] * sq : sq;
         }
         if (all || dirty[j]) {
           double* sj = sum + static_cast<std::size_t>(j) * d;
@@ -657,26 +663,17 @@ LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& r
       else bd->set_rows(xb, first, rows);
       for_each_slot(np, [&](int t) {
         std::int64_t* c = cnt.data() + static_cast<std::size_t>(k) * t;
-        if (kind != 'P') {
-          const std::int64_t a = first + pieces * t / np * B, e = std::min(first + rows, first + pieces * (t + 1) / np * B);
-          ch[t] = kind == 'F' ? bd->full_pass(a, e, cl, c, &ev[t])
-                              : bd->bounded_pass(a, e, cl, c, dirty.data() + static_cast<std::size_t>(k) * t, &ev[t]);
-          return;
-        }
-        int lab[kMaxBlock];
-        T best[kMaxBlock];
-        for (std::int64_t b = pieces * t / np; b < pieces * (t + 1) / np; ++b) {
-          const std::int64_t i0 = b * B;
-          const int nb = static_cast<int>(std::min<std::int64_t>(B, rows - i0));
-          ev[t] += assign_block(xb, rows, d, k, cen_rm.data(), i0, nb, lab, best, use_screen ? &screen : nullptr);
-          for (int p = 0; p < nb; ++p) {
-            int* at = cl + first + i0 + p;
-            ch[t] += *at != lab[p];
-            *at = lab[p];
-            ++c[lab[p]];
-            best_rows[i0 + p] = best[p];
-          }
-        }
+        const std::int64_t a = pieces * t / np * B, e = std::min(rows, pieces * (t + 1) / np * B);  // (in the block)
+        if (kind == 'P')
+          ch[t] = assign_range(xb, rows, d, k, cen_rm.data(), a, e, B, cl + first, c, nullptr,
+                               use_screen ? &screen : nullptr, &ev[t],
+                               [&](std::int64_t i0, int nb, const int*, const T* best) {
+                                 std::copy(best, best + nb, best_rows.begin() + i0);
+                               });
+        else if (kind == 'F')
+          ch[t] = bd->full_pass(first + a, first + e, cl, c, &ev[t]);
+        else
+          ch[t] = bd->bounded_pass(first + a, first + e, cl, c, dirty.data() + static_cast<std::size_t>(k) * t, &ev[t]);
       });
       for (int t = 0; t < np; ++t) {
         changed += ch[t];
@@ -698,23 +695,14 @@ LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& r
         }
       });
       // the trace's tot.withinss: per slot in point order, the distances of
-      // the assignment (a bounded pass: computed again as cpu_lloyd's
-      // sum_range() computes them, the same values)
+      // the assignment (a bounded pass: computed again, label_distance(), as
+      // cpu_lloyd's sum_range() computes them)
       if (want_tot)
         for (int s = 0; s < nt; ++s)
           for (std::int64_t i = std::max(first, lo[s]); i < std::min(first + rows, lo[s + 1]); ++i) {
-            if (kind == 'P') {
-              slot_dist[s] += static_cast<double>(best_rows[i - first]);
-              continue;
-            }
-            const T* cj = cen_rm.data() + static_cast<std::size_t>(cl[i]) * d;
-            T tt = xb[i - first] - cj[0];
-            T sq = tt * tt;
-            for (int c = 1; c < d; ++c) {
-              tt = xb[i - first + static_cast<std::int64_t>(c) * rows] - cj[c];
-              sq += tt * tt;
-            }
-            if (!(sq < std::numeric_limits<T>::infinity())) sq = std::numeric_limits<T>::infinity();
+            const T sq = kind == 'P' ? best_rows[i - first]
+                                     : label_distance(xb + (i - first), rows,
+                                                      cen_rm.data() + static_cast<std::size_t>(cl[i]) * d, d);
             slot_dist[s] += static_cast<double>(sq);
           }
     });

@@ -1,19 +1,19 @@
 // cpu_stream_engine.cpp: the CPU engine over x that is never whole in host
 // memory: the rows of a reader (HostData::reader) that reads them again
 // cheaply (a dgCMatrix's slots, src/csc_reader.h), read block by block at
-// every pass over the rows.  Host memory: one block of x (about 32 MiB of
+// every pass over the rows.  Host memory: one block of x (about 8 MiB of
 // doubles; its float copy in single precision) and O(n) per-row state
-// (labels, the initialisations' D2), never n x d.
+// (labels, the initialisations' D2, the distance bounds), never n x d.
 //
 // Every pass is the in-memory CPU engine's own code run on one block at a
 // time, so the results are that engine's, bit for bit, with the same
 // threads: Lloyd (cpu_lloyd_blocks: cpu_lloyd's iterations, whose threads
 // add their contiguous ranges of rows in point order, with its distance
 // bounds: O(n) per-point state, moved to each block's rows), totss' two
-// passes (src/reader_blocks.h), the
-// initialisations (src/cpu_init.cpp over ReaderPoints: the same picks), the
-// assignment, and the step-by-step pieces of lloyd_parts() (whose
-// fixed-point sums add up the same for any split of the rows).
+// passes (src/reader_blocks.h), the initialisations (src/cpu_init.cpp over
+// ReaderPoints: the same picks), the assignment, and the step-by-step
+// pieces of lloyd_parts() (whose fixed-point sums add up the same for any
+// split of the rows).
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -66,8 +66,8 @@ class CpuStreamEngine final : public CpuEngineBase {
 
   double totss() override { return reader_deviations_total(reader_, n_, d_, means_.data(), threads_); }
 
-  // The in-memory engine's fit (cpu_lloyd), bit for bit, without its
-  // distance bounds.
+  // The in-memory engine's fit (cpu_lloyd), bit for bit, distance bounds
+  // included.
   LloydFit lloyd(const double* centers, int k, int max_iter, IterationObserver* observer, Labels into) override {
     if (!single()) {
       const StoredBlocks<double> blocks = [this](const std::function<void(std::int64_t, std::int64_t, const double*)>& fn) {
