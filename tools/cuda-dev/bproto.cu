@@ -16,6 +16,10 @@
 #include <stdlib.h>
 #include <vector>
 #include <random>
+#include <numeric>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include "detail/engine.hpp"
 #include "detail/assign_kernels.cuh"
@@ -145,6 +149,248 @@ k_scan_occ(const float *__restrict__ x, long long n, int d, const float *__restr
   small_sums_begin<2, UPDATE>(slimb, scnt, k, d, scale, pw);
   __syncthreads();
   small_pass<float, 2, UPDATE, P>(x, n, d, k, sc, labels, slimb, scnt, pw, acc, counts, &sh_changed);
+}
+
+// Rows ordered in space (a Z curve over the data's box, or buckets of a
+// coarse grid): a warp's P x 32 rows lie in a small box, so the warp lists
+// the centers that can be nearest to some point of its box itself (box
+// distances in float with a slack; every lane a few centers, one ballot a
+// round: the list in index order), and every lane computes its points'
+// distances to that list only (the scan's arithmetic, strict '<' in index
+// order: the scan's labels).  No grid, no build.  The list's bound: U, the
+// least largest distance from the box to a center (one more pass over the
+// centers), or (RB) R, the largest distance of the warp's points to their
+// previous centers (where every point has one).  (The slack here is a
+// probe's: 2^-12 of the largest squared coordinate, far above the float
+// rounding of these blobs.)
+template <bool UPDATE, int P, bool RB>
+__global__ void __launch_bounds__(256)
+k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
+       int *__restrict__ labels, State *st, int max_iter, u64 *acc, unsigned int *counts,
+       const int *__restrict__ scale, unsigned long long *pairs) {
+  if (fit_finished(st, max_iter)) return;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ unsigned int sh_changed;
+  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
+  float *sc = reinterpret_cast<float *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
+  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + Small<float, 2>::values(k));
+  if (threadIdx.x == 0) sh_changed = 0;
+  Small<float, 2>::load(sc, cen, k, d, false);
+  double pw[2];
+  small_sums_begin<2, UPDATE>(slimb, scnt, k, d, scale, pw);
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  unsigned long long mypairs = 0;
+  const long long stride = (long long)gridDim.x * blockDim.x * P;
+  long long base = (long long)blockIdx.x * blockDim.x * P;  // (small_pass's order of the calls below)
+  small_pass<float, 2, UPDATE, P>(
+      x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
+      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
+        float lo0 = pos_inf<float>(), lo1 = pos_inf<float>(), hi0 = -pos_inf<float>(), hi1 = -pos_inf<float>();
+#pragma unroll
+        for (int r = 0; r < P; ++r)
+          if ((valid >> r) & 1u) {
+            lo0 = fminf(lo0, xr[r][0]); hi0 = fmaxf(hi0, xr[r][0]);
+            lo1 = fminf(lo1, xr[r][1]); hi1 = fmaxf(hi1, xr[r][1]);
+          }
+#pragma unroll
+        for (int o = 16; o; o >>= 1) {
+          lo0 = fminf(lo0, __shfl_xor_sync(0xffffffffu, lo0, o));
+          hi0 = fmaxf(hi0, __shfl_xor_sync(0xffffffffu, hi0, o));
+          lo1 = fminf(lo1, __shfl_xor_sync(0xffffffffu, lo1, o));
+          hi1 = fmaxf(hi1, __shfl_xor_sync(0xffffffffu, hi1, o));
+        }
+        float best[P];
+#pragma unroll
+        for (int r = 0; r < P; ++r) { best[r] = pos_inf<float>(); bi[r] = -1; }
+        const long long b0 = base;
+        base += stride;
+        if (!(lo0 <= hi0)) return;  // (no valid point in the warp)
+        const int kp = Small<float, 2>::padded(k);
+        float U = pos_inf<float>();
+        bool have = false;
+        if (RB) {  // the previous centers' distances, where every point of the warp has one
+          float R = 0;
+          bool all = true;
+#pragma unroll
+          for (int r = 0; r < P; ++r) {
+            if (!((valid >> r) & 1u)) continue;
+            const int old = labels[b0 + (long long)r * blockDim.x + threadIdx.x];
+            if (old < 0) { all = false; continue; }
+            const float *p = sc + Small<float, 2>::row_at(old);
+            const float t0 = xr[r][0] + 0.5f * p[0], t1 = xr[r][1] + 0.5f * p[1];
+            R = fmaxf(R, fmaf(t1, t1, t0 * t0));
+          }
+#pragma unroll
+          for (int o = 16; o; o >>= 1) R = fmaxf(R, __shfl_xor_sync(0xffffffffu, R, o));
+          have = __all_sync(0xffffffffu, all) && R == R;
+          U = R;
+        }
+        if (!have) {  // U: the least largest distance from the box to a center
+          U = pos_inf<float>();
+          for (int c = lane; c < kp; c += 32) {
+            const float *p = sc + Small<float, 2>::row_at(c);
+            const float c0 = -0.5f * p[0], c1 = -0.5f * p[1];
+            const float f0 = fmaxf(c0 - lo0, hi0 - c0), f1 = fmaxf(c1 - lo1, hi1 - c1);
+            if (c < k) U = fminf(U, fmaf(f1, f1, f0 * f0));
+          }
+#pragma unroll
+          for (int o = 16; o; o >>= 1) U = fminf(U, __shfl_xor_sync(0xffffffffu, U, o));
+        }
+        const float M = fmaxf(fmaxf(fabsf(lo0), fabsf(hi0)), fmaxf(fabsf(lo1), fabsf(hi1)));
+        const float limit = U + 0x1p-12f * (M * M + U) + 0x1p-100f;
+        for (int c0b = 0; c0b < kp; c0b += 32) {
+          const int c = c0b + lane;
+          bool cand = false;
+          if (c < k) {
+            const float *p = sc + Small<float, 2>::row_at(c);
+            const float c0 = -0.5f * p[0], c1 = -0.5f * p[1];
+            const float a0 = fmaxf(fmaxf(lo0 - c0, c0 - hi0), 0.f), a1 = fmaxf(fmaxf(lo1 - c1, c1 - hi1), 0.f);
+            cand = !(fmaf(a1, a1, a0 * a0) > limit);  // (NaN centers: listed, never taken)
+          }
+          unsigned int m = __ballot_sync(0xffffffffu, cand);
+          while (m) {
+            const int cc = c0b + __ffs(m) - 1;
+            m &= m - 1;
+            float cv[4];
+            load_row(cv, sc + Small<float, 2>::row_at(cc));
+            ++mypairs;
+#pragma unroll
+            for (int r = 0; r < P; ++r) {
+              const float dd = Small<float, 2>::dist(xr[r], cv);
+              if (dd < best[r]) { best[r] = dd; bi[r] = cc; }
+            }
+          }
+        }
+      });
+  if (lane == 0 && pairs) atomicAdd(pairs, mypairs);
+  if (threadIdx.x == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
+// The same in double precision: the warp's box and the centers rounded to
+// float (the box outward), the list from float box distances with the
+// probe's slack, the exact rule's distances (Small<double>) to the list in
+// index order: stats' labels.
+template <bool UPDATE, int P>
+__global__ void __launch_bounds__(256)
+k_wbox_d(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
+         int *__restrict__ labels, State *st, int max_iter, u64 *acc, unsigned int *counts,
+         const int *__restrict__ scale, unsigned long long *pairs) {
+  if (fit_finished(st, max_iter)) return;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ unsigned int sh_changed;
+  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
+  double *sc = reinterpret_cast<double *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
+  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + Small<double, 2>::values(k));
+  if (threadIdx.x == 0) sh_changed = 0;
+  Small<double, 2>::load(sc, cen, k, d, false);
+  double pw[2];
+  small_sums_begin<2, UPDATE>(slimb, scnt, k, d, scale, pw);
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  unsigned long long mypairs = 0;
+  small_pass<double, 2, UPDATE, P>(
+      x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
+      [&](const double (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
+        double dl0 = pos_inf<double>(), dl1 = pos_inf<double>(), dh0 = -pos_inf<double>(), dh1 = -pos_inf<double>();
+#pragma unroll
+        for (int r = 0; r < P; ++r)
+          if ((valid >> r) & 1u) {
+            dl0 = fmin(dl0, xr[r][0]); dh0 = fmax(dh0, xr[r][0]);
+            dl1 = fmin(dl1, xr[r][1]); dh1 = fmax(dh1, xr[r][1]);
+          }
+        float lo0 = __double2float_rd(dl0), lo1 = __double2float_rd(dl1);
+        float hi0 = __double2float_ru(dh0), hi1 = __double2float_ru(dh1);
+#pragma unroll
+        for (int o = 16; o; o >>= 1) {
+          lo0 = fminf(lo0, __shfl_xor_sync(0xffffffffu, lo0, o));
+          hi0 = fmaxf(hi0, __shfl_xor_sync(0xffffffffu, hi0, o));
+          lo1 = fminf(lo1, __shfl_xor_sync(0xffffffffu, lo1, o));
+          hi1 = fmaxf(hi1, __shfl_xor_sync(0xffffffffu, hi1, o));
+        }
+        double best[P];
+#pragma unroll
+        for (int r = 0; r < P; ++r) { best[r] = pos_inf<double>(); bi[r] = -1; }
+        if (!(lo0 <= hi0)) return;
+        float U = pos_inf<float>();
+        for (int c = lane; c < k; c += 32) {
+          const float c0 = (float)sc[2 * c], c1 = (float)sc[2 * c + 1];
+          const float f0 = fmaxf(c0 - lo0, hi0 - c0), f1 = fmaxf(c1 - lo1, hi1 - c1);
+          U = fminf(U, fmaf(f1, f1, f0 * f0));
+        }
+#pragma unroll
+        for (int o = 16; o; o >>= 1) U = fminf(U, __shfl_xor_sync(0xffffffffu, U, o));
+        const float M = fmaxf(fmaxf(fabsf(lo0), fabsf(hi0)), fmaxf(fabsf(lo1), fabsf(hi1)));
+        const float limit = U + 0x1p-12f * (M * M + U) + 0x1p-100f;
+        for (int c0b = 0; c0b < k; c0b += 32) {
+          const int c = c0b + lane;
+          bool cand = false;
+          if (c < k) {
+            const float c0 = (float)sc[2 * c], c1 = (float)sc[2 * c + 1];
+            const float a0 = fmaxf(fmaxf(lo0 - c0, c0 - hi0), 0.f), a1 = fmaxf(fmaxf(lo1 - c1, c1 - hi1), 0.f);
+            cand = !(fmaf(a1, a1, a0 * a0) > limit);
+          }
+          unsigned int m = __ballot_sync(0xffffffffu, cand);
+          while (m) {
+            const int cc = c0b + __ffs(m) - 1;
+            m &= m - 1;
+            double cv[2];
+            load_row(cv, sc + Small<double, 2>::row_at(cc));
+            ++mypairs;
+#pragma unroll
+            for (int r = 0; r < P; ++r) {
+              const double dd = Small<double, 2>::dist(xr[r], cv);
+              if (dd < best[r]) { best[r] = dd; bi[r] = cc; }
+            }
+          }
+        }
+      });
+  if (lane == 0 && pairs) atomicAdd(pairs, mypairs);
+  if (threadIdx.x == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
+// Rows into buckets of a coarse grid over x's box (a counting sort: the
+// order inside a bucket is the atomics', which changes no result: the sums
+// are exact, a point's label its own).
+__global__ void k_bucket_count(const float *__restrict__ x, long long n, float lo0, float lo1, float inv0, float inv1,
+                               int g, unsigned int *cnt, int *bkt) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int a = (int)fminf((float)(g - 1), fmaxf(0.f, (x[i] - lo0) * inv0));
+  const int b = (int)fminf((float)(g - 1), fmaxf(0.f, (x[i + n] - lo1) * inv1));
+  // cells in a snake order of rows (neighbouring buckets stay close)
+  const int cell = b * g + ((b & 1) ? g - 1 - a : a);
+  bkt[i] = cell;
+  atomicAdd(&cnt[cell], 1u);
+}
+__global__ void k_bucket_scatter(const float *__restrict__ x, long long n, const int *__restrict__ bkt,
+                                 unsigned int *next, float *xs, int *perm) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const unsigned int at = atomicAdd(&next[bkt[i]], 1u);
+  xs[at] = x[i];
+  xs[at + n] = x[i + n];
+  perm[at] = (int)i;
+}
+
+// x's columns gathered in the order perm (the permutation's cost).
+__global__ void k_gather(const float *__restrict__ x, long long n, int d, const int *__restrict__ perm, float *xs) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const long long s = perm[i];
+  for (int j = 0; j < d; ++j) xs[i + n * j] = x[s + n * j];
+}
+// Z-curve keys of x over a 1024 x 1024 grid of its box.
+__global__ void k_zkeys(const float *__restrict__ x, long long n, float lo0, float lo1, float inv0, float inv1,
+                        unsigned int *key, int *idx) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned int a = (unsigned int)min(1023.f, fmaxf(0.f, (x[i] - lo0) * inv0));
+  unsigned int b = (unsigned int)min(1023.f, fmaxf(0.f, (x[i + n] - lo1) * inv1));
+  unsigned int z = 0;
+  for (int t = 0; t < 10; ++t) z |= (((a >> t) & 1u) << (2 * t)) | (((b >> t) & 1u) << (2 * t + 1));
+  key[i] = z;
+  idx[i] = (int)i;
 }
 
 template <typename Kernel>
@@ -296,6 +542,259 @@ int main(int argc, char **argv) {
       k_fgrid<true><<<b1, 256, sm1>>>((const float *)D->x, n, d, cen_f, k, labels, acc, counts, D->d_scale, flist, fcount, fbox, cap);
     });
     cudaFree(flist); cudaFree(fcount); cudaFree(fbox);
+  }
+
+  // ---- rows ordered along a Z curve (once a fit), a warp's box, no grid ----
+  {
+    double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+    for (long long i = 0; i < n; ++i)
+      for (int j = 0; j < 2; ++j) { lo[j] = std::min(lo[j], x[i + n * j]); hi[j] = std::max(hi[j], x[i + n * j]); }
+    std::vector<unsigned int> key(n);
+    for (long long i = 0; i < n; ++i) {
+      unsigned a = (unsigned)std::min(1023.0, (x[i] - lo[0]) / (hi[0] - lo[0]) * 1024);
+      unsigned bb = (unsigned)std::min(1023.0, (x[i + n] - lo[1]) / (hi[1] - lo[1]) * 1024);
+      unsigned z = 0;
+      for (int t = 0; t < 10; ++t) z |= (((a >> t) & 1u) << (2 * t)) | (((bb >> t) & 1u) << (2 * t + 1));
+      key[i] = z;
+    }
+    std::vector<long long> ord(n);
+    std::iota(ord.begin(), ord.end(), 0LL);
+    std::stable_sort(ord.begin(), ord.end(), [&](long long u, long long v) { return key[u] < key[v]; });
+    std::vector<double> xs((size_t)n * d);
+    for (long long i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j) xs[i + n * j] = x[ord[i] + n * j];
+    gk_cuda_data *Z;
+    setenv("GPUKMEANS_GRID", "0", 1);
+    if (gk_cuda_upload(xs.data(), n, d, &o, nullptr, &Z, nullptr, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
+    std::vector<double> cz(kd);
+    for (int cc = 0; cc < k; ++cc)
+      for (int j = 0; j < d; ++j) cz[cc + (size_t)k * j] = c[cc + (size_t)k * j] + D->shift[j] - Z->shift[j];
+    OK(cudaMemcpy(cen_d, cz.data(), kd * 8, cudaMemcpyHostToDevice));
+    OK(launch_to_float(cen_d, cen_f, kd, 0));
+    OK(prepare_assign(Z, k, 0));
+    Plan zs, zsu;
+    OK(plan_assign(Z, k, false, zs)); OK(plan_assign(Z, k, true, zsu)); OK(plan_update(Z, k, zsu));
+    printf("rows ordered along a Z curve (the same points and centers)\n");
+    OK(cudaMemset(ref, 0xff, n * 4));
+    OK(launch_assign(Z, zs, cen_f, k, ref, nullptr, 1000, false, nullptr, nullptr, nullptr, 0));
+    tm("ordered: engine scan, labels only", [&] { OK(launch_assign(Z, zs, cen_f, k, labels, nullptr, 1000, false, nullptr, nullptr, nullptr, 0)); });
+    tm("ordered: engine scan + sums", [&] { OK(launch_assign(Z, zsu, cen_f, k, labels, nullptr, 1000, true, acc, counts, Z->d_scale, 0)); });
+    unsigned long long *pairs;
+    OK(cudaMalloc(&pairs, 8));
+    const size_t sm1 = small_smem_bytes<float, 2>(k, d, true), sm0 = small_smem_bytes<float, 2>(k, d, false);
+    auto wb = [&](const char *name, auto k0, auto k1, int ppt) {
+      const int b1 = blocks_for(k1, sm1, n, sms, ppt), b0 = blocks_for(k0, sm0, n, sms, ppt);
+      cudaFuncAttributes fa;
+      OK(cudaFuncGetAttributes(&fa, (const void *)k1));
+      char lab[160];
+      // labels as the scan's (RB: previous centers = these, so R is each point's own)
+      OK(cudaMemcpy(labels, ref, n * 4, cudaMemcpyDeviceToDevice));
+      snprintf(lab, sizeof lab, "%s, labels only (%d regs)", name, fa.numRegs);
+      tm(lab, [&] { k0<<<b0, 256, sm0>>>((const float *)Z->x, n, d, cen_f, k, labels, nullptr, 1000, acc, counts, Z->d_scale, nullptr); });
+      same(name);
+      snprintf(lab, sizeof lab, "%s + sums", name);
+      tm(lab, [&] { k1<<<b1, 256, sm1>>>((const float *)Z->x, n, d, cen_f, k, labels, nullptr, 1000, acc, counts, Z->d_scale, nullptr); });
+      OK(cudaMemset(pairs, 0, 8));
+      k0<<<b0, 256, sm0>>>((const float *)Z->x, n, d, cen_f, k, labels, nullptr, 1000, acc, counts, Z->d_scale, pairs);
+      unsigned long long hp = 0;
+      OK(cudaMemcpy(&hp, pairs, 8, cudaMemcpyDeviceToHost));
+      printf("  %-40s %.2f centers a warp's list\n", name, hp / (double)((n + 32LL * ppt - 1) / (32LL * ppt)));
+      // from labels of nobody (the first iteration's U)
+      OK(cudaMemset(labels, 0xff, n * 4));
+      snprintf(lab, sizeof lab, "%s, first iteration + sums", name);
+      tm(lab, [&] { OK(cudaMemsetAsync(labels, 0xff, n * 4, 0));
+                    k1<<<b1, 256, sm1>>>((const float *)Z->x, n, d, cen_f, k, labels, nullptr, 1000, acc, counts, Z->d_scale, nullptr); });
+    };
+    wb("warp boxes P4 U", k_wbox<false, 4, false>, k_wbox<true, 4, false>, 4);
+    wb("warp boxes P4 R", k_wbox<false, 4, true>, k_wbox<true, 4, true>, 4);
+    wb("warp boxes P8 U", k_wbox<false, 8, false>, k_wbox<true, 8, false>, 8);
+    wb("warp boxes P8 R", k_wbox<false, 8, true>, k_wbox<true, 8, true>, 8);
+    tm("(memset of the labels alone)", [&] { OK(cudaMemsetAsync(labels, 0xff, n * 4, 0)); });
+    // ten Lloyd iterations in a CUDA graph: step + the engine's update,
+    // the engine's scan on the rows as drawn against warp boxes on ordered rows
+    auto loop10 = [&](const char *name, auto step, gk_cuda_data *V, Plan &pu) {
+      cudaStream_t cs;
+      OK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+      cudaGraph_t gr;
+      cudaGraphExec_t gx;
+      OK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+      for (int it = 0; it < 10; ++it) {
+        step(cs);
+        OK(launch_finalize(V, pu, k, st, 1000, acc, counts, cen_d, cen_f, V->d_scale, cs));
+      }
+      OK(cudaStreamEndCapture(cs, &gr));
+      OK(cudaGraphInstantiate(&gx, gr, 0));
+      std::vector<double> cstart(kd);
+      for (int cc = 0; cc < k; ++cc)
+        for (int j = 0; j < d; ++j) cstart[cc + (size_t)k * j] = c[cc + (size_t)k * j] + D->shift[j] - V->shift[j];
+      std::vector<float> v;
+      State hs;
+      for (int rep = 0; rep < 8; ++rep) {
+        OK(cudaMemcpy(cen_d, cstart.data(), kd * 8, cudaMemcpyHostToDevice));
+        OK(launch_to_float(cen_d, cen_f, kd, 0));
+        OK(cudaMemset(labels, 0xff, n * 4)); OK(cudaMemset(acc, 0, kd * 16)); OK(cudaMemset(counts, 0, (k + 1) * 8));
+        OK(cudaMemset(st, 0, sizeof(State)));
+        OK(cudaDeviceSynchronize());
+        cudaEventRecord(a, cs); OK(cudaGraphLaunch(gx, cs)); cudaEventRecord(b, cs); OK(cudaEventSynchronize(b));
+        float ms; cudaEventElapsedTime(&ms, a, b); if (rep) v.push_back(ms);
+        OK(cudaMemcpy(&hs, st, sizeof hs, cudaMemcpyDeviceToHost));
+      }
+      std::sort(v.begin(), v.end());
+      std::vector<double> hc(kd);
+      OK(cudaMemcpy(hc.data(), cen_d, kd * 8, cudaMemcpyDeviceToHost));
+      double cs_ = 0;
+      for (int cc = 0; cc < k; ++cc) for (int j = 0; j < d; ++j) cs_ += hc[cc + (size_t)k * j] + V->shift[j];
+      printf("  %-40s %8.2f us an iteration (%d iterations; centers' sum %.10g)\n", name, 1000 * v[v.size() / 2] / 10,
+             hs.iter_done, cs_);
+      cudaGraphExecDestroy(gx); cudaGraphDestroy(gr); cudaStreamDestroy(cs);
+    };
+    {
+      Plan pu = scanu;
+      loop10("loop: engine scan, rows as drawn", [&](cudaStream_t cs) {
+        OK(launch_assign(D, scanu, cen_f, k, labels, st, 1000, true, acc, counts, D->d_scale, cs)); }, D, pu);
+      Plan zu = zsu;
+      loop10("loop: engine scan, ordered rows", [&](cudaStream_t cs) {
+        OK(launch_assign(Z, zsu, cen_f, k, labels, st, 1000, true, acc, counts, Z->d_scale, cs)); }, Z, zu);
+      const int b1 = blocks_for(k_wbox<true, 4, true>, sm1, n, sms, 4);
+      loop10("loop: warp boxes P4 R, ordered rows", [&](cudaStream_t cs) {
+        k_wbox<true, 4, true><<<b1, 256, sm1, cs>>>((const float *)Z->x, n, d, cen_f, k, labels, st, 1000, acc, counts,
+                                                    Z->d_scale, nullptr); }, Z, zu);
+      const int b2 = blocks_for(k_wbox<true, 4, false>, sm1, n, sms, 4);
+      loop10("loop: warp boxes P4 U, ordered rows", [&](cudaStream_t cs) {
+        k_wbox<true, 4, false><<<b2, 256, sm1, cs>>>((const float *)Z->x, n, d, cen_f, k, labels, st, 1000, acc, counts,
+                                                     Z->d_scale, nullptr); }, Z, zu);
+    }
+    // what ordering costs once a fit: keys, a radix sort of (key, row), x gathered
+    unsigned int *k_in, *k_out; int *v_in, *v_out; float *xg; void *tmp = nullptr; size_t tmpb = 0;
+    OK(cudaMalloc(&k_in, n * 4)); OK(cudaMalloc(&k_out, n * 4)); OK(cudaMalloc(&v_in, n * 4)); OK(cudaMalloc(&v_out, n * 4));
+    OK(cudaMalloc(&xg, n * 8));
+    OK(cub::DeviceRadixSort::SortPairs(tmp, tmpb, k_in, k_out, v_in, v_out, (int)n, 0, 20));
+    OK(cudaMalloc(&tmp, tmpb));
+    const float l0 = (float)(lo[0] - D->shift[0]), l1 = (float)(lo[1] - D->shift[1]);
+    const float i0 = (float)(1024 / (hi[0] - lo[0])), i1 = (float)(1024 / (hi[1] - lo[1]));
+    const int nb = (int)((n + 255) / 256);
+    tm("order: Z keys", [&] { k_zkeys<<<nb, 256>>>((const float *)D->x, n, l0, l1, i0, i1, k_in, v_in); });
+    tm("order: radix sort of 1e6 (key, row), 20 bits", [&] {
+      OK(cub::DeviceRadixSort::SortPairs(tmp, tmpb, k_in, k_out, v_in, v_out, (int)n, 0, 20));
+    });
+    tm("order: x gathered", [&] { k_gather<<<nb, 256>>>((const float *)D->x, n, d, v_out, xg); });
+    {
+      const int g = 64;  // 4096 buckets
+      unsigned int *cnt, *next; int *bkt;
+      OK(cudaMalloc(&cnt, g * g * 4)); OK(cudaMalloc(&next, g * g * 4)); OK(cudaMalloc(&bkt, n * 4));
+      void *t2 = nullptr; size_t t2b = 0;
+      OK(cub::DeviceScan::ExclusiveSum(t2, t2b, cnt, next, g * g));
+      OK(cudaMalloc(&t2, t2b));
+      const float j0 = (float)(g / (hi[0] - lo[0])), j1 = (float)(g / (hi[1] - lo[1]));
+      tm("order: 4096 buckets (count, scan, scatter)", [&] {
+        OK(cudaMemsetAsync(cnt, 0, g * g * 4, 0));
+        k_bucket_count<<<nb, 256>>>((const float *)D->x, n, l0, l1, j0, j1, g, cnt, bkt);
+        OK(cub::DeviceScan::ExclusiveSum(t2, t2b, cnt, next, g * g));
+        k_bucket_scatter<<<nb, 256>>>((const float *)D->x, n, bkt, next, xg, v_out);
+      });
+      cudaFree(cnt); cudaFree(next); cudaFree(bkt); cudaFree(t2);
+    }
+    cudaFree(k_in); cudaFree(k_out); cudaFree(v_in); cudaFree(v_out); cudaFree(xg); cudaFree(tmp); cudaFree(pairs);
+    gk_cuda_free(Z);
+    setenv("GPUKMEANS_GRID", "1", 1);
+  }
+
+  // ---- double precision: the engine's plan (rows as drawn, and ordered) against warp boxes ----
+  {
+    gk_cuda_options od = o;
+    od.single = 0;
+    setenv("GPUKMEANS_GRID", "1", 1);  // (unset: by shape; B in double takes the grid)
+    unsetenv("GPUKMEANS_GRID");
+    double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+    for (long long i = 0; i < n; ++i)
+      for (int j = 0; j < 2; ++j) { lo[j] = std::min(lo[j], x[i + n * j]); hi[j] = std::max(hi[j], x[i + n * j]); }
+    std::vector<unsigned int> key(n);
+    for (long long i = 0; i < n; ++i) {
+      unsigned a = (unsigned)std::min(1023.0, (x[i] - lo[0]) / (hi[0] - lo[0]) * 1024);
+      unsigned bb = (unsigned)std::min(1023.0, (x[i + n] - lo[1]) / (hi[1] - lo[1]) * 1024);
+      unsigned z = 0;
+      for (int t = 0; t < 10; ++t) z |= (((a >> t) & 1u) << (2 * t)) | (((bb >> t) & 1u) << (2 * t + 1));
+      key[i] = z;
+    }
+    std::vector<long long> ord(n);
+    std::iota(ord.begin(), ord.end(), 0LL);
+    std::stable_sort(ord.begin(), ord.end(), [&](long long u, long long v) { return key[u] < key[v]; });
+    std::vector<double> xs((size_t)n * d);
+    for (long long i = 0; i < n; ++i)
+      for (int j = 0; j < d; ++j) xs[i + n * j] = x[ord[i] + n * j];
+    gk_cuda_data *DD, *ZD;
+    if (gk_cuda_upload(x.data(), n, d, &od, nullptr, &DD, nullptr, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
+    if (gk_cuda_upload(xs.data(), n, d, &od, nullptr, &ZD, nullptr, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
+    OK(prepare_assign(DD, k, 0)); OK(prepare_assign(ZD, k, 0));
+    Plan pd, pdu, pz, pzu;
+    OK(plan_assign(DD, k, false, pd)); OK(plan_assign(DD, k, true, pdu)); OK(plan_update(DD, k, pdu));
+    OK(plan_assign(ZD, k, false, pz)); OK(plan_assign(ZD, k, true, pzu)); OK(plan_update(ZD, k, pzu));
+    printf("double precision (engine plan: grid %s, small-d filter %s)\n", pdu.gbuf ? "on" : "off", pdu.sdf ? "on" : "off");
+    std::vector<double> cz(kd);
+    for (int cc = 0; cc < k; ++cc) for (int j = 0; j < d; ++j) cz[cc + (size_t)k * j] = c[cc + (size_t)k * j] + D->shift[j] - ZD->shift[j];
+    OK(cudaMemcpy(cen_d, cz.data(), kd * 8, cudaMemcpyHostToDevice));
+    OK(cudaMemset(ref, 0xff, n * 4));
+    OK(launch_assign(ZD, pz, cen_d, k, ref, nullptr, 1000, false, nullptr, nullptr, nullptr, 0));
+    tm("double ordered: engine step + sums", [&] { OK(launch_assign(ZD, pzu, cen_d, k, labels, nullptr, 1000, true, acc, counts, ZD->d_scale, 0)); });
+    const size_t sm1 = small_smem_bytes<double, 2>(k, d, true), sm0 = small_smem_bytes<double, 2>(k, d, false);
+    for (int variant = 0; variant < 2; ++variant) {
+      auto k0 = variant ? k_wbox_d<false, 4> : k_wbox_d<false, 2>;
+      auto k1 = variant ? k_wbox_d<true, 4> : k_wbox_d<true, 2>;
+      const int ppt = variant ? 4 : 2;
+      const int b0 = blocks_for(k0, sm0, n, sms, ppt), b1 = blocks_for(k1, sm1, n, sms, ppt);
+      char lab[96];
+      snprintf(lab, sizeof lab, "double warp boxes P%d, labels only", ppt);
+      tm(lab, [&] { k0<<<b0, 256, sm0>>>((const double *)ZD->x, n, d, cen_d, k, labels, nullptr, 1000, acc, counts, ZD->d_scale, nullptr); });
+      same(lab);
+      snprintf(lab, sizeof lab, "double warp boxes P%d + sums", ppt);
+      tm(lab, [&] { k1<<<b1, 256, sm1>>>((const double *)ZD->x, n, d, cen_d, k, labels, nullptr, 1000, acc, counts, ZD->d_scale, nullptr); });
+    }
+    auto loopd = [&](const char *name, auto step, gk_cuda_data *V, Plan &pu) {
+      cudaStream_t cs;
+      OK(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+      cudaGraph_t gr; cudaGraphExec_t gx;
+      OK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal));
+      for (int it = 0; it < 10; ++it) {
+        step(cs);
+        OK(launch_finalize(V, pu, k, st, 1000, acc, counts, cen_d, cen_f, V->d_scale, cs));
+      }
+      OK(cudaStreamEndCapture(cs, &gr));
+      OK(cudaGraphInstantiate(&gx, gr, 0));
+      std::vector<double> cstart(kd);
+      for (int cc = 0; cc < k; ++cc) for (int j = 0; j < d; ++j) cstart[cc + (size_t)k * j] = c[cc + (size_t)k * j] + D->shift[j] - V->shift[j];
+      std::vector<float> v;
+      State hs;
+      for (int rep = 0; rep < 8; ++rep) {
+        OK(cudaMemcpy(cen_d, cstart.data(), kd * 8, cudaMemcpyHostToDevice));
+        OK(cudaMemset(labels, 0xff, n * 4)); OK(cudaMemset(acc, 0, kd * 16)); OK(cudaMemset(counts, 0, (k + 1) * 8));
+        OK(cudaMemset(st, 0, sizeof(State)));
+        OK(cudaDeviceSynchronize());
+        cudaEventRecord(a, cs); OK(cudaGraphLaunch(gx, cs)); cudaEventRecord(b, cs); OK(cudaEventSynchronize(b));
+        float ms; cudaEventElapsedTime(&ms, a, b); if (rep) v.push_back(ms);
+        OK(cudaMemcpy(&hs, st, sizeof hs, cudaMemcpyDeviceToHost));
+      }
+      std::sort(v.begin(), v.end());
+      std::vector<double> hc(kd);
+      OK(cudaMemcpy(hc.data(), cen_d, kd * 8, cudaMemcpyDeviceToHost));
+      double cs_ = 0;
+      for (int cc = 0; cc < k; ++cc) for (int j = 0; j < d; ++j) cs_ += hc[cc + (size_t)k * j] + V->shift[j];
+      printf("  %-40s %8.2f us an iteration (%d iterations; centers' sum %.12g)\n", name, 1000 * v[v.size() / 2] / 10,
+             hs.iter_done, cs_);
+      cudaGraphExecDestroy(gx); cudaGraphDestroy(gr); cudaStreamDestroy(cs);
+    };
+    loopd("double loop: engine, rows as drawn", [&](cudaStream_t cs) {
+      OK(launch_assign(DD, pdu, cen_d, k, labels, st, 1000, true, acc, counts, DD->d_scale, cs)); }, DD, pdu);
+    loopd("double loop: engine, ordered rows", [&](cudaStream_t cs) {
+      OK(launch_assign(ZD, pzu, cen_d, k, labels, st, 1000, true, acc, counts, ZD->d_scale, cs)); }, ZD, pzu);
+    const int b1 = blocks_for(k_wbox_d<true, 4>, sm1, n, sms, 4);
+    loopd("double loop: warp boxes P4, ordered rows", [&](cudaStream_t cs) {
+      k_wbox_d<true, 4><<<b1, 256, sm1, cs>>>((const double *)ZD->x, n, d, cen_d, k, labels, st, 1000, acc, counts,
+                                              ZD->d_scale, nullptr); }, ZD, pzu);
+    const int b2 = blocks_for(k_wbox_d<true, 2>, sm1, n, sms, 2);
+    loopd("double loop: warp boxes P2, ordered rows", [&](cudaStream_t cs) {
+      k_wbox_d<true, 2><<<b2, 256, sm1, cs>>>((const double *)ZD->x, n, d, cen_d, k, labels, st, 1000, acc, counts,
+                                              ZD->d_scale, nullptr); }, ZD, pzu);
+    gk_cuda_free(DD); gk_cuda_free(ZD);
   }
   gk_cuda_free(D);
   return 0;
