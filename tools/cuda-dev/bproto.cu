@@ -9,8 +9,15 @@
 //     part): the x loads, labels and sums alone;
 //   - a grid whose lists carry the centers' values (float4: -2c0, -2c1,
 //     |c|^2, index) instead of their indices, so that a candidate costs one
-//     16-byte load and no index arithmetic; its cell in float.
-// Each variant's labels are checked against the scan's.
+//     16-byte load and no index arithmetic; its cell in float;
+//   - the scan's body at other occupancies and points a thread;
+//   - rows ordered along a Z curve, where each warp lists the centers its
+//     box can need (k_wbox, k_wbox_d), in both precisions, and ten
+//     iterations of each way in a CUDA graph with the engine's update;
+//     what the ordering costs (keys, cub's radix sort, the gather).
+// Each variant's labels are checked against the scan's.  The list's slack
+// in k_wbox is a probe's, not a proof (tools/cuda-dev/LOG.md, twentieth
+// session).
 #include <algorithm>
 #include <stdio.h>
 #include <stdlib.h>
