@@ -15,9 +15,9 @@
 //     box can need (k_wbox, k_wbox_d), in both precisions, and ten
 //     iterations of each way in a CUDA graph with the engine's update;
 //     what the ordering costs (keys, cub's radix sort, the gather).
-// Each variant's labels are checked against the scan's.  The list's slack
-// in k_wbox is a probe's, not a proof (tools/cuda-dev/LOG.md, twentieth
-// session).
+// Each variant's labels are checked against the scan's.  The warp boxes'
+// limits are warp_box.h's (checked by grid_emu; tools/cuda-dev/LOG.md,
+// twentieth session).
 #include <algorithm>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@
 #include "detail/engine.hpp"
 #include "detail/assign_kernels.cuh"
 #include "detail/cell_grid.cuh"
+#include "warp_box.h"
 
 #define OK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
@@ -167,9 +168,8 @@ k_scan_occ(const float *__restrict__ x, long long n, int d, const float *__restr
 // order: the scan's labels).  No grid, no build.  The list's bound: U, the
 // least largest distance from the box to a center (one more pass over the
 // centers), or (RB) R, the largest distance of the warp's points to their
-// previous centers (where every point has one).  (The slack here is a
-// probe's: 2^-12 of the largest squared coordinate, far above the float
-// rounding of these blobs.)
+// previous centers (where every point has one); its limit warp_box.h's
+// (grid_emu checks it on the CPU).
 template <bool UPDATE, int P, bool RB>
 __global__ void __launch_bounds__(256)
 k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict__ cen, int k,
@@ -182,10 +182,19 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
   float *sc = reinterpret_cast<float *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
   unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + Small<float, 2>::values(k));
   if (threadIdx.x == 0) sh_changed = 0;
+  __shared__ unsigned int smc[2];  // the largest |c_j| of the finite centers (float bits)
+  if (threadIdx.x < 2) smc[threadIdx.x] = 0;
   Small<float, 2>::load(sc, cen, k, d, false);
   double pw[2];
   small_sums_begin<2, UPDATE>(slimb, scnt, k, d, scale, pw);
   __syncthreads();
+  for (int c = threadIdx.x; c < k; c += blockDim.x)
+    for (int j = 0; j < 2; ++j) {
+      const float v = fabsf(cen[c + (size_t)k * j]);
+      if (v <= 3.0e38f) atomicMax(&smc[j], __float_as_uint(v));
+    }
+  __syncthreads();
+  const float Mc0 = __uint_as_float(smc[0]), Mc1 = __uint_as_float(smc[1]);
   const int lane = threadIdx.x & 31;
   unsigned long long mypairs = 0;
   const long long stride = (long long)gridDim.x * blockDim.x * P;
@@ -226,7 +235,9 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
             if (old < 0) { all = false; continue; }
             const float *p = sc + Small<float, 2>::row_at(old);
             const float t0 = xr[r][0] + 0.5f * p[0], t1 = xr[r][1] + 0.5f * p[1];
-            R = fmaxf(R, fmaf(t1, t1, t0 * t0));
+            const float rr = fmaf(t1, t1, t0 * t0);
+            if (rr == rr) R = fmaxf(R, rr);
+            else all = false;  // (a NaN center named: U instead)
           }
 #pragma unroll
           for (int o = 16; o; o >>= 1) R = fmaxf(R, __shfl_xor_sync(0xffffffffu, R, o));
@@ -244,8 +255,8 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
 #pragma unroll
           for (int o = 16; o; o >>= 1) U = fminf(U, __shfl_xor_sync(0xffffffffu, U, o));
         }
-        const float M = fmaxf(fmaxf(fabsf(lo0), fabsf(hi0)), fmaxf(fabsf(lo1), fabsf(hi1)));
-        const float limit = U + 0x1p-12f * (M * M + U) + 0x1p-100f;
+        const float M0 = fmaxf(Mc0, fmaxf(fabsf(lo0), fabsf(hi0))), M1 = fmaxf(Mc1, fmaxf(fabsf(lo1), fabsf(hi1)));
+        const float limit = wb_limit_single(U, wb_error_single(fmaf(M1, M1, M0 * M0), 2));
         for (int c0b = 0; c0b < kp; c0b += 32) {
           const int c = c0b + lane;
           bool cand = false;
@@ -275,9 +286,9 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
 }
 
 // The same in double precision: the warp's box and the centers rounded to
-// float (the box outward), the list from float box distances with the
-// probe's slack, the exact rule's distances (Small<double>) to the list in
-// index order: stats' labels.
+// float (the box outward), the list from float box distances and
+// warp_box.h's limit, the exact rule's distances (Small<double>) to the
+// list in index order: stats' labels.
 template <bool UPDATE, int P>
 __global__ void __launch_bounds__(256)
 k_wbox_d(const double *__restrict__ x, long long n, int d, const double *__restrict__ cen, int k,
@@ -290,10 +301,19 @@ k_wbox_d(const double *__restrict__ x, long long n, int d, const double *__restr
   double *sc = reinterpret_cast<double *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
   unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + Small<double, 2>::values(k));
   if (threadIdx.x == 0) sh_changed = 0;
+  __shared__ unsigned long long smc;  // the largest |c_j| of the finite centers (double bits)
+  if (threadIdx.x == 0) smc = 0;
   Small<double, 2>::load(sc, cen, k, d, false);
   double pw[2];
   small_sums_begin<2, UPDATE>(slimb, scnt, k, d, scale, pw);
   __syncthreads();
+  for (int e = threadIdx.x; e < 2 * k; e += blockDim.x) {
+    const double v = fabs(cen[e]);
+    if (v <= 1.7e308) atomicMax(&smc, (unsigned long long)__double_as_longlong(v));
+  }
+  __syncthreads();
+  const double Mcd = __longlong_as_double((long long)smc);
+  const double eps = wb_center_eps(Mcd, 2);
   const int lane = threadIdx.x & 31;
   unsigned long long mypairs = 0;
   small_pass<double, 2, UPDATE, P>(
@@ -327,15 +347,15 @@ k_wbox_d(const double *__restrict__ x, long long n, int d, const double *__restr
         }
 #pragma unroll
         for (int o = 16; o; o >>= 1) U = fminf(U, __shfl_xor_sync(0xffffffffu, U, o));
-        const float M = fmaxf(fmaxf(fabsf(lo0), fabsf(hi0)), fmaxf(fabsf(lo1), fabsf(hi1)));
-        const float limit = U + 0x1p-12f * (M * M + U) + 0x1p-100f;
+        const double Mw = fmax(Mcd, (double)fmaxf(fmaxf(fabsf(lo0), fabsf(hi0)), fmaxf(fabsf(lo1), fabsf(hi1))));
+        const double limit = wb_usable(Mw) ? wb_limit_double(U, eps, 2) : pos_inf<double>();
         for (int c0b = 0; c0b < k; c0b += 32) {
           const int c = c0b + lane;
           bool cand = false;
           if (c < k) {
             const float c0 = (float)sc[2 * c], c1 = (float)sc[2 * c + 1];
             const float a0 = fmaxf(fmaxf(lo0 - c0, c0 - hi0), 0.f), a1 = fmaxf(fmaxf(lo1 - c1, c1 - hi1), 0.f);
-            cand = !(fmaf(a1, a1, a0 * a0) > limit);
+            cand = !((double)fmaf(a1, a1, a0 * a0) > limit);
           }
           unsigned int m = __ballot_sync(0xffffffffu, cand);
           while (m) {

@@ -13,6 +13,11 @@
 // length and a warp's cost (the longest list of 32 consecutive points)
 // against k.  Replacing the test by "lb <= U" (no slack) must give wrong
 // labels (the check works: ./grid_emu naive).
+// The same data also check the warp boxes' lists (warp_box.h, issue 15's
+// route for B): rows ordered along a Z curve, 128 consecutive rows a box,
+// its list from U (both precisions) and from R over previous labels (float;
+// a few of them wrong on purpose), each point's label from the list against
+// the full scan.
 //   make grid_emu && ./grid_emu
 #include <algorithm>
 #include <cmath>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "../../src/cuda/detail/cell_grid.cuh"
+#include "warp_box.h"
 using namespace gk;
 
 static bool naive = false;
@@ -203,10 +209,153 @@ static void check(const char *what, const std::vector<double> &x, const std::vec
               100.0 * served / n, served ? (double)listed / served : 0.0, warp_cost / warps, k, wrong);
 }
 
+// Rows in the order of a Z curve over their box (10 bits a dimension).
+static std::vector<long long> z_order(const std::vector<double> &v, long long n, int d) {
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (long long i = 0; i < n; ++i)
+    for (int j = 0; j < d; ++j) { lo[j] = std::min(lo[j], v[(size_t)i * d + j]); hi[j] = std::max(hi[j], v[(size_t)i * d + j]); }
+  std::vector<unsigned long long> key(n);
+  for (long long i = 0; i < n; ++i) {
+    unsigned long long z = 0;
+    for (int j = 0; j < d; ++j) {
+      const double w = hi[j] - lo[j];
+      const unsigned q = w > 0 ? (unsigned)std::min(1023.0, (v[(size_t)i * d + j] - lo[j]) / w * 1024) : 0u;
+      for (int t = 0; t < 10; ++t) z |= (unsigned long long)((q >> t) & 1u) << (d * t + j);
+    }
+    key[i] = z;
+  }
+  std::vector<long long> ord(n);
+  for (long long i = 0; i < n; ++i) ord[i] = i;
+  std::stable_sort(ord.begin(), ord.end(), [&](long long a, long long b) { return key[a] < key[b]; });
+  return ord;
+}
+static float down_to_float(double v) {
+  float f = (float)v;
+  if ((double)f > v) f = std::nextafterf(f, -INFINITY);
+  return f;
+}
+static float up_to_float(double v) {
+  float f = (float)v;
+  if ((double)f < v) f = std::nextafterf(f, INFINITY);
+  return f;
+}
+
+// The warp boxes' lists against the full scan, in one precision (the same
+// values as check()).
+static void check_wbox(const char *what, const std::vector<double> &x, const std::vector<double> &c, long long n, int k,
+                       int d, bool single, std::mt19937_64 &rng) {
+  std::vector<float> xf, cfl((size_t)k * d);
+  if (single) {
+    std::vector<double> mean(d, 0.0);
+    for (long long i = 0; i < n; ++i) for (int j = 0; j < d; ++j) mean[j] += x[(size_t)i * d + j] / n;
+    xf.resize(x.size());
+    for (size_t i = 0; i < x.size(); ++i) xf[i] = (float)(x[i] - mean[i % d]);
+    for (size_t i = 0; i < c.size(); ++i) cfl[i] = (float)(c[i] - mean[i % d]);
+    for (int i = 0; i < k; ++i) {
+      bool fin = true;
+      for (int j = 0; j < d; ++j) fin = fin && std::isfinite(cfl[(size_t)i * d + j]);
+      if (!fin) for (int j = 0; j < d; ++j) cfl[(size_t)i * d + j] = NAN;
+    }
+  } else {
+    for (size_t i = 0; i < c.size(); ++i) cfl[i] = (float)c[i];  // (the box test's centers)
+  }
+  std::vector<double> vals(x.size());
+  for (size_t i = 0; i < x.size(); ++i) vals[i] = single ? (double)xf[i] : x[i];
+  const std::vector<long long> ord = z_order(vals, n, d);
+  // the largest |c_j| of the finite centers (the kernels: once a block)
+  float Mc[3] = {0, 0, 0};
+  double Mcd = 0;
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < d; ++j) {
+      const double v = c[(size_t)i * d + j];
+      if (std::isfinite(v)) Mcd = std::max(Mcd, std::fabs(v));
+      if (std::isfinite(cfl[(size_t)i * d + j])) Mc[j] = std::max(Mc[j], std::fabs(cfl[(size_t)i * d + j]));
+    }
+  const int W = 128;
+  long long wrong[2] = {0, 0}, listed[2] = {0, 0}, boxes = 0;
+  std::vector<int> want(n), list;
+  for (long long i = 0; i < n; ++i)
+    want[i] = single ? scan_float(&xf[(size_t)i * d], cfl, k, d, nullptr, k) : scan_double(&x[(size_t)i * d], c, d, nullptr, k);
+  std::vector<int> second(n, 0), others(k > 1 ? k - 1 : 1);  // (float: R's movers)
+  if (single && k > 1)
+    for (long long i = 0; i < n; ++i) {
+      int q = 0;
+      for (int j = 0; j < k; ++j) if (j != want[i]) others[q++] = j;
+      const int s2 = scan_float(&xf[(size_t)i * d], cfl, k, d, others.data(), k - 1);
+      second[i] = s2 >= 0 ? s2 : 0;
+    }
+  for (long long w0 = 0; w0 < n; w0 += W) {
+    const long long w1 = std::min(n, w0 + W);
+    float lo[3], hi[3];
+    double M = Mcd;
+    for (int j = 0; j < d; ++j) {
+      double a = INFINITY, b = -INFINITY;
+      for (long long t = w0; t < w1; ++t) { a = std::min(a, vals[(size_t)ord[t] * d + j]); b = std::max(b, vals[(size_t)ord[t] * d + j]); }
+      lo[j] = down_to_float(a);
+      hi[j] = up_to_float(b);
+      M = std::max(M, (double)std::max(std::fabs(lo[j]), std::fabs(hi[j])));
+    }
+    float U = INFINITY;
+    for (int i = 0; i < k; ++i) U = std::fmin(U, wb_largest(lo, hi, &cfl[(size_t)i * d], d));
+    for (int bound = 0; bound < (single ? 2 : 1); ++bound) {
+      double limit;
+      if (single) {
+        float M2 = 0;
+        for (int j = 0; j < d; ++j) {
+          const float m = std::max(Mc[j], std::max(std::fabs(lo[j]), std::fabs(hi[j])));
+          M2 = std::fmaf(m, m, M2);
+        }
+        float B = U;
+        if (bound == 1) {  // R: previous labels, one in 50 of them the second nearest center (a mover)
+          float R = 0;
+          bool lost = false;  // (a NaN center named: U instead)
+          for (long long t = w0; t < w1; ++t) {
+            const long long i = ord[t];
+            const int old = rng() % 50 ? (want[i] >= 0 ? want[i] : 0) : second[i];
+            const float *cp = &cfl[(size_t)old * d];
+            float r = 0;
+            for (int j = 0; j < d; ++j) {
+              const float df = xf[(size_t)i * d + j] - cp[j];
+              r = j == 0 ? df * df : std::fmaf(df, df, r);
+            }
+            R = std::fmax(R, r);
+            lost = lost || r != r;
+          }
+          B = lost ? U : R;
+        }
+        limit = naive ? (double)B : (double)wb_limit_single(B, wb_error_single(M2, d));
+      } else {
+        limit = !wb_usable(M) ? INFINITY : naive ? (double)U : wb_limit_double(U, wb_center_eps(Mcd, d), d);
+      }
+      list.clear();
+      for (int i = 0; i < k; ++i)
+        if (!((double)wb_least(lo, hi, &cfl[(size_t)i * d], d) > limit)) list.push_back(i);
+      listed[bound] += (long long)list.size();
+      for (long long t = w0; t < w1; ++t) {
+        const long long i = ord[t];
+        const int got = single ? scan_float(&xf[(size_t)i * d], cfl, k, d, list.data(), (int)list.size())
+                               : scan_double(&x[(size_t)i * d], c, d, list.data(), (int)list.size());
+        if (got != want[i]) ++wrong[bound];
+      }
+    }
+    ++boxes;
+  }
+  total_wrong += wrong[0] + wrong[1];
+  if (single)
+    std::printf("%-28s float  d=%d k=%5d: warp boxes, U: list %6.2f, wrong %lld; R: list %6.2f, wrong %lld\n", what, d, k,
+                (double)listed[0] / boxes, wrong[0], (double)listed[1] / boxes, wrong[1]);
+  else
+    std::printf("%-28s double d=%d k=%5d: warp boxes, U: list %6.2f, wrong %lld\n", what, d, k, (double)listed[0] / boxes,
+                wrong[0]);
+}
+
 static void both(const char *what, const std::vector<double> &x, const std::vector<double> &c, long long n, int k,
                  int d, int cells, bool float_too = true) {
   check(what, x, c, n, k, d, false, cells);
   if (float_too) check(what, x, c, n, k, d, true, cells);
+  static std::mt19937_64 wrng(11);
+  check_wbox(what, x, c, n, k, d, false, wrng);
+  if (float_too) check_wbox(what, x, c, n, k, d, true, wrng);
 }
 
 // bench.R's blobs: k centers uniform in [0, 100]^d, points ~ N(center, 1);
