@@ -165,6 +165,8 @@ struct LloydFit {
   // CUDA, d <= 3: the share of point-iterations the grid of cells' lists
   // served (-1: no grid)
   double grid_share = -1.0;
+  // CUDA: 1 where the iterations ran on the rows ordered in space (warp boxes)
+  int rows_ordered = 0;
   // CUDA: over the iterations that carried their cluster sums from the one
   // before, the share of points they added (the movers, or every point where
   // an iteration summed afresh; -1: none carried)

@@ -22,7 +22,9 @@
 # which computes all n k distances, the engine skips centers it proves
 # farther: at d <= 3 a point computes its distances only to the centers its
 # cell of a grid over the centers lists (printed: the share of
-# point-iterations the lists served); in double precision the certified
+# point-iterations the lists served), or at d = 2, on the rows ordered in
+# space once a fit (the ordering's time included), to those its warp's
+# box lists (printed); in double precision the certified
 # filter computes exact distances only for the points its float bound
 # leaves open.  Labels are those of the full computation either way.  End-to-end seconds are measured
 # in R around the whole call (upload, iterations, download, the kmeans object).
@@ -92,11 +94,12 @@ iter_ms <- function(r) 1000 * r$compute / min(r$value$iter, iters)
 # the share of point-iterations whose labels the certified filter
 # (src/cuda/detail/dfilter.cuh) left to exact distances, and the share given
 # every center's exact distance (the others: two, or a few candidates'); in
-# both, the share the grid of cells' lists served (cell_grid.cuh, d <= 3).
+# both, the share the grid of cells' lists served (cell_grid.cuh, d <= 3),
+# and whether the iterations ran on the rows ordered in space (ordered.cu).
 screen_shares <- function(x, c0, prec) {
   z <- gpukmeans:::gk_fit_cpp(x, list(c0), iters, prec == "single", "cuda", 0L, 0L, FALSE, NULL, Inf,
                               gpukmeans:::cuda_options())
-  c(z$screen_exact, z$screen_every, z$grid_share, z$sums_share)
+  c(z$screen_exact, z$screen_every, z$grid_share, z$sums_share, z$rows_ordered)
 }
 # ms per iteration of the same fit with its cluster sums made afresh every
 # iteration (nothing carried)
@@ -126,7 +129,8 @@ for (i in seq_len(nrow(problems))) {
                                            100 * share[4], fresh_sums_ms(x, c0, prec)) else "",
                 if (share[1] >= 0) sprintf("  [certified filter: %.2f%% of point-iterations exact, %.2f%% every center]",
                                            100 * share[1], 100 * share[2]) else "",
-                if (share[3] >= 0) sprintf("  [grid: %.2f%% of point-iterations from cell lists]", 100 * share[3]) else ""))
+                if (share[3] >= 0) sprintf("  [grid: %.2f%% of point-iterations from cell lists]", 100 * share[3]) else "",
+                if (share[5] == 1) "  [rows ordered in space: each warp's own candidate list]" else ""))
   }
   # The CPU engine on all host threads, a few iterations (E would take minutes).
   if (!quick && p$id != "E") {

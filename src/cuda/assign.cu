@@ -10,6 +10,7 @@
 #include "detail/df_candidates.cuh"
 #include "detail/df_settle.cuh"
 #include "detail/engine.hpp"
+#include "detail/wbox_kernels.cuh"
 
 namespace gk {
 
@@ -617,6 +618,49 @@ extern "C" int gk_cuda_dfilter_stats(gk_cuda_data *D, int64_t *exact_points, int
   if (used) *used = D->df_used;
   return GK_CUDA_OK;
 }
+
+namespace gk {
+
+cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
+  plan.ordered = false;
+  if (D->ord_state != 1 || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
+  const bool two = plan.dm == 2;
+  const cudaError_t e =
+      D->single ? (two ? small_grid(D, k_assign_wbox<float, 2, true>, Small<float, 2>::PPT, plan.smem, plan.ord_grid)
+                       : small_grid(D, k_assign_wbox<float, 1, true>, Small<float, 1>::PPT, plan.smem, plan.ord_grid))
+                : (two ? small_grid(D, k_assign_wbox<double, 2, true>, Small<double, 2>::PPT, plan.smem, plan.ord_grid)
+                       : small_grid(D, k_assign_wbox<double, 1, true>, Small<double, 1>::PPT, plan.smem, plan.ord_grid));
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // (the kernel cannot run here: the plan as it was)
+    return cudaSuccess;
+  }
+  plan.ordered = true;
+  return cudaSuccess;
+}
+
+cudaError_t launch_assign_ordered(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st,
+                                  int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
+  const long long n = D->n;
+  const int d = D->d;
+  if (D->single) {
+    if (plan.dm == 2)
+      k_assign_wbox<float, 2, true><<<plan.ord_grid, 256, plan.smem, s>>>(
+          (const float *)D->ord_x, n, d, (const float *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
+    else
+      k_assign_wbox<float, 1, true><<<plan.ord_grid, 256, plan.smem, s>>>(
+          (const float *)D->ord_x, n, d, (const float *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
+  } else {
+    if (plan.dm == 2)
+      k_assign_wbox<double, 2, true><<<plan.ord_grid, 256, plan.smem, s>>>(
+          (const double *)D->ord_x, n, d, (const double *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
+    else
+      k_assign_wbox<double, 1, true><<<plan.ord_grid, 256, plan.smem, s>>>(
+          (const double *)D->ord_x, n, d, (const double *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace gk
 
 extern "C" int gk_cuda_grid_stats(gk_cuda_data *D, int64_t *seen, int64_t *served) {
   if (!D) return GK_CUDA_INVALID;

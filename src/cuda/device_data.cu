@@ -50,6 +50,7 @@ void destroy(gk_cuda_data *D) {
   if (D->tc_x) cudaFree(D->tc_x);
   if (D->tc_cen) cudaFree(D->tc_cen);
   if (D->grid_buf) cudaFree(D->grid_buf);
+  if (D->ord_block) cudaFree(D->ord_block);
   if (D->prev_labels) cudaFree(D->prev_labels);
   if (D->wspec.w) cudaFree((void *)D->wspec.w);
   if (D->block) cudaFree(D->block);

@@ -301,6 +301,13 @@ int gk_cuda_dfilter_stats(gk_cuda_data *data, int64_t *exact_points, int64_t *ev
    (*served; the others scanned every center).  Any pointer may be NULL. */
 int gk_cuda_grid_stats(gk_cuda_data *data, int64_t *seen, int64_t *served);
 
+/* The last gk_cuda_lloyd: *ordered 1 where its iterations ran on the rows
+   ordered in space, through warp boxes (environment GPUKMEANS_ORDER=0
+   never, =1 at d <= 2 where the fit allows it, unset at d = 2 from 2^16
+   rows with k <= 1024 in single precision and k <= 200 in double, for
+   max_iter >= 100 or on a handle already ordered), else 0. */
+int gk_cuda_order_stats(gk_cuda_data *data, int *ordered);
+
 /* The last gk_cuda_lloyd: the iterations that carried their cluster sums
    from the one before (*iters; d > 8, unweighted; environment
    GPUKMEANS_DELTA_SUMS=0: none) and the points they added (*added: those

@@ -140,6 +140,7 @@ int begin_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const
   f.k = k;
   f.max_iter = max_iter;
   f.s = D->stream;
+  D->ord_used = 0;
   D->sums_iters = D->sums_added = 0;
   int st = ensure_workspace(D, k, f.w, err, errlen);
   if (st != GK_CUDA_OK) return st;
@@ -195,10 +196,10 @@ cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
 
 // Which assignment kernels a fit's graphs run (their key, beside the shape):
 // the filter's mode, whether single precision runs on packed tiles, and
-// whether the small-d kernel runs on the grid of cells.
+// whether the small-d kernel runs on the grid of cells or on ordered rows.
 int graph_variant(const Fit &f) {
   return (f.df.on ? (f.df.tc1 ? 2 : 1) : 0) + (f.plan.tc_x ? 4 : 0) + (f.df.pair ? 8 : 0) + (f.df.ccap ? 16 : 0) +
-         (f.df.top2 ? 32 : 0) + (f.plan.gbuf ? 64 : 0) + (f.plan.delta ? 128 : 0);
+         (f.df.top2 ? 32 : 0) + (f.plan.gbuf ? 64 : 0) + (f.plan.delta ? 128 : 0) + (f.plan.ordered ? 256 : 0);
 }
 
 // The graphs of a fit of max_iter iterations in batches of bsz: [0] bsz
@@ -317,7 +318,9 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
   const int bsz = D->opts.bounds == 2 ? 1 : batch_size(D, f.k, f.max_iter);
   const double n = (double)D->n;
   bool have = have_graphs(D, f.k, f.max_iter, bsz, graph_variant(f));
-  BoundsSwitch sw(BoundsPolicy(D, f), n, f.max_iter, !D->weighted && bounds_wanted(D, f.k));
+  // (rows ordered in space: plain iterations throughout, faster there than
+  // bounded ones, which read x and the labels in row order)
+  BoundsSwitch sw(BoundsPolicy(D, f), n, f.max_iter, !D->weighted && !f.plan.ordered && bounds_wanted(D, f.k));
   BoundsBufs bb;
   auto launch = [&](int b, int done) -> int {
     if (sw.bounded()) {
@@ -471,7 +474,15 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
     PersistentPlan pp;
     if (D->opts.bounds != 2 && !D->weighted) GK_CHECK(plan_persistent(D, k, pp), "planning the persistent kernel");
     if (!pp.ok) GK_CHECK(plan_delta(D, f.plan, f.s), "planning the sums");
+    if (!pp.ok && ordered_wanted(D, k, max_iter, f.plan)) {  // rows ordered in space (ordered.cu)
+      GK_CHECK(prepare_ordered(D, f.s), "ordering the rows");
+      GK_CHECK(plan_ordered(D, k, f.plan), "planning the assignment");
+      if (f.plan.ordered)
+        GK_CHECK(cudaMemsetAsync(D->ord_labels, 0xff, (size_t)D->n * sizeof(int), f.s), "initialising labels");
+      D->ord_used = f.plan.ordered ? 1 : 0;
+    }
     st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, err, errlen);
+    if (st == GK_CUDA_OK && f.plan.ordered) GK_CHECK(launch_labels_back(D, f.s), "labels in row order");
   }
   if (st != GK_CUDA_OK) return st;
   return finish(D, f, centers, cluster, size, withinss, info, err, errlen);

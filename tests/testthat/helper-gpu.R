@@ -28,9 +28,13 @@ with_stages <- function(expr, pattern) {
 # The engine's internal fit list (gk_fit_cpp) on the CUDA engine from fixed
 # centers, with internal switches of the environment set (env: named
 # values), the bounds mode of CudaTuning (1 plain, 2 forced from the second
-# iteration, 3 where they pay) and the device ordinal(s).
+# iteration, 3 where they pay) and the device ordinal(s).  The rows stay in
+# their order (GPUKMEANS_ORDER=0) unless env says otherwise: the files that
+# use it check given kernels (the grid, the filters, the bounds);
+# test-ordered-cuda.R checks the ordered rows' kernel against them.
 cuda_fit_raw <- function(x, centers, iter.max, single = FALSE, bounds = 1L, env = character(), device = 0L) {
-  if (length(env)) withr::local_envvar(env)
+  if (!"GPUKMEANS_ORDER" %in% names(env)) env <- c(env, GPUKMEANS_ORDER = "0")
+  withr::local_envvar(env)
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), single, "cuda", 0L,
                          as.integer(device), FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
 }

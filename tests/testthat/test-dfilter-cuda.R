@@ -37,7 +37,7 @@ screens <- list(both = c(pair = "1", cand = "1", top2 = NA, settle = "0"),
 # (without the grid of cells, which replaces the small-d filter at d <= 2
 # from k = 160: test-grid-cuda.R)
 dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L, screen = screens$default) {
-  withr::local_envvar(GPUKMEANS_GRID = "0", GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = screen[["pair"]],
+  withr::local_envvar(GPUKMEANS_GRID = "0", GPUKMEANS_ORDER = "0", GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = screen[["pair"]],
                       GPUKMEANS_DF_CAND = screen[["cand"]], GPUKMEANS_DF_TOP2 = screen[["top2"]],
                       GPUKMEANS_DF_SETTLE = screen[["settle"]])
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), FALSE, "cuda", 0L, 0L,

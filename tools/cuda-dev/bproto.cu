@@ -16,10 +16,11 @@
 //     iterations of each way in a CUDA graph with the engine's update;
 //     what the ordering costs (keys, cub's radix sort, the gather).
 // Each variant's labels are checked against the scan's.  The warp boxes'
-// limits are warp_box.h's (checked by grid_emu; tools/cuda-dev/LOG.md,
+// limits are warp_box.cuh's (checked by grid_emu; tools/cuda-dev/LOG.md,
 // twentieth session).
 #include <algorithm>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <vector>
 #include <random>
@@ -31,7 +32,7 @@
 #include "detail/engine.hpp"
 #include "detail/assign_kernels.cuh"
 #include "detail/cell_grid.cuh"
-#include "warp_box.h"
+#include "detail/warp_box.cuh"
 
 #define OK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 
@@ -168,7 +169,7 @@ k_scan_occ(const float *__restrict__ x, long long n, int d, const float *__restr
 // order: the scan's labels).  No grid, no build.  The list's bound: U, the
 // least largest distance from the box to a center (one more pass over the
 // centers), or (RB) R, the largest distance of the warp's points to their
-// previous centers (where every point has one); its limit warp_box.h's
+// previous centers (where every point has one); its limit warp_box.cuh's
 // (grid_emu checks it on the CPU).
 template <bool UPDATE, int P, bool RB>
 __global__ void __launch_bounds__(256)
@@ -287,7 +288,7 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
 
 // The same in double precision: the warp's box and the centers rounded to
 // float (the box outward), the list from float box distances and
-// warp_box.h's limit, the exact rule's distances (Small<double>) to the
+// warp_box.cuh's limit, the exact rule's distances (Small<double>) to the
 // list in index order: stats' labels.
 template <bool UPDATE, int P>
 __global__ void __launch_bounds__(256)
@@ -823,6 +824,74 @@ int main(int argc, char **argv) {
                                               ZD->d_scale, nullptr); }, ZD, pzu);
     gk_cuda_free(DD); gk_cuda_free(ZD);
   }
+
+  // ---- the engine's own fits (gk_cuda_lloyd): rows as given against rows
+  // ordered in space (GPUKMEANS_ORDER), both precisions, bounds off (as
+  // bench.R) and by default; 10 iterations from the same start, then to
+  // convergence: the same fit, bit for bit ----
+  for (int single = 1; single >= 0; --single)
+    for (int bounds = 1; bounds >= (getenv("BPROTO_BOUNDS_AUTO") ? 0 : 1); --bounds)
+      for (int iters : {10, 500}) {
+        gk_cuda_options oo = o;
+        oo.single = single;
+        oo.bounds = bounds;
+        std::vector<double> cen0(kd);
+        for (size_t e = 0; e < kd; ++e) cen0[e] = c[e] + D->shift[e / k];  // (original coordinates)
+        double ms[2] = {0, 0};
+        std::vector<double> cres[2];
+        std::vector<int> cl[2];
+        int it[2] = {0, 0};
+        double share[2] = {0, 0};
+        for (int ord = 0; ord < 2; ++ord) {
+          setenv("GPUKMEANS_ORDER", ord ? "1" : "0", 1);
+          gk_cuda_data *E;
+          if (gk_cuda_upload(x.data(), n, d, &oo, nullptr, &E, nullptr, nullptr, err, sizeof err)) { printf("%s\n", err); return 1; }
+          std::vector<float> v;
+          for (int rep = 0; rep < 6; ++rep) {
+            cres[ord] = cen0;
+            cl[ord].assign(n, 0);
+            std::vector<int> size(k);
+            std::vector<double> wss(k);
+            gk_cuda_fit_info info;
+            if (gk_cuda_lloyd(E, k, iters, cres[ord].data(), nullptr, cl[ord].data(), size.data(), wss.data(), &info, err,
+                              sizeof err)) { printf("%s\n", err); return 1; }
+            if (rep) v.push_back((float)info.ms_compute);
+            it[ord] = info.iter;
+          }
+          std::sort(v.begin(), v.end());
+          ms[ord] = v[v.size() / 2];
+          int64_t seen = 0, served = 0;
+          gk_cuda_grid_stats(E, &seen, &served);
+          share[ord] = seen ? (double)served / seen : -1;
+          gk_cuda_free(E);
+        }
+        unsetenv("GPUKMEANS_ORDER");
+        // (bits: an empty cluster's NaN center equals itself)
+        const bool same_fit = cl[0] == cl[1] && it[0] == it[1] && !memcmp(cres[0].data(), cres[1].data(), kd * sizeof(double));
+        if (!same_fit && iters <= 2) {  // which labels differ, and the exact distances to both centers
+          long long nd = 0;
+          for (long long i = 0; i < n; ++i)
+            if (cl[0][i] != cl[1][i]) {
+              if (nd < 4) {
+                const int a = cl[0][i] - 1, bb = cl[1][i] - 1;  // (1-based)
+                double da = 0, db = 0;
+                for (int j = 0; j < d; ++j) {
+                  const double ta = x[i + n * j] - cen0[a + (size_t)k * j], tb = x[i + n * j] - cen0[bb + (size_t)k * j];
+                  da += ta * ta;
+                  db += tb * tb;
+                }
+                printf("    row %lld: as given %d (%.17g), ordered %d (%.17g)\n", i, a, da, bb, db);
+              }
+              ++nd;
+            }
+          printf("    %lld labels differ; centers differ at %d entries\n", nd,
+                 (int)std::inner_product(cres[0].begin(), cres[0].end(), cres[1].begin(), 0, std::plus<int>(),
+                                         [](double u, double w) { return (int)!(u == w || (u != u && w != w)); }));
+        }
+        printf("engine fit %s, bounds %s, iter.max %3d: %3d iterations, as given %8.4f ms (%.4f an iteration), ordered %8.4f ms "
+               "(%.4f; lists' share %.2f): same fit %s\n", single ? "single" : "double", bounds ? "off" : "auto", iters, it[0],
+               ms[0], ms[0] / std::min(it[0], iters), ms[1], ms[1] / std::min(it[1], iters), share[1], same_fit ? "yes" : "NO");
+      }
   gk_cuda_free(D);
   return 0;
 }

@@ -13,7 +13,7 @@
 // length and a warp's cost (the longest list of 32 consecutive points)
 // against k.  Replacing the test by "lb <= U" (no slack) must give wrong
 // labels (the check works: ./grid_emu naive).
-// The same data also check the warp boxes' lists (warp_box.h, issue 15's
+// The same data also check the warp boxes' lists (warp_box.cuh, issue 15's
 // route for B): rows ordered along a Z curve, 128 consecutive rows a box,
 // its list from U (both precisions) and from R over previous labels (float;
 // a few of them wrong on purpose), each point's label from the list against
@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "../../src/cuda/detail/cell_grid.cuh"
-#include "warp_box.h"
+#include "../../src/cuda/detail/warp_box.cuh"
 using namespace gk;
 
 static bool naive = false;

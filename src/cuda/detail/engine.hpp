@@ -132,6 +132,15 @@ struct gk_cuda_data {
   void *grid_buf = nullptr;
   size_t grid_bytes = 0;
   long long grid_seen = 0, grid_served = 0;  // the last fit: points the grid ran, and those its lists served
+  // x's rows ordered in space (ordered.cu), for the small-d assignment
+  // through warp boxes: one allocation (the ordered copy of x | the
+  // permutation, n ints: row perm[i] is ordered row i | the ordered labels,
+  // n ints), made at the first fit that wants it (ord_state 1; -1: no room).
+  void *ord_block = nullptr;
+  void *ord_x = nullptr;
+  int *ord_perm = nullptr, *ord_labels = nullptr;
+  int ord_state = 0;
+  int ord_used = 0;  // the last fit ran on the ordered rows
   // The tiled path's carried sums (Plan::prev, Plan::moves): the labels the
   // sums hold and the list of moved points, n ints each, made at the first
   // fit that carries them (prev_state -1: no room).
@@ -182,6 +191,10 @@ struct Plan {
   // buffer (prepare_assign) with at most gcells cells, built by gblocks blocks
   void *gbuf = nullptr;
   int gcells = 0, gblocks = 0;
+  // small path, d <= 2, rows ordered in space (ordered.cu): the warp boxes'
+  // kernel (detail/wbox_kernels.cuh) on D's ordered copy, with these blocks
+  bool ordered = false;
+  int ord_grid = 0;
   // weighted fits (weights.cu): accumulate and within-SS kernels
   int wacc_gx = 0, wacc_gy = 0, wacc_jb = 0;
   size_t wacc_smem = 0, ww_smem = 0;
@@ -199,6 +212,20 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
 // precision on the tensor cores, x's packed tiles (once per handle, on
 // stream s) and room for k centers' tiles; at d <= 3, the grid of cells.
 cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s);
+// Rows ordered in space (ordered.cu): whether a fit of k centers and at
+// most max_iter iterations wants them (GPUKMEANS_ORDER=0/1, else by shape);
+// the ordered copy made (D->ord_state
+// 1, or -1 where it does not fit: the fit then runs as planned); the
+// ordered labels back into D->labels in row order.
+bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan);
+cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s);
+cudaError_t launch_labels_back(const gk_cuda_data *D, cudaStream_t s);
+// The warp boxes' step on the ordered copy (plan.ordered, after
+// plan_ordered): D->ord_labels and st->changed, the sums into acc/counts.
+cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan);
+cudaError_t launch_assign_ordered(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st,
+                                  int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s);
+
 // One assignment step: labels (0-based, -1 = none yet) and st->changed; with
 // plan.path == 0 and update, also adds the centroid sums into acc/counts.
 // scale: the per-column fixed-point scales of the sums (D->d_scale in a fit).

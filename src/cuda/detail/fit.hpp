@@ -26,6 +26,8 @@ struct Fit {
 
   cudaError_t assign_and_sum() const {
     const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
+    if (plan.ordered)  // rows ordered in space: the warp boxes (labels in D->ord_labels)
+      return launch_assign_ordered(D, plan, cen, k, w.st, max_iter, w.acc, w.counts, scale, s);
     if (df.on) {  // labels only (the tiled path), then the sums
       cudaError_t e = launch_assign_df(D, plan, df, w.cen_d, k, D->labels, w.st, max_iter, s);
       if (e != cudaSuccess) return e;

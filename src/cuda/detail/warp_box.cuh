@@ -1,8 +1,8 @@
-// warp_box.h: the candidate list of a warp's box of points (issue 15's route
-// for problem B: rows ordered in space, each warp lists the centers its box
-// can need; tools/cuda-dev/bproto.cu's k_wbox and k_wbox_d, checked on the
-// CPU by grid_emu).  Not in the engine yet: when it is, this moves to
-// src/cuda/detail.
+// detail/warp_box.cuh: the candidate list of a warp's box of points, for
+// the small-d assignment on rows ordered in space (ordered.cu,
+// detail/wbox_kernels.cuh): each warp lists the centers its box can need.
+// Plain C++ above the kernels' use: tools/cuda-dev/grid_emu checks it on
+// the CPU.
 //
 // A warp holds the points of a box [lo, hi] (floats: in single precision
 // the stored values themselves; in double, the points' box rounded outward).
@@ -41,8 +41,8 @@
 // the limits' added 2^-140.  Infinite or NaN values: a NaN center is listed
 // (never taken); an infinite limit lists every center.  In double the box
 // distances need the points and centers within float's range: wb_usable.
-#ifndef GPUKMEANS_TOOLS_WARP_BOX_H
-#define GPUKMEANS_TOOLS_WARP_BOX_H
+#ifndef GPUKMEANS_DETAIL_WARP_BOX_CUH
+#define GPUKMEANS_DETAIL_WARP_BOX_CUH
 
 #include <math.h>
 
@@ -104,4 +104,4 @@ WB_HD bool wb_usable(double M) { return M <= 0x1p100; }
 
 }  // namespace gk
 
-#endif  // GPUKMEANS_TOOLS_WARP_BOX_H
+#endif  // GPUKMEANS_DETAIL_WARP_BOX_CUH

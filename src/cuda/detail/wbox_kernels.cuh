@@ -1,0 +1,189 @@
+// detail/wbox_kernels.cuh: the small-d assignment on rows ordered in space
+// (ordered.cu keeps the ordered copy of x).  Neighbouring rows lie close
+// together, so the 32 x P points of a warp of small_pass lie in a small
+// box; the warp lists the centers that box can need (detail/warp_box.cuh:
+// the limit, and why the scan's choice is always listed), and every lane
+// computes its points' distances to the listed centers only, in index
+// order, with the scan's own arithmetic (Small<T, DM>::dist) and strict
+// '<': the labels of the full scan (in double precision, stats'), and the
+// fused sums of small_pass.
+//
+// The list's bound: in single precision, R, the largest distance of the
+// warp's points to their previous centers, where every point has one (a
+// center that is not NaN); else U, the least largest distance from the box
+// to a center (one more pass over the centers).  Double precision: U.
+// Measured on B (1e6 x 2, k = 100, one H200, tools/cuda-dev/bproto): ten
+// iterations 20.6 us an iteration in single precision (the scan: 36.3) and
+// 27.6 us in double (the grid of cells: 41.0).
+//
+// Included by assign.cu only.
+#ifndef GPUKMEANS_DETAIL_WBOX_KERNELS_CUH
+#define GPUKMEANS_DETAIL_WBOX_KERNELS_CUH
+
+#include "assign_kernels.cuh"
+#include "warp_box.cuh"
+
+namespace gk {
+namespace {
+
+// A center's coordinates as the box test takes them (float: the stored
+// value; double: rounded to float).
+template <typename T>
+__device__ __forceinline__ float wbox_coord(const T *__restrict__ cen, int c, int k, int j) {
+  return (float)cen[c + (size_t)k * j];
+}
+
+template <typename T, int DM, bool UPDATE>
+__global__ void __launch_bounds__(256)
+k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
+              int *__restrict__ labels, State *st, int max_iter, u64 *__restrict__ acc,
+              unsigned int *__restrict__ counts, const int *__restrict__ scale) {
+  if (fit_finished(st, max_iter)) return;
+  constexpr int P = Small<T, DM>::PPT;
+  constexpr bool kSingle = std::is_same<T, float>::value;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ unsigned int sh_changed;
+  __shared__ float smc[DM];  // the largest |c_j| of the finite centers, as the box test sees them
+  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
+  T *sc = reinterpret_cast<T *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
+  unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + Small<T, DM>::values(k));
+  const int tid = threadIdx.x, lane = tid & 31;
+  if (tid == 0) sh_changed = 0;
+  if (tid < DM) smc[tid] = 0;
+  Small<T, DM>::load(sc, cen, k, d, false);
+  double pw[DM];
+  small_sums_begin<DM, UPDATE>(slimb, scnt, k, d, scale, pw);
+  __syncthreads();
+  for (int c = tid; c < k; c += blockDim.x)
+#pragma unroll
+    for (int j = 0; j < DM; ++j) {
+      const float v = j < d ? fabsf(wbox_coord(cen, c, k, j)) : 0.f;
+      // (non-negative floats order as their bits; NaN and inf left out)
+      if (v <= 3.4e38f) atomicMax(reinterpret_cast<unsigned int *>(&smc[j]), __float_as_uint(v));
+    }
+  __syncthreads();
+  float Mc[DM];
+  double Mcd = 0;
+#pragma unroll
+  for (int j = 0; j < DM; ++j) { Mc[j] = smc[j]; Mcd = fmax(Mcd, (double)Mc[j]); }
+  // (double: the centers' float images move them by at most eps; Mc is of
+  // those images, within a float ulp of the values: the factor in
+  // wb_center_eps covers it)
+  const double eps = kSingle ? 0.0 : wb_center_eps(Mcd * (1 + 0x1p-23), DM);
+  const long long stride = (long long)gridDim.x * blockDim.x * P;
+  long long base = (long long)blockIdx.x * blockDim.x * P;  // (small_pass calls near() once a base, in order)
+  small_pass<T, DM, UPDATE, P>(
+      x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
+      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P]) {
+        const long long b0 = base;
+        base += stride;
+        // the warp's box, in float (double: rounded outward)
+        float lo[DM], hi[DM];
+#pragma unroll
+        for (int j = 0; j < DM; ++j) { lo[j] = pos_inf<float>(); hi[j] = -pos_inf<float>(); }
+#pragma unroll
+        for (int r = 0; r < P; ++r)
+          if ((valid >> r) & 1u)
+#pragma unroll
+            for (int j = 0; j < DM; ++j) {
+              const float a = kSingle ? (float)xr[r][j] : __double2float_rd((double)xr[r][j]);
+              const float b = kSingle ? (float)xr[r][j] : __double2float_ru((double)xr[r][j]);
+              lo[j] = fminf(lo[j], a);
+              hi[j] = fmaxf(hi[j], b);
+            }
+#pragma unroll
+        for (int o = 16; o; o >>= 1)
+#pragma unroll
+          for (int j = 0; j < DM; ++j) {
+            lo[j] = fminf(lo[j], __shfl_xor_sync(0xffffffffu, lo[j], o));
+            hi[j] = fmaxf(hi[j], __shfl_xor_sync(0xffffffffu, hi[j], o));
+          }
+        T best[P];
+#pragma unroll
+        for (int r = 0; r < P; ++r) { best[r] = pos_inf<T>(); bi[r] = -1; }
+        if (!(lo[0] <= hi[0])) return;  // (no point in the warp)
+        // the bound
+        float B = pos_inf<float>();
+        bool have = false;
+        if (kSingle) {  // R: the previous centers, where every point has one
+          float R = 0;
+          bool all = true;
+#pragma unroll
+          for (int r = 0; r < P; ++r) {
+            if (!((valid >> r) & 1u)) continue;
+            const int old = labels[b0 + (long long)r * blockDim.x + tid];
+            if (old < 0 || old >= k) { all = false; continue; }
+            float rr = 0;
+#pragma unroll
+            for (int j = 0; j < DM; ++j) {
+              const float t = (float)xr[r][j] - wbox_coord(cen, old, k, j);
+              rr = j == 0 ? t * t : fmaf(t, t, rr);
+            }
+            if (rr == rr) R = fmaxf(R, rr);
+            else all = false;  // (a NaN center: no bound from it)
+          }
+#pragma unroll
+          for (int o = 16; o; o >>= 1) R = fmaxf(R, __shfl_xor_sync(0xffffffffu, R, o));
+          have = __all_sync(0xffffffffu, all);
+          B = R;
+        }
+        if (!have) {  // U
+          float U = pos_inf<float>();
+          for (int c = lane; c < k; c += 32) {
+            float cv[DM];
+#pragma unroll
+            for (int j = 0; j < DM; ++j) cv[j] = wbox_coord(cen, c, k, j);
+            U = fminf(U, wb_largest(lo, hi, cv, DM));
+          }
+#pragma unroll
+          for (int o = 16; o; o >>= 1) U = fminf(U, __shfl_xor_sync(0xffffffffu, U, o));
+          B = U;
+        }
+        double limit;
+        if (kSingle) {
+          float M2 = 0;
+#pragma unroll
+          for (int j = 0; j < DM; ++j) {
+            const float m = fmaxf(Mc[j], fmaxf(fabsf(lo[j]), fabsf(hi[j])));
+            M2 = fmaf(m, m, M2);
+          }
+          limit = wb_limit_single(B, wb_error_single(M2, DM));
+        } else {
+          float Mb = 0;
+#pragma unroll
+          for (int j = 0; j < DM; ++j) Mb = fmaxf(Mb, fmaxf(fabsf(lo[j]), fabsf(hi[j])));
+          limit = wb_usable(fmax(Mcd, (double)Mb)) ? wb_limit_double(B, eps, DM) : pos_inf<double>();
+        }
+        // the list, 32 centers a round in index order; every lane's points
+        // against each listed center
+        for (int c0 = 0; c0 < k; c0 += 32) {
+          const int c = c0 + lane;
+          bool cand = false;
+          if (c < k) {
+            float cv[DM];
+#pragma unroll
+            for (int j = 0; j < DM; ++j) cv[j] = wbox_coord(cen, c, k, j);
+            cand = !((double)wb_least(lo, hi, cv, DM) > limit);  // (a NaN center: listed, never taken)
+          }
+          unsigned int m = __ballot_sync(0xffffffffu, cand);
+          while (m) {
+            const int cc = c0 + __ffs(m) - 1;
+            m &= m - 1;
+            T cv[Small<T, DM>::SD];
+            load_row(cv, sc + Small<T, DM>::row_at(cc));
+#pragma unroll
+            for (int r = 0; r < P; ++r) {
+              const T dd = Small<T, DM>::dist(xr[r], cv);
+              if (dd < best[r]) { best[r] = dd; bi[r] = cc; }
+            }
+          }
+        }
+      });
+  // (small_pass ends with a barrier: sh_changed is complete)
+  if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+}
+
+}  // namespace
+}  // namespace gk
+
+#endif  // GPUKMEANS_DETAIL_WBOX_KERNELS_CUH

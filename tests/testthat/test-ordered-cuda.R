@@ -1,0 +1,150 @@
+# CUDA engine, d <= 2: the rows ordered in space (src/cuda/ordered.cu) and
+# the small-d assignment through warp boxes (src/cuda/detail/
+# wbox_kernels.cuh).  Once a handle, the rows are sorted along a Z curve;
+# each warp lists the centers its rows' box can need
+# (src/cuda/detail/warp_box.cuh says why the scan's choice is always
+# listed) and computes its points' distances to those only, with the scan's
+# arithmetic, so fits are the plain scan's bit for bit in both precisions
+# (and in double stats::kmeans's), labels put back in row order.  Ordered
+# fits run plain iterations only: in single precision, where bounded
+# iterations may round differently, the reference is the plain fit.  The internal
+# switch GPUKMEANS_ORDER (read at each fit): 0 never, 1 at d <= 2 where the
+# fit allows it; unset, at d = 2 from 2^16 rows with k <= 1024 in single
+# precision and k <= 200 in double, for iter.max >= 100 (or on a handle
+# already ordered: nstart).  The raw fit's rows_ordered is 1 where
+# the iterations ran on the ordered rows.  Fits need n >= 2^18 (below, the
+# persistent kernel runs).
+local_edition(3)
+
+fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
+
+ordered_raw <- function(x, centers, order, single = FALSE, iter.max = 15L, bounds = 1L) {
+  cuda_fit_raw(x, centers, iter.max, single, bounds, env = c(GPUKMEANS_ORDER = order))
+}
+
+# The ordered rows' fit against the rows as given, in one precision.
+expect_ordered_exact <- function(x, centers, single = FALSE, iter.max = 15L, label = "", bounds = 1L) {
+  ref <- ordered_raw(x, centers, "0", single, iter.max, bounds)
+  expect_identical(ref$rows_ordered, 0L, label = paste(label, "GPUKMEANS_ORDER=0 keeps the rows"))
+  got <- ordered_raw(x, centers, "1", single, iter.max, bounds)
+  expect_identical(got$rows_ordered, 1L, label = paste(label, "GPUKMEANS_ORDER=1 orders them"))
+  for (comp in fit_parts)
+    expect_identical(got[[comp]], ref[[comp]], label = paste(label, if (single) "single" else "double", comp))
+}
+
+test_that("cuda ordered rows: blobs at d = 1, 2 give the scan's fit and predictions, and stats' in double", {
+  skip_if_no_gpu()
+  set.seed(61)
+  for (d in 1:2) {
+    x <- make_blobs(270000, d, 40, sd = 1, spread = 50)
+    c0 <- x[seq_len(60), , drop = FALSE]
+    for (prec in c("single", "double")) for (tuning in list(c(0L, 0L, 0L, 1L), NULL)) {
+      fits <- lapply(c("0", "1"), function(o) {
+        withr::local_envvar(GPUKMEANS_ORDER = o)
+        plain <- o == "0" && prec == "single"  # (see above)
+        withr::local_options(gpukmeans.cuda_tuning = if (plain) c(0L, 0L, 0L, 1L) else tuning)
+        fit <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 20L, precision = prec, backend = "cuda"))
+        list(fit = strip_gk(fit), pred = predict(fit, x[seq_len(50001), , drop = FALSE]))
+      })
+      lab <- paste("d", d, prec, if (is.null(tuning)) "default bounds" else "plain")
+      expect_identical(fits[[2]]$fit, fits[[1]]$fit, label = paste(lab, "fit"))
+      expect_identical(fits[[2]]$pred, fits[[1]]$pred, label = paste(lab, "predict"))
+    }
+    ref <- suppressWarnings(stats::kmeans(x, c0, iter.max = 20L, algorithm = "Lloyd"))
+    got <- withr::with_envvar(c(GPUKMEANS_ORDER = "1"),
+                              suppressWarnings(gpu_kmeans(x, c0, iter.max = 20L, backend = "cuda")))
+    expect_identical(got$cluster, ref$cluster, label = paste("d", d, "stats' labels"))
+    expect_identical(got$iter, ref$iter)
+    expect_equal(got$centers, ref$centers, tolerance = 1e-13, label = paste("d", d, "stats' centers"))
+    # converged and stopped early, nstart (the handle's ordered copy reused)
+    for (prec in c("single", "double")) {
+      fits <- lapply(c("0", "1"), function(o) {
+        withr::local_envvar(GPUKMEANS_ORDER = o)
+        if (o == "0" && prec == "single") withr::local_options(gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L))
+        set.seed(62)
+        list(strip_gk(suppressWarnings(gpu_kmeans(x, 12L, iter.max = 300L, nstart = 3L, precision = prec,
+                                                  backend = "cuda"))),
+             strip_gk(suppressWarnings(gpu_kmeans(x, c0, iter.max = 2L, precision = prec, backend = "cuda"))))
+      })
+      expect_identical(fits[[2]], fits[[1]], label = paste("d", d, prec, "nstart 3 and iter.max 2"))
+    }
+  }
+})
+
+test_that("cuda ordered rows: exact ties, bisectors, duplicate and NaN centers, outliers, scales", {
+  skip_if_no_gpu()
+  set.seed(63)
+  n <- 270000
+  for (d in 1:2) {
+    for (single in c(FALSE, TRUE)) {
+      # a lattice: many points exactly as far from two centers (the lower
+      # index), duplicate centers (the first of the two)
+      x <- matrix(floor(runif(n * d) * 24), ncol = d)
+      cl <- matrix(floor(runif(70 * d) * 8) * 3, ncol = d)
+      cl <- rbind(cl, cl[1:5, , drop = FALSE])
+      expect_ordered_exact(x, cl, single = single, label = paste("lattice d", d))
+      # points on the bisectors of center pairs and 2^-30 off them
+      u <- matrix(runif(n * d), ncol = d)
+      cu <- u[seq_len(100), , drop = FALSE]
+      a <- sample.int(100, n, TRUE)
+      b <- sample.int(100, n, TRUE)
+      xb <- (cu[a, , drop = FALSE] + cu[b, , drop = FALSE]) / 2 + (seq_len(n) %% 3) * 2^-30
+      expect_ordered_exact(xb, cu, single = single, iter.max = 3L, label = paste("bisectors d", d))
+      # a center far from the data (empty: NaN in the next iterations), heavy tails
+      cf <- rbind(cu[1:60, , drop = FALSE], matrix(1e4, 1, d))
+      expect_ordered_exact(u, cf, single = single, label = paste("far, empty center d", d))
+      xt <- matrix(rt(n * d, df = 1.2), ncol = d)
+      expect_ordered_exact(xt, xt[seq_len(80), , drop = FALSE], single = single, label = paste("tails d", d))
+      # longitude and latitude: far from the origin, a small spread
+      if (d == 2) {
+        ll <- cbind(-74.2 + 0.4 * runif(150), 40.5 + 0.4 * runif(150))
+        xl <- ll[sample.int(150, n, TRUE), ] + rnorm(2 * n, sd = 0.01)
+        expect_ordered_exact(xl, ll, single = single, iter.max = 5L, label = "longitude, latitude")
+      }
+      # tiny and huge scales (in double, where the float box distances
+      # underflow or overflow, every center is listed; single precision
+      # refuses data varying by too little)
+      for (s in if (single) c(1e-6, 1e6) else c(1e-200, 1e-20, 1e20, 1e150))
+        expect_ordered_exact(u * s, cu * s, single = single, iter.max = 5L, label = paste("scale", s, "d", d))
+    }
+  }
+})
+
+test_that("cuda ordered rows: by shape, and not where the fit reads rows in their order", {
+  skip_if_no_gpu()
+  set.seed(64)
+  x <- make_blobs(270000, 2, 30, sd = 2, spread = 40)
+  by_shape <- function(x, k, single, iter.max = 100L) {
+    ordered_raw(x, x[seq_len(k), , drop = FALSE], NA, single, iter.max)$rows_ordered
+  }
+  # unset: d = 2 from 2^16 rows, k <= 1024 (single) or 200 (double), at
+  # most 100 iterations or more
+  expect_identical(by_shape(x, 100L, TRUE, iter.max = 99L), 0L)
+  expect_identical(by_shape(x, 100L, TRUE), 1L)
+  expect_identical(by_shape(x, 1024L, TRUE), 1L)
+  expect_identical(by_shape(x, 1025L, TRUE), 0L)
+  expect_identical(by_shape(x, 200L, FALSE), 1L)
+  expect_identical(by_shape(x, 201L, FALSE), 0L)
+  expect_identical(by_shape(x[, 1, drop = FALSE], 50L, TRUE), 0L)
+  expect_identical(by_shape(cbind(x, x[, 1]), 50L, TRUE), 0L)
+  # bounds forced from the second iteration: the rows as given (bounded
+  # iterations read them in row order)
+  expect_identical(ordered_raw(x, x[1:50, ], "1", FALSE, 5L, bounds = 2L)$rows_ordered, 0L)
+  # the default bounds mode (where they pay): plain iterations on the
+  # ordered rows, the same fit in double precision
+  expect_ordered_exact(x, x[1:50, ], iter.max = 200L, label = "to convergence", bounds = 3L)
+  # a weighted fit: the rows as given
+  w <- runif(nrow(x), 0.5, 2)
+  z <- withr::with_envvar(c(GPUKMEANS_ORDER = "1"),
+                          gpukmeans:::gk_fit_cpp(x, list(x[1:20, ]), 5L, FALSE, "cuda", 0L, 0L, FALSE, NULL, Inf,
+                                                 list(tuning = c(0L, 0L, 0L, 1L)), weights = w))
+  expect_identical(z$rows_ordered, 0L)
+  # a trace (every iteration's within-SS reads the labels in row order):
+  # the rows as given, the same fit
+  fits <- lapply(c("0", "1"), function(o) {
+    withr::local_envvar(GPUKMEANS_ORDER = o)
+    capture.output(f <- suppressWarnings(gpu_kmeans(x, x[1:20, ], iter.max = 4L, trace = TRUE, backend = "cuda")))
+    strip_gk(f)
+  })
+  expect_identical(fits[[2]], fits[[1]])
+})
