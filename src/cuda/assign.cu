@@ -621,15 +621,32 @@ extern "C" int gk_cuda_dfilter_stats(gk_cuda_data *D, int64_t *exact_points, int
 
 namespace gk {
 
+namespace {
+
+// The warp boxes' kernel of one precision and dm: its blocks (small_grid),
+// and its launch on D's ordered copy.
+template <typename T, int DM>
+cudaError_t wbox_blocks(const gk_cuda_data *D, const Plan &plan, int &grid) {
+  return small_grid(D, k_assign_wbox<T, DM, true>, Small<T, DM>::PPT, plan.smem, grid);
+}
+template <typename T, int DM>
+cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st, int max_iter,
+                        u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
+  k_assign_wbox<T, DM, true><<<plan.ord_grid, 256, plan.smem, s>>>(
+      (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
+  return cudaGetLastError();
+}
+
+}  // namespace
+
 cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
   plan.ordered = false;
   if (D->ord_state != 1 || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
   const bool two = plan.dm == 2;
-  const cudaError_t e =
-      D->single ? (two ? small_grid(D, k_assign_wbox<float, 2, true>, Small<float, 2>::PPT, plan.smem, plan.ord_grid)
-                       : small_grid(D, k_assign_wbox<float, 1, true>, Small<float, 1>::PPT, plan.smem, plan.ord_grid))
-                : (two ? small_grid(D, k_assign_wbox<double, 2, true>, Small<double, 2>::PPT, plan.smem, plan.ord_grid)
-                       : small_grid(D, k_assign_wbox<double, 1, true>, Small<double, 1>::PPT, plan.smem, plan.ord_grid));
+  const cudaError_t e = D->single ? (two ? wbox_blocks<float, 2>(D, plan, plan.ord_grid)
+                                         : wbox_blocks<float, 1>(D, plan, plan.ord_grid))
+                                  : (two ? wbox_blocks<double, 2>(D, plan, plan.ord_grid)
+                                         : wbox_blocks<double, 1>(D, plan, plan.ord_grid));
   if (e != cudaSuccess) {
     cudaGetLastError();  // (the kernel cannot run here: the plan as it was)
     return cudaSuccess;
@@ -640,24 +657,11 @@ cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
 
 cudaError_t launch_assign_ordered(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st,
                                   int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
-  const long long n = D->n;
-  const int d = D->d;
-  if (D->single) {
-    if (plan.dm == 2)
-      k_assign_wbox<float, 2, true><<<plan.ord_grid, 256, plan.smem, s>>>(
-          (const float *)D->ord_x, n, d, (const float *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
-    else
-      k_assign_wbox<float, 1, true><<<plan.ord_grid, 256, plan.smem, s>>>(
-          (const float *)D->ord_x, n, d, (const float *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
-  } else {
-    if (plan.dm == 2)
-      k_assign_wbox<double, 2, true><<<plan.ord_grid, 256, plan.smem, s>>>(
-          (const double *)D->ord_x, n, d, (const double *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
-    else
-      k_assign_wbox<double, 1, true><<<plan.ord_grid, 256, plan.smem, s>>>(
-          (const double *)D->ord_x, n, d, (const double *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
-  }
-  return cudaGetLastError();
+  const bool two = plan.dm == 2;
+  return D->single ? (two ? wbox_launch<float, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, s)
+                          : wbox_launch<float, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, s))
+                   : (two ? wbox_launch<double, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, s)
+                          : wbox_launch<double, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, s));
 }
 
 }  // namespace gk

@@ -99,7 +99,6 @@ __global__ void k_order_labels_back(const int *__restrict__ ordered, const int *
 
 int blocks_of(long long n) { return (int)((n + 255) / 256); }
 
-
 }  // namespace
 
 bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan) {
@@ -165,9 +164,9 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   unsigned int *range = (unsigned int *)(t + 3 * ib);
   void *cub_tmp = t + 3 * ib + 256;
   const int nb = blocks_of(n), rb = std::min(nb, 4 * D->sms);
-  e = cudaMemsetAsync(range, 0, 4 * sizeof(unsigned int), s);
-  if (e == cudaSuccess) e = cudaMemsetAsync(range, 0xff, sizeof(unsigned int), s);
-  if (e == cudaSuccess) e = cudaMemsetAsync(range + 2, 0xff, sizeof(unsigned int), s);
+  // (the copy reads pageable memory: it has completed when it returns)
+  const unsigned int range0[4] = {0xffffffffu, 0u, 0xffffffffu, 0u};  // min, max of each column
+  e = cudaMemcpyAsync(range, range0, sizeof range0, cudaMemcpyHostToDevice, s);
   if (e == cudaSuccess) {
     if (D->single) {
       k_order_range<<<rb, 256, 0, s>>>((const float *)D->x, n, d, range);

@@ -54,7 +54,7 @@ k_trivial(const float *__restrict__ x, long long n, int d, int k, int *__restric
   small_sums_begin<2, UPDATE>(slimb, scnt, k, d, scale, pw);
   __syncthreads();
   small_pass<float, 2, UPDATE, P>(x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-                                  [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
+                                  [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P], long long) {
 #pragma unroll
                                     for (int r = 0; r < P; ++r)
                                       bi[r] = (int)(fabsf(xr[r][0]) * 1.7f + fabsf(xr[r][1]) * 2.3f) % k;
@@ -107,7 +107,7 @@ k_fgrid(const float *__restrict__ x, long long n, int d, const float *__restrict
   __syncthreads();
   small_pass<float, 2, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
+      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P], long long) {
         int cell[P], cnt[P], cmax = 0;
         float best[P];
 #pragma unroll
@@ -198,11 +198,9 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
   const float Mc0 = __uint_as_float(smc[0]), Mc1 = __uint_as_float(smc[1]);
   const int lane = threadIdx.x & 31;
   unsigned long long mypairs = 0;
-  const long long stride = (long long)gridDim.x * blockDim.x * P;
-  long long base = (long long)blockIdx.x * blockDim.x * P;  // (small_pass's order of the calls below)
   small_pass<float, 2, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
+      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P], long long base) {
         float lo0 = pos_inf<float>(), lo1 = pos_inf<float>(), hi0 = -pos_inf<float>(), hi1 = -pos_inf<float>();
 #pragma unroll
         for (int r = 0; r < P; ++r)
@@ -220,8 +218,6 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
         float best[P];
 #pragma unroll
         for (int r = 0; r < P; ++r) { best[r] = pos_inf<float>(); bi[r] = -1; }
-        const long long b0 = base;
-        base += stride;
         if (!(lo0 <= hi0)) return;  // (no valid point in the warp)
         const int kp = Small<float, 2>::padded(k);
         float U = pos_inf<float>();
@@ -232,7 +228,7 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
 #pragma unroll
           for (int r = 0; r < P; ++r) {
             if (!((valid >> r) & 1u)) continue;
-            const int old = labels[b0 + (long long)r * blockDim.x + threadIdx.x];
+            const int old = labels[base + (long long)r * blockDim.x + threadIdx.x];
             if (old < 0) { all = false; continue; }
             const float *p = sc + Small<float, 2>::row_at(old);
             const float t0 = xr[r][0] + 0.5f * p[0], t1 = xr[r][1] + 0.5f * p[1];
@@ -319,7 +315,7 @@ k_wbox_d(const double *__restrict__ x, long long n, int d, const double *__restr
   unsigned long long mypairs = 0;
   small_pass<double, 2, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const double (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
+      [&](const double (&xr)[P][2], unsigned int valid, int (&bi)[P], long long) {
         double dl0 = pos_inf<double>(), dl1 = pos_inf<double>(), dh0 = -pos_inf<double>(), dh1 = -pos_inf<double>();
 #pragma unroll
         for (int r = 0; r < P; ++r)

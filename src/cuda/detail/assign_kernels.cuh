@@ -300,8 +300,9 @@ template <int DM> struct Small<double, DM> {
 // P points per thread), with optional per-block sums; flushes the sums into
 // acc/counts at the end (and every kLimbFlush points).  Returns the block's
 // changed count in *sh_changed (shared, zeroed by the caller).  near(xr,
-// valid, bi): the nearest centers of P points (bit r of valid: point r
-// exists), -1 where none is finite.
+// valid, bi, base): the nearest centers of P points (bit r of valid: point
+// r, row base + r * blockDim.x + threadIdx.x, exists), -1 where none is
+// finite.
 template <typename T, int DM, bool UPDATE, int P, typename Near>
 __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n, int d, int k,
                                            int *__restrict__ labels, unsigned int *slimb,
@@ -321,7 +322,7 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
       for (int j = 0; j < DM; ++j) xr[r][j] = (i < n && j < d) ? x[i + n * j] : T(0);
     }
     int bi[P];
-    near(xr, valid, bi);
+    near(xr, valid, bi, base);
     unsigned int ch = 0;
 #pragma unroll
     for (int r = 0; r < P; ++r) {
@@ -363,7 +364,7 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
                                            unsigned int *scnt, const double (&pw)[DM], u64 *acc,
                                            unsigned int *counts, unsigned int *sh_changed) {
   small_pass<T, DM, UPDATE, P>(x, n, d, k, labels, slimb, scnt, pw, acc, counts, sh_changed,
-                               [&](const T (&xr)[P][DM], unsigned int, int (&bi)[P]) {
+                               [&](const T (&xr)[P][DM], unsigned int, int (&bi)[P], long long) {
                                  Small<T, DM>::nearest(xr, sc, k, bi);
                                });
 }
@@ -439,7 +440,7 @@ k_assign_small_df(const double *__restrict__ x, long long n, int d, const double
   unsigned int exact = 0;
   small_pass<double, DM, UPDATE, F::PPT>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const double (&xr)[F::PPT][DM], unsigned int valid, int (&bi)[F::PPT]) {
+      [&](const double (&xr)[F::PPT][DM], unsigned int valid, int (&bi)[F::PPT], long long) {
         F::nearest(xr, valid, sc, cen, k, d, fa.im, bd, all_exact, bi, exact);
       });
 #pragma unroll

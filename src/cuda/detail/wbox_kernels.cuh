@@ -70,13 +70,9 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
   // those images, within a float ulp of the values: the factor in
   // wb_center_eps covers it)
   const double eps = kSingle ? 0.0 : wb_center_eps(Mcd * (1 + 0x1p-23), DM);
-  const long long stride = (long long)gridDim.x * blockDim.x * P;
-  long long base = (long long)blockIdx.x * blockDim.x * P;  // (small_pass calls near() once a base, in order)
   small_pass<T, DM, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P]) {
-        const long long b0 = base;
-        base += stride;
+      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P], long long base) {
         // the warp's box, in float (double: rounded outward)
         float lo[DM], hi[DM];
 #pragma unroll
@@ -111,7 +107,7 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
 #pragma unroll
           for (int r = 0; r < P; ++r) {
             if (!((valid >> r) & 1u)) continue;
-            const int old = labels[b0 + (long long)r * blockDim.x + tid];
+            const int old = labels[base + (long long)r * blockDim.x + tid];
             if (old < 0 || old >= k) { all = false; continue; }
             float rr = 0;
 #pragma unroll
