@@ -66,37 +66,19 @@ test_that("cuda grid: exact ties, bisectors, duplicate and NaN centers, outliers
   n <- 270000
   for (d in 1:3) {
     for (single in c(FALSE, TRUE)) {
-      # a lattice: points and centers on integers, so that many points are
-      # exactly as far from two centers (ties go to the lower index);
-      # duplicate centers (the first of the two is taken)
-      x <- matrix(floor(runif(n * d) * 24), ncol = d)
-      cl <- matrix(floor(runif(70 * d) * 8) * 3, ncol = d)
-      cl <- rbind(cl, cl[1:5, , drop = FALSE])
-      expect_gt(expect_grid_exact(x, cl, single = single, label = paste("lattice d", d)), 0.5)
-      # points on the bisectors of center pairs and 2^-30 off them
-      u <- matrix(runif(n * d), ncol = d)
-      cu <- u[seq_len(100), , drop = FALSE]
-      a <- sample.int(100, n, TRUE)
-      b <- sample.int(100, n, TRUE)
-      xb <- (cu[a, , drop = FALSE] + cu[b, , drop = FALSE]) / 2 + (seq_len(n) %% 3) * 2^-30
-      expect_gt(expect_grid_exact(xb, cu, single = single, iter.max = 3L, label = paste("bisectors d", d)), 0.5)
-      # a center far from the data (empty: NaN in the next iterations) and
-      # heavy tails (points outside the grid scan every center)
-      cf <- rbind(cu[1:60, , drop = FALSE], matrix(1e4, 1, d))
-      expect_grid_exact(u, cf, single = single, label = paste("far, empty center d", d))
-      xt <- matrix(rt(n * d, df = 1.2), ncol = d)
-      share <- expect_grid_exact(xt, xt[seq_len(80), , drop = FALSE], single = single, label = paste("tails d", d))
-      expect_lt(share, 1)
-      # longitude and latitude: far from the origin, a small spread (the
-      # grid's float values are relative to its middle, scaled)
-      ll <- cbind(-74.2 + 0.4 * runif(150), 40.5 + 0.4 * runif(150))
-      xl <- ll[sample.int(150, n, TRUE), ] + rnorm(2 * n, sd = 0.01)
-      if (d == 2)
-        expect_gt(expect_grid_exact(xl, ll, single = single, iter.max = 5L, label = "longitude, latitude"), 0.9)
-      # tiny and huge scales (outside the grid's range in part: the scan)
-      for (s in if (single) c(1e-6, 1e6) else c(1e-200, 1e-20, 1e20, 1e150)) {
-        share <- expect_grid_exact(u * s, cu * s, single = single, iter.max = 5L, label = paste("scale", s, "d", d))
-        if (s >= 1e-20) expect_gt(share, 0.9, label = paste("scale", s, "d", d, "share"))
+      # (helper-gpu.R; at the tiny and huge scales the grid's range is left
+      # in part: the scan)
+      cases <- small_d_cases(n, d, if (single) c(1e-6, 1e6) else c(1e-200, 1e-20, 1e20, 1e150))
+      for (name in names(cases)) {
+        cs <- cases[[name]]
+        lab <- paste(name, "d", d)
+        share <- expect_grid_exact(cs$x, cs$centers, single = single, iter.max = cs$iter.max, label = lab)
+        if (name %in% c("lattice", "bisectors")) expect_gt(share, 0.5, label = paste(lab, "share"))
+        # (heavy tails: points outside the grid scan every center)
+        if (name == "tails") expect_lt(share, 1, label = paste(lab, "share"))
+        # (the grid's float values are relative to its middle, scaled)
+        if (name == "longitude, latitude") expect_gt(share, 0.9, label = paste(lab, "share"))
+        if (!is.null(cs$scale) && cs$scale >= 1e-20) expect_gt(share, 0.9, label = paste(lab, "share"))
       }
     }
   }

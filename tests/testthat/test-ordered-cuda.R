@@ -77,35 +77,13 @@ test_that("cuda ordered rows: exact ties, bisectors, duplicate and NaN centers, 
   n <- 270000
   for (d in 1:2) {
     for (single in c(FALSE, TRUE)) {
-      # a lattice: many points exactly as far from two centers (the lower
-      # index), duplicate centers (the first of the two)
-      x <- matrix(floor(runif(n * d) * 24), ncol = d)
-      cl <- matrix(floor(runif(70 * d) * 8) * 3, ncol = d)
-      cl <- rbind(cl, cl[1:5, , drop = FALSE])
-      expect_ordered_exact(x, cl, single = single, label = paste("lattice d", d))
-      # points on the bisectors of center pairs and 2^-30 off them
-      u <- matrix(runif(n * d), ncol = d)
-      cu <- u[seq_len(100), , drop = FALSE]
-      a <- sample.int(100, n, TRUE)
-      b <- sample.int(100, n, TRUE)
-      xb <- (cu[a, , drop = FALSE] + cu[b, , drop = FALSE]) / 2 + (seq_len(n) %% 3) * 2^-30
-      expect_ordered_exact(xb, cu, single = single, iter.max = 3L, label = paste("bisectors d", d))
-      # a center far from the data (empty: NaN in the next iterations), heavy tails
-      cf <- rbind(cu[1:60, , drop = FALSE], matrix(1e4, 1, d))
-      expect_ordered_exact(u, cf, single = single, label = paste("far, empty center d", d))
-      xt <- matrix(rt(n * d, df = 1.2), ncol = d)
-      expect_ordered_exact(xt, xt[seq_len(80), , drop = FALSE], single = single, label = paste("tails d", d))
-      # longitude and latitude: far from the origin, a small spread
-      if (d == 2) {
-        ll <- cbind(-74.2 + 0.4 * runif(150), 40.5 + 0.4 * runif(150))
-        xl <- ll[sample.int(150, n, TRUE), ] + rnorm(2 * n, sd = 0.01)
-        expect_ordered_exact(xl, ll, single = single, iter.max = 5L, label = "longitude, latitude")
-      }
-      # tiny and huge scales (in double, where the float box distances
-      # underflow or overflow, every center is listed; single precision
-      # refuses data varying by too little)
-      for (s in if (single) c(1e-6, 1e6) else c(1e-200, 1e-20, 1e20, 1e150))
-        expect_ordered_exact(u * s, cu * s, single = single, iter.max = 5L, label = paste("scale", s, "d", d))
+      # (helper-gpu.R; in double, where the float box distances underflow or
+      # overflow, every center is listed; single precision refuses data
+      # varying by too little)
+      cases <- small_d_cases(n, d, if (single) c(1e-6, 1e6) else c(1e-200, 1e-20, 1e20, 1e150))
+      for (name in names(cases))
+        expect_ordered_exact(cases[[name]]$x, cases[[name]]$centers, single = single,
+                             iter.max = cases[[name]]$iter.max, label = paste(name, "d", d))
     }
   }
 })

@@ -160,24 +160,32 @@ static Grid build(const std::vector<double> &c, int k, int d, int cells, bool si
   return g;
 }
 
+// The float engine's values: x and the centers less x's column means, in
+// float; a center with a coordinate that is not finite is NaN throughout
+// (Small<float>: never taken).  rounded (may be null): the centers' float
+// values before that, as doubles.
+static void float_values(const std::vector<double> &x, const std::vector<double> &c, long long n, int k, int d,
+                         std::vector<float> &xf, std::vector<float> &cfl, std::vector<double> *rounded) {
+  std::vector<double> mean(d, 0.0);
+  for (long long i = 0; i < n; ++i) for (int j = 0; j < d; ++j) mean[j] += x[(size_t)i * d + j] / n;
+  xf.resize(x.size());
+  cfl.resize(c.size());
+  for (size_t i = 0; i < x.size(); ++i) xf[i] = (float)(x[i] - mean[i % d]);
+  for (size_t i = 0; i < c.size(); ++i) cfl[i] = (float)(c[i] - mean[i % d]);
+  if (rounded) rounded->assign(cfl.begin(), cfl.end());
+  for (int i = 0; i < k; ++i) {
+    bool fin = true;
+    for (int j = 0; j < d; ++j) fin = fin && std::isfinite(cfl[(size_t)i * d + j]);
+    if (!fin) for (int j = 0; j < d; ++j) cfl[(size_t)i * d + j] = NAN;
+  }
+}
+
 // All points against the full scan, in one precision.
 static void check(const char *what, const std::vector<double> &x, const std::vector<double> &c, long long n, int k,
                   int d, bool single, int cells) {
   std::vector<double> cx = c;
   std::vector<float> xf, cfl;
-  if (single) {  // the float engine's values, x - its column means (and the grid built from them)
-    std::vector<double> mean(d, 0.0);
-    for (long long i = 0; i < n; ++i) for (int j = 0; j < d; ++j) mean[j] += x[(size_t)i * d + j] / n;
-    xf.resize(x.size());
-    cfl.resize(c.size());
-    for (size_t i = 0; i < x.size(); ++i) xf[i] = (float)(x[i] - mean[i % d]);
-    for (size_t i = 0; i < c.size(); ++i) { cfl[i] = (float)(c[i] - mean[i % d]); cx[i] = (double)cfl[i]; }
-    for (int i = 0; i < k; ++i) {  // Small<float>: NaN in any coordinate never taken
-      bool fin = true;
-      for (int j = 0; j < d; ++j) fin = fin && std::isfinite(cfl[(size_t)i * d + j]);
-      if (!fin) for (int j = 0; j < d; ++j) cfl[(size_t)i * d + j] = NAN;
-    }
-  }
+  if (single) float_values(x, c, n, k, d, xf, cfl, &cx);  // (the grid built from the rounded centers)
   Grid g = build(cx, k, d, cells, single);
   long long served = 0, listed = 0, wrong = 0;
   double warp_cost = 0;
@@ -245,20 +253,8 @@ static float up_to_float(double v) {
 static void check_wbox(const char *what, const std::vector<double> &x, const std::vector<double> &c, long long n, int k,
                        int d, bool single, std::mt19937_64 &rng) {
   std::vector<float> xf, cfl((size_t)k * d);
-  if (single) {
-    std::vector<double> mean(d, 0.0);
-    for (long long i = 0; i < n; ++i) for (int j = 0; j < d; ++j) mean[j] += x[(size_t)i * d + j] / n;
-    xf.resize(x.size());
-    for (size_t i = 0; i < x.size(); ++i) xf[i] = (float)(x[i] - mean[i % d]);
-    for (size_t i = 0; i < c.size(); ++i) cfl[i] = (float)(c[i] - mean[i % d]);
-    for (int i = 0; i < k; ++i) {
-      bool fin = true;
-      for (int j = 0; j < d; ++j) fin = fin && std::isfinite(cfl[(size_t)i * d + j]);
-      if (!fin) for (int j = 0; j < d; ++j) cfl[(size_t)i * d + j] = NAN;
-    }
-  } else {
-    for (size_t i = 0; i < c.size(); ++i) cfl[i] = (float)c[i];  // (the box test's centers)
-  }
+  if (single) float_values(x, c, n, k, d, xf, cfl, nullptr);
+  else for (size_t i = 0; i < c.size(); ++i) cfl[i] = (float)c[i];  // (the box test's centers)
   std::vector<double> vals(x.size());
   for (size_t i = 0; i < x.size(); ++i) vals[i] = single ? (double)xf[i] : x[i];
   const std::vector<long long> ord = z_order(vals, n, d);
