@@ -627,13 +627,15 @@ namespace {
 // and its launch on D's ordered copy.
 template <typename T, int DM>
 cudaError_t wbox_blocks(const gk_cuda_data *D, const Plan &plan, int &grid) {
-  return small_grid(D, k_assign_wbox<T, DM, true>, Small<T, DM>::PPT, plan.smem, grid);
+  return plan.ord_carry ? small_grid(D, k_assign_wbox<T, DM, true, true>, Small<T, DM>::PPT, plan.smem, grid)
+                        : small_grid(D, k_assign_wbox<T, DM, true, false>, Small<T, DM>::PPT, plan.smem, grid);
 }
 template <typename T, int DM>
 cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st, int max_iter,
                         u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
-  k_assign_wbox<T, DM, true><<<plan.ord_grid, 256, plan.smem, s>>>(
-      (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
+  auto kernel = plan.ord_carry ? k_assign_wbox<T, DM, true, true> : k_assign_wbox<T, DM, true, false>;
+  kernel<<<plan.ord_grid, 256, plan.smem, s>>>((const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels,
+                                               st, max_iter, acc, counts, scale);
   return cudaGetLastError();
 }
 
@@ -641,6 +643,9 @@ cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen
 
 cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
   plan.ordered = false;
+  // the sums carried (the ordered labels start at -1 and the sums at 0, as
+  // every fit's); GPUKMEANS_DELTA_SUMS=0 makes them afresh
+  plan.ord_carry = env_switch("GPUKMEANS_DELTA_SUMS") != 0;
   if (D->ord_state != 1 || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
   const bool two = plan.dm == 2;
   const cudaError_t e = D->single ? (two ? wbox_blocks<float, 2>(D, plan, plan.ord_grid)

@@ -191,7 +191,30 @@ int alloc_block(gk_cuda_data *D, size_t staging_bytes, char *err, size_t errlen)
     GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");
     if (need > (double)free_b) return out_of_memory(D, need, err, errlen);
   }
-  cudaError_t ea = cudaMalloc(&D->block, L.total);
+  // room for the rows ordered in space (ordered.cu) in the same allocation,
+  // where the shape may use them and the device has the memory to spare
+  // (half of what is free, for large data): a fit then orders the rows
+  // without an allocation of its own (which costs as much as the
+  // ordering's work at 1e6 rows)
+  // (GPUKMEANS_ORDER_ROOM=0: none kept, for the tests of the fit's own)
+  const size_t ord = env_switch("GPUKMEANS_ORDER_ROOM") == 0 ? 0 : ordered_room(D);
+  bool room = ord && !(cap > 0 && need + (double)ord > cap);
+  if (room && need + (double)ord >= 67108864.0) {
+    size_t free_b = 0, total_b = 0;
+    room = cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && need + (double)ord <= 0.5 * (double)free_b;
+    cudaGetLastError();
+  }
+  cudaError_t ea = cudaErrorMemoryAllocation;
+  if (room) {
+    ea = cudaMalloc(&D->block, L.total + ord);
+    if (ea == cudaSuccess) {
+      D->ord_room = (char *)D->block + L.total;
+      D->ord_room_bytes = ord;
+    } else {
+      cudaGetLastError();
+    }
+  }
+  if (ea != cudaSuccess) ea = cudaMalloc(&D->block, L.total);
   if (ea == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     D->block = nullptr;

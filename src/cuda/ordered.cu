@@ -5,7 +5,8 @@
 // (ordered_wanted): every row's key is its cell on a Z curve over the
 // columns' ranges (256 cells a side at d = 2, 2^16 at d = 1), the
 // rows are sorted by key (cub's radix sort, stable: ties keep row order)
-// and x is gathered in that order.  The fit's plain iterations then read the
+// and x is gathered in that order, all in one allocation kept with the
+// handle.  The fit's plain iterations then read the
 // ordered copy and keep their labels in its order; the labels go back to
 // row order (labels[perm[i]] = ordered[i]) before anything reads them as
 // the rows' own.  The sums are exact integers, so the order of the rows
@@ -25,6 +26,8 @@ namespace {
 // range a side at d = 2 leave a warp's 128 rows within one or two cells on
 // B's blobs (20 bits: 70 us at 1e6 rows on an H200, three passes; 16: two).
 constexpr int kOrderBits = 16;
+// Rows below which the ordering is never worth it (or its memory kept).
+constexpr long long kOrderMinRows = 1 << 16;
 
 // Floats as unsigned integers in the same order (min/max by integer atomics).
 __device__ __forceinline__ unsigned int float_order(float f) {
@@ -35,8 +38,8 @@ __device__ __forceinline__ float order_float(unsigned int u) {
   return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
 }
 
-// Each column's least and largest value, in float: range[2 j] (min) and
-// range[2 j + 1] (max) as float_order (set to 0xffffffff and 0 before).
+// Each column's least and largest value, in float: range[j] (min) and
+// range[d + j] (max) as float_order (set to 0xffffffff and 0 before).
 template <typename T>
 __global__ void k_order_range(const T *__restrict__ x, long long n, int d, unsigned int *range) {
   for (int j = 0; j < d; ++j) {
@@ -52,8 +55,8 @@ __global__ void k_order_range(const T *__restrict__ x, long long n, int d, unsig
       hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
     }
     if ((threadIdx.x & 31) == 0) {
-      atomicMin(&range[2 * j], float_order(lo));
-      atomicMax(&range[2 * j + 1], float_order(hi));
+      atomicMin(&range[j], float_order(lo));
+      atomicMax(&range[d + j], float_order(hi));
     }
   }
 }
@@ -67,7 +70,7 @@ __global__ void k_order_keys(const T *__restrict__ x, long long n, int d, const 
   const int side = d == 1 ? (1 << kOrderBits) : (1 << (kOrderBits / 2));
   unsigned int cell[2] = {0, 0};
   for (int j = 0; j < d; ++j) {
-    const float lo = order_float(range[2 * j]), hi = order_float(range[2 * j + 1]);
+    const float lo = order_float(range[j]), hi = order_float(range[d + j]);
     const float w = hi - lo;
     const float t = w > 0 ? ((float)x[i + n * j] - lo) * ((float)side / w) : 0.f;
     cell[j] = (unsigned int)fminf((float)(side - 1), fmaxf(0.f, t));  // (NaN: 0)
@@ -107,12 +110,19 @@ bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan
       D->n > 0x7fffffffLL)
     return false;
   if (mode == 1) return true;
-  // Ordering a handle's rows costs about 0.4 ms at 1e6 rows on an H200 (the
-  // ordered copy's allocation, the sort's buffers, keys, sort, gather):
-  // bench.R's B, 10 iterations on a fresh handle each fit, went from 0.045
-  // to 0.063 ms an iteration in single precision.  Only a fit allowed many
-  // iterations, or a handle already ordered (nstart), earns it back.
-  if (D->ord_state != 1 && max_iter < 100) return false;
+  // Ordering a handle's rows costs about 0.1 ms at 1e6 rows on an H200
+  // (keys, sort, gather; its memory kept by the upload), 0.25-0.33 at 4e6,
+  // paid once a handle.  A fit that may run few iterations orders only where
+  // they repay it (tools/cuda-dev/ordfit, a fresh handle each fit as
+  // bench.R, ms of a 10-iteration fit as given / ordered): 1e6 rows, k =
+  // 100: single 0.449 / 0.406, double 0.504 / 0.466; k = 20 (an iteration
+  // saves a third as much): single 0.316 / 0.347; 4e6 rows, k = 100, double
+  // 1.12 / 1.37 (to convergence, 239 iterations: 23.3 / 18.3).
+  if (D->ord_state != 1) {
+    int repay = k >= 50 ? 10 : 30;
+    if (!D->single && D->n > (1LL << 21)) repay *= 5;
+    if (max_iter < repay) return false;
+  }
   // By shape: d = 2, many rows, and
   // centers few enough that a warp's pass over them stays small beside its
   // rows' work.  One H200, 1e6 blobs, ms an iteration to convergence as
@@ -121,7 +131,39 @@ bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan
   // 0.059; double (its exact distances to each listed center, against the
   // grid of cells from k = 96) k = 50 0.040 / 0.023, k = 100 0.044 / 0.030,
   // k = 200 0.044 / 0.041, k = 300 0.047 / 0.050, k = 500 0.048 / 0.077.
-  return D->d == 2 && D->n >= (1 << 16) && k <= (D->single ? 1024 : 200);
+  return D->d == 2 && D->n >= kOrderMinRows && k <= (D->single ? 1024 : 200);
+}
+
+namespace {
+
+// The one allocation of the ordering: [the ordered copy of x | two row
+// buffers | the column ranges | cub's room].  The sort's keys live where
+// the copy goes (at least two ints a row), its rows in the two row
+// buffers: one ends up holding the permutation, the other becomes the
+// ordered labels.
+struct OrderLayout {
+  size_t xb = 0, ib = 0, cub_bytes = 0, total = 0;
+  explicit OrderLayout(const gk_cuda_data *D) {
+    const long long n = D->n;
+    const size_t tsz = D->single ? sizeof(float) : sizeof(double);
+    ib = ((size_t)n * sizeof(int) + 255) / 256 * 256;
+    xb = (std::max((size_t)n * D->d * tsz, 2 * (size_t)n * sizeof(int)) + 255) / 256 * 256;
+    cub::DoubleBuffer<unsigned int> keys(nullptr, nullptr);
+    cub::DoubleBuffer<int> rows(nullptr, nullptr);
+    if (cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, keys, rows, (int)n, 0, kOrderBits) != cudaSuccess) {
+      cudaGetLastError();
+      return;  // (total 0: no ordering)
+    }
+    total = xb + 2 * ib + 256 + (cub_bytes + 255) / 256 * 256;
+  }
+};
+
+}  // namespace
+
+size_t ordered_room(const gk_cuda_data *D) {
+  const int mode = env_switch("GPUKMEANS_ORDER");  // (by default d = 2 only: ordered_wanted)
+  if (mode == 0 || D->d > 2 || (D->d < 2 && mode != 1) || D->n < kOrderMinRows || D->n > 0x7fffffffLL) return 0;
+  return OrderLayout(D).total;
 }
 
 cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
@@ -130,74 +172,50 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   if (!D->x) return cudaSuccess;
   const long long n = D->n;
   const int d = D->d;
-  const size_t tsz = D->single ? sizeof(float) : sizeof(double);
-  const size_t xb = ((size_t)n * d * tsz + 255) / 256 * 256, ib = ((size_t)n * sizeof(int) + 255) / 256 * 256;
-  // the sort's buffers (freed at the end): keys in and out, rows in, cub's room
-  size_t cub_bytes = 0;
-  cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, (unsigned int *)nullptr, (unsigned int *)nullptr,
-                                                  (int *)nullptr, (int *)nullptr, (int)n, 0, kOrderBits, s);
-  if (e != cudaSuccess) return e;
-  const size_t tmp_bytes = 3 * ib + (cub_bytes + 255) / 256 * 256 + 256;
-  if (!optional_fits(D, xb + 2 * ib + tmp_bytes)) return cudaSuccess;
-  void *block = nullptr, *tmp = nullptr;
-  if (cudaMalloc(&block, xb + 2 * ib) != cudaSuccess) {
-    cudaGetLastError();
-    return cudaSuccess;
+  const OrderLayout L(D);
+  if (!L.total) return cudaSuccess;
+  const size_t xb = L.xb, ib = L.ib;
+  size_t cub_bytes = L.cub_bytes;
+  void *block = nullptr;
+  if (D->ord_room && D->ord_room_bytes >= L.total) {  // (kept by the upload)
+    block = D->ord_room;
+  } else {
+    if (!optional_fits(D, L.total)) return cudaSuccess;
+    if (cudaMalloc(&block, L.total) != cudaSuccess) {
+      cudaGetLastError();
+      return cudaSuccess;
+    }
+    D->ord_block = block;
   }
-  // the sort's buffers from the device's memory pool where it has one
-  // (freed in stream order: no wait for the device), else plain
-  int pools = 0;
-  if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, D->device) != cudaSuccess) {
-    cudaGetLastError();
-    pools = 0;
-  }
-  if ((pools ? cudaMallocAsync(&tmp, tmp_bytes, s) : cudaMalloc(&tmp, tmp_bytes)) != cudaSuccess) {
-    cudaGetLastError();
-    cudaFree(block);
-    return cudaSuccess;
-  }
-  char *b = (char *)block, *t = (char *)tmp;
-  void *ox = b;
-  int *perm = (int *)(b + xb), *olabels = (int *)(b + xb + ib);
-  unsigned int *key_in = (unsigned int *)t, *key_out = (unsigned int *)(t + ib);
-  int *row_in = (int *)(t + 2 * ib);
-  unsigned int *range = (unsigned int *)(t + 3 * ib);
-  void *cub_tmp = t + 3 * ib + 256;
+  char *b = (char *)block;
+  int *rows_a = (int *)(b + xb), *rows_b = (int *)(b + xb + ib);
+  unsigned int *range = (unsigned int *)(b + xb + 2 * ib);  // d minima, then d maxima
+  void *cub_tmp = b + xb + 2 * ib + 256;
+  cub::DoubleBuffer<unsigned int> keys((unsigned int *)b, (unsigned int *)b + n);
+  cub::DoubleBuffer<int> rows(rows_a, rows_b);
+  cudaError_t e;
   const int nb = blocks_of(n), rb = std::min(nb, 4 * D->sms);
-  // (the copy reads pageable memory: it has completed when it returns)
-  const unsigned int range0[4] = {0xffffffffu, 0u, 0xffffffffu, 0u};  // min, max of each column
-  e = cudaMemcpyAsync(range, range0, sizeof range0, cudaMemcpyHostToDevice, s);
+  e = cudaMemsetAsync(range, 0xff, d * sizeof(unsigned int), s);
+  if (e == cudaSuccess) e = cudaMemsetAsync(range + d, 0, d * sizeof(unsigned int), s);
   if (e == cudaSuccess) {
     if (D->single) {
       k_order_range<<<rb, 256, 0, s>>>((const float *)D->x, n, d, range);
-      k_order_keys<<<nb, 256, 0, s>>>((const float *)D->x, n, d, range, key_in, row_in);
+      k_order_keys<<<nb, 256, 0, s>>>((const float *)D->x, n, d, range, keys.Current(), rows.Current());
     } else {
       k_order_range<<<rb, 256, 0, s>>>((const double *)D->x, n, d, range);
-      k_order_keys<<<nb, 256, 0, s>>>((const double *)D->x, n, d, range, key_in, row_in);
+      k_order_keys<<<nb, 256, 0, s>>>((const double *)D->x, n, d, range, keys.Current(), rows.Current());
     }
     e = cudaGetLastError();
   }
-  if (e == cudaSuccess)
-    e = cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, key_in, key_out, row_in, perm, (int)n, 0, kOrderBits, s);
-  if (e == cudaSuccess) {
-    if (D->single) k_order_gather<<<nb, 256, 0, s>>>((const float *)D->x, n, d, perm, (float *)ox);
-    else k_order_gather<<<nb, 256, 0, s>>>((const double *)D->x, n, d, perm, (double *)ox);
+  if (e == cudaSuccess) e = cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys, rows, (int)n, 0, kOrderBits, s);
+  int *perm = rows.Current(), *olabels = rows.Alternate();
+  if (e == cudaSuccess) {  // (over the keys: the sort is done with them)
+    if (D->single) k_order_gather<<<nb, 256, 0, s>>>((const float *)D->x, n, d, perm, (float *)block);
+    else k_order_gather<<<nb, 256, 0, s>>>((const double *)D->x, n, d, perm, (double *)block);
     e = cudaGetLastError();
   }
-  if (pools) {
-    const cudaError_t f = cudaFreeAsync(tmp, s);
-    if (e == cudaSuccess) e = f;
-  } else {
-    if (e == cudaSuccess) e = cudaStreamSynchronize(s);  // (before the sort's buffers go)
-    cudaFree(tmp);
-  }
-  if (e != cudaSuccess) {
-    cudaStreamSynchronize(s);
-    cudaFree(block);
-    return e;
-  }
-  D->ord_block = block;
-  D->ord_x = ox;
+  if (e != cudaSuccess) return e;  // (an owned block goes with the handle)
+  D->ord_x = block;
   D->ord_perm = perm;
   D->ord_labels = olabels;
   D->ord_state = 1;

@@ -152,7 +152,8 @@ cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &p, const int *l
 cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &p, int k, State *st, int max_iter,
                             u64 *acc, unsigned int *counts, double *cen_d, float *cen_f,
                             const int *scale, cudaStream_t s) {
-  k_finalize<<<p.fin_grid, 256, 0, s>>>(st, max_iter, acc, counts, cen_d, cen_f, k, D->d, scale, p.delta);
+  k_finalize<<<p.fin_grid, 256, 0, s>>>(st, max_iter, acc, counts, cen_d, cen_f, k, D->d, scale,
+                                         p.sums_carried());
   return cudaGetLastError();
 }
 

@@ -10,23 +10,29 @@
 # iterations may round differently, the reference is the plain fit.  The internal
 # switch GPUKMEANS_ORDER (read at each fit): 0 never, 1 at d <= 2 where the
 # fit allows it; unset, at d = 2 from 2^16 rows with k <= 1024 in single
-# precision and k <= 200 in double, for iter.max >= 100 (or on a handle
-# already ordered: nstart).  The raw fit's rows_ordered is 1 where
-# the iterations ran on the ordered rows.  Fits need n >= 2^18 (below, the
-# persistent kernel runs).
+# precision and k <= 200 in double, where iter.max may repay the ordering:
+# from 10 iterations with k >= 50, else from 30, five times as many in
+# double above 2^21 rows (or on a handle already ordered: nstart).  The
+# sums are carried from one iteration to the next (only the points that
+# moved are added and taken away; GPUKMEANS_DELTA_SUMS=0 makes them afresh).
+# The upload keeps the ordering's memory in its own allocation
+# (GPUKMEANS_ORDER_ROOM=0: it does not, and the fit allocates it).  The raw
+# fit's rows_ordered is 1 where the iterations ran on the ordered rows.
+# Fits need n >= 2^18 (below, the persistent kernel runs).
 local_edition(3)
 
 fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
 
-ordered_raw <- function(x, centers, order, single = FALSE, iter.max = 15L, bounds = 1L) {
-  cuda_fit_raw(x, centers, iter.max, single, bounds, env = c(GPUKMEANS_ORDER = order))
+ordered_raw <- function(x, centers, order, single = FALSE, iter.max = 15L, bounds = 1L, env = character()) {
+  cuda_fit_raw(x, centers, iter.max, single, bounds, env = c(env, GPUKMEANS_ORDER = order))
 }
 
-# The ordered rows' fit against the rows as given, in one precision.
-expect_ordered_exact <- function(x, centers, single = FALSE, iter.max = 15L, label = "", bounds = 1L) {
+# The ordered rows' fit (under env) against the rows as given, in one precision.
+expect_ordered_exact <- function(x, centers, single = FALSE, iter.max = 15L, label = "", bounds = 1L,
+                                 env = character()) {
   ref <- ordered_raw(x, centers, "0", single, iter.max, bounds)
   expect_identical(ref$rows_ordered, 0L, label = paste(label, "GPUKMEANS_ORDER=0 keeps the rows"))
-  got <- ordered_raw(x, centers, "1", single, iter.max, bounds)
+  got <- ordered_raw(x, centers, "1", single, iter.max, bounds, env)
   expect_identical(got$rows_ordered, 1L, label = paste(label, "GPUKMEANS_ORDER=1 orders them"))
   for (comp in fit_parts)
     expect_identical(got[[comp]], ref[[comp]], label = paste(label, if (single) "single" else "double", comp))
@@ -95,9 +101,13 @@ test_that("cuda ordered rows: by shape, and not where the fit reads rows in thei
   by_shape <- function(x, k, single, iter.max = 100L) {
     ordered_raw(x, x[seq_len(k), , drop = FALSE], NA, single, iter.max)$rows_ordered
   }
-  # unset: d = 2 from 2^16 rows, k <= 1024 (single) or 200 (double), at
-  # most 100 iterations or more
-  expect_identical(by_shape(x, 100L, TRUE, iter.max = 99L), 0L)
+  # unset: d = 2 from 2^16 rows, k <= 1024 (single) or 200 (double), and
+  # iter.max from 10 with k >= 50, else from 30
+  expect_identical(by_shape(x, 100L, TRUE, iter.max = 9L), 0L)
+  expect_identical(by_shape(x, 100L, TRUE, iter.max = 10L), 1L)
+  expect_identical(by_shape(x, 50L, FALSE, iter.max = 10L), 1L)
+  expect_identical(by_shape(x, 49L, TRUE, iter.max = 29L), 0L)
+  expect_identical(by_shape(x, 49L, FALSE, iter.max = 30L), 1L)
   expect_identical(by_shape(x, 100L, TRUE), 1L)
   expect_identical(by_shape(x, 1024L, TRUE), 1L)
   expect_identical(by_shape(x, 1025L, TRUE), 0L)
@@ -105,6 +115,11 @@ test_that("cuda ordered rows: by shape, and not where the fit reads rows in thei
   expect_identical(by_shape(x, 201L, FALSE), 0L)
   expect_identical(by_shape(x[, 1, drop = FALSE], 50L, TRUE), 0L)
   expect_identical(by_shape(cbind(x, x[, 1]), 50L, TRUE), 0L)
+  # double precision above 2^21 rows: from 50 iterations
+  big <- rbind(x, x, x, x, x, x, x, x)
+  expect_identical(by_shape(big, 100L, FALSE, iter.max = 49L), 0L)
+  expect_identical(by_shape(big, 100L, FALSE, iter.max = 50L), 1L)
+  expect_identical(by_shape(big, 100L, TRUE, iter.max = 10L), 1L)
   # bounds forced from the second iteration: the rows as given (bounded
   # iterations read them in row order)
   expect_identical(ordered_raw(x, x[1:50, ], "1", FALSE, 5L, bounds = 2L)$rows_ordered, 0L)
@@ -125,4 +140,26 @@ test_that("cuda ordered rows: by shape, and not where the fit reads rows in thei
     strip_gk(f)
   })
   expect_identical(fits[[2]], fits[[1]])
+})
+
+test_that("cuda ordered rows: sums carried or made afresh, memory kept by the upload or not: the same fit", {
+  skip_if_no_gpu()
+  set.seed(65)
+  x <- make_blobs(300000, 2, 60, sd = 1.5, spread = 30)
+  c0 <- x[seq_len(80), ]
+  for (single in c(FALSE, TRUE))
+    for (iters in c(3L, 200L)) {
+      label <- paste(if (single) "single" else "double", iters, "iterations:")
+      expect_ordered_exact(x, c0, single, iters, label = paste(label, "sums carried"))
+      expect_ordered_exact(x, c0, single, iters, label = paste(label, "sums afresh"),
+                           env = c(GPUKMEANS_DELTA_SUMS = "0"))
+      expect_ordered_exact(x, c0, single, iters, label = paste(label, "the fit's own memory"),
+                           env = c(GPUKMEANS_ORDER_ROOM = "0"))
+    }
+  # the centers of empty clusters (NaN) and points that keep moving between
+  # near-equal centers
+  y <- rbind(x, matrix(c(1e4, 1e4), 1))
+  cy <- rbind(c0[1:40, ], c(-1e4, -1e4), c0[41:79, ] + 1e-9)
+  for (single in c(FALSE, TRUE))
+    expect_ordered_exact(y, cy, single, 100L, label = paste("empty and near-equal centers", single))
 })

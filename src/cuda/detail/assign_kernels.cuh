@@ -302,8 +302,13 @@ template <int DM> struct Small<double, DM> {
 // changed count in *sh_changed (shared, zeroed by the caller).  near(xr,
 // valid, bi, base): the nearest centers of P points (bit r of valid: point
 // r, row base + r * blockDim.x + threadIdx.x, exists), -1 where none is
-// finite.
-template <typename T, int DM, bool UPDATE, int P, typename Near>
+// finite.  CARRY (with UPDATE): the sums carried from the last
+// iteration (acc and counts hold the sums of the labels as they were, -1:
+// none): a point whose label changed leaves its old cluster's sums and joins
+// its new one's, and a warp where none changed adds nothing.  Exact
+// integers, so the same bits as sums made afresh; on rows ordered in space
+// (wbox_kernels.cuh) the points that move lie in few warps.
+template <typename T, int DM, bool UPDATE, int P, bool CARRY = false, typename Near>
 __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n, int d, int k,
                                            int *__restrict__ labels, unsigned int *slimb,
                                            unsigned int *scnt, const double (&pw)[DM], u64 *acc,
@@ -327,14 +332,29 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
 #pragma unroll
     for (int r = 0; r < P; ++r) {
       const long long i = base + (long long)r * blockDim.x + tid;
-      int b = -1;
+      int b = -1, old = -1;
       if (i < n) {
-        const int old = labels[i];
+        old = labels[i];
         b = bi[r];
         if (b < 0) b = label_kept(old);  // no finite distance (overflow)
         label_commit(&labels[i], old, b, ch);
       }
-      if (UPDATE) {  // (the whole warp is here: the loop's bounds are the block's)
+      if (UPDATE && CARRY) {  // (b >= 0 wherever i < n)
+        const bool moved = i < n && b != old;
+        if (__any_sync(0xffffffffu, moved)) {
+          const bool left = moved && old >= 0;
+          const bool wn = warp_same(moved, b), wo = warp_same(left, old);
+          const size_t to = moved ? (size_t)b : 0, from = left ? (size_t)old : 0;
+#pragma unroll
+          for (int j = 0; j < DM; ++j)
+            if (j < d) {
+              limb_apply_any<false>(slimb, to + (size_t)k * j, (size_t)k * d, (double)xr[r][j], pw[j], moved, wn);
+              limb_apply_any<true>(slimb, from + (size_t)k * j, (size_t)k * d, (double)xr[r][j], pw[j], left, wo);
+            }
+          count_any<false>(&scnt[to], moved, wn);
+          count_any<true>(&scnt[from], left, wo);
+        }
+      } else if (UPDATE) {  // (the whole warp is here: the loop's bounds are the block's)
         const bool whole = warp_same(i < n, b);
 #pragma unroll
         for (int j = 0; j < DM; ++j)

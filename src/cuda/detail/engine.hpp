@@ -136,7 +136,10 @@ struct gk_cuda_data {
   // through warp boxes: one allocation (the ordered copy of x | the
   // permutation, n ints: row perm[i] is ordered row i | the ordered labels,
   // n ints), made at the first fit that wants it (ord_state 1; -1: no room).
-  void *ord_block = nullptr;
+  void *ord_block = nullptr;  // (owned: made by prepare_ordered where ord_room is none)
+  // room for them kept in `block` by the upload (ordered_room), or none
+  void *ord_room = nullptr;
+  size_t ord_room_bytes = 0;
   void *ord_x = nullptr;
   int *ord_perm = nullptr, *ord_labels = nullptr;
   int ord_state = 0;
@@ -195,6 +198,9 @@ struct Plan {
   // kernel (detail/wbox_kernels.cuh) on D's ordered copy, with these blocks
   bool ordered = false;
   int ord_grid = 0;
+  bool ord_carry = false;  // its sums carried from one iteration to the next
+  // finalize keeps the sums for the next iteration to add the moves to
+  bool sums_carried() const { return delta || (ordered && ord_carry); }
   // weighted fits (weights.cu): accumulate and within-SS kernels
   int wacc_gx = 0, wacc_gy = 0, wacc_jb = 0;
   size_t wacc_smem = 0, ww_smem = 0;
@@ -219,6 +225,10 @@ cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s);
 // ordered labels back into D->labels in row order.
 bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan);
 cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s);
+// The bytes the ordering takes for D's shape (0 where it never runs: d > 2,
+// few or too many rows, GPUKMEANS_ORDER=0): the upload keeps them in its
+// allocation where the device has them to spare (D->ord_room).
+size_t ordered_room(const gk_cuda_data *D);
 cudaError_t launch_labels_back(const gk_cuda_data *D, cudaStream_t s);
 // The warp boxes' step on the ordered copy (plan.ordered, after
 // plan_ordered): D->ord_labels and st->changed, the sums into acc/counts.
@@ -295,7 +305,7 @@ cudaError_t launch_accumulate(const gk_cuda_data *D, const Plan &plan, const int
                               State *st, int max_iter, u64 *acc, unsigned int *counts,
                               const int *scale, cudaStream_t s, bool carried = false);
 // New centers from the sums at the fixed-point scales `scale` (or
-// convergence), zeroes the sums (unless plan.delta), advances st.
+// convergence), zeroes the sums (unless plan.sums_carried()), advances st.
 cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, State *st,
                             int max_iter, u64 *acc, unsigned int *counts, double *cen_d,
                             float *cen_f, const int *scale, cudaStream_t s);

@@ -45,7 +45,8 @@ struct Fit {
     return launch_accumulate(D, plan, D->labels, k, w.st, max_iter, w.acc, w.counts, scale, s, plan.delta);
   }
   // The update from the sums acc/counts (the workspace's, or those of all
-  // the parts), which it zeroes unless the sums are carried (plan.delta).
+  // the parts), which it zeroes unless the sums are carried
+  // (plan.sums_carried()).
   cudaError_t finalize_from(u64 *acc, unsigned int *counts) const {
     if (D->weighted) return launch_finalize_w(D, plan, k, w, max_iter, s);
     return launch_finalize(D, plan, k, w.st, max_iter, acc, counts, w.cen_d, w.cen_f, scale, s);

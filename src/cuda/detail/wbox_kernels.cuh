@@ -6,7 +6,8 @@
 // computes its points' distances to the listed centers only, in index
 // order, with the scan's own arithmetic (Small<T, DM>::dist) and strict
 // '<': the labels of the full scan (in double precision, stats'), and the
-// fused sums of small_pass.
+// fused sums of small_pass, carried from one iteration to the next (CARRY,
+// Plan::ord_carry: only the points that moved are added and taken away).
 //
 // The list's bound: in single precision, R, the largest distance of the
 // warp's points to their previous centers, where every point has one (a
@@ -33,7 +34,7 @@ __device__ __forceinline__ float wbox_coord(const T *__restrict__ cen, int c, in
   return (float)cen[c + (size_t)k * j];
 }
 
-template <typename T, int DM, bool UPDATE>
+template <typename T, int DM, bool UPDATE, bool CARRY>
 __global__ void __launch_bounds__(256)
 k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
               int *__restrict__ labels, State *st, int max_iter, u64 *__restrict__ acc,
@@ -70,7 +71,7 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
   // those images, within a float ulp of the values: the factor in
   // wb_center_eps covers it)
   const double eps = kSingle ? 0.0 : wb_center_eps(Mcd * (1 + 0x1p-23), DM);
-  small_pass<T, DM, UPDATE, P>(
+  small_pass<T, DM, UPDATE, P, CARRY>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
       [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P], long long base) {
         // the warp's box, in float (double: rounded outward)

@@ -1,0 +1,218 @@
+// ordfit.cu: what ordering the rows in space costs a fit, and what it
+// saves, as bench.R sees it (issue 15, problem B; dev tool, not the engine).
+//   ordfit [n] [k]        (blobs as bench.R's B: d = 2, centers U(0, 100),
+//                          noise N(0, 1))
+// For both precisions and 10 / 500 iterations, the engine's own fits
+// (gk_cuda_lloyd, bounds off as in bench.R) with the rows as given and
+// ordered (GPUKMEANS_ORDER=0/1):
+//   - fresh: a new handle for every fit (bench.R uploads every fit), so an
+//     ordered fit pays for the ordering;
+//   - reused: one handle, the first fit (which orders) left out;
+// each the median of 6 fits' compute time (info.ms_compute), and whether
+// the ordered fit is the plain one, bit for bit.  Then the ordering's parts
+// on fresh handles (host clock around each, synchronised).
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "detail/engine.hpp"
+
+using namespace gk;
+
+namespace {
+
+struct FitOut {
+  std::vector<double> cen;
+  std::vector<int> cl;
+  int iter = 0;
+  double ms = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+bool same_bits(const std::vector<double> &a, const std::vector<double> &b) {
+  for (size_t e = 0; e < a.size(); ++e)
+    if (!(a[e] == b[e] || (a[e] != a[e] && b[e] != b[e]))) return false;
+  return true;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  const long long n = argc > 1 ? atoll(argv[1]) : 1000000;
+  const int d = 2, k = argc > 2 ? atoi(argv[2]) : 100;
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> U(0, 100);
+  std::normal_distribution<double> N01(0, 1);
+  std::vector<double> mu((size_t)k * d), x((size_t)n * d);
+  for (auto &v : mu) v = U(rng);
+  for (long long i = 0; i < n; ++i) {
+    const int c = (int)(rng() % k);
+    for (int j = 0; j < d; ++j) x[i + n * j] = mu[c + (size_t)k * j] + N01(rng);
+  }
+  const size_t kd = (size_t)k * d;
+  std::vector<double> cen0(kd);
+  for (int c = 0; c < k; ++c) {
+    const long long i = (long long)(rng() % n);
+    for (int j = 0; j < d; ++j) cen0[c + (size_t)k * j] = x[i + n * j];
+  }
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) { printf("no device\n"); return 1; }
+  printf("ordfit | %s | n=%lld d=%d k=%d | ms of compute a fit, median of 6\n", prop.name, n, d, k);
+  char err[256];
+  auto upload = [&](int single) {
+    gk_cuda_options o;
+    memset(&o, 0, sizeof o);
+    o.single = single;
+    o.bounds = 1;  // plain iterations, as bench.R
+    gk_cuda_data *E = nullptr;
+    if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) {
+      printf("%s\n", err);
+      exit(1);
+    }
+    return E;
+  };
+  auto fit = [&](gk_cuda_data *E, int iters, FitOut &f) {
+    f.cen = cen0;
+    f.cl.assign(n, 0);
+    std::vector<int> size(k);
+    std::vector<double> wss(k);
+    gk_cuda_fit_info info;
+    if (gk_cuda_lloyd(E, k, iters, f.cen.data(), nullptr, f.cl.data(), size.data(), wss.data(), &info, err,
+                      sizeof err)) {
+      printf("%s\n", err);
+      exit(1);
+    }
+    f.iter = info.iter;
+    f.ms = info.ms_compute;
+  };
+  for (int single = 1; single >= 0; --single)
+    for (int iters : {1, 2, 10, 500}) {
+      double fresh[2], reused[2];
+      FitOut last[2];
+      int used = 0;
+      for (int ord = 0; ord < 2; ++ord) {
+        setenv("GPUKMEANS_ORDER", ord ? "1" : "0", 1);
+        std::vector<double> v;
+        for (int rep = 0; rep < 7; ++rep) {
+          gk_cuda_data *E = upload(single);
+          fit(E, iters, last[ord]);
+          if (ord) gk_cuda_order_stats(E, &used);
+          if (rep) v.push_back(last[ord].ms);
+          gk_cuda_free(E);
+        }
+        fresh[ord] = median(v);
+        v.clear();
+        gk_cuda_data *E = upload(single);
+        for (int rep = 0; rep < 7; ++rep) {
+          fit(E, iters, last[ord]);
+          if (rep) v.push_back(last[ord].ms);
+        }
+        gk_cuda_free(E);
+        reused[ord] = median(v);
+      }
+      unsetenv("GPUKMEANS_ORDER");
+      const int it = std::min(last[0].iter, iters);
+      const bool same = last[0].cl == last[1].cl && last[0].iter == last[1].iter && same_bits(last[0].cen, last[1].cen);
+      printf("%s iter.max %3d (%3d run): as given fresh %.4f reused %.4f | ordered%s fresh %.4f reused %.4f | "
+             "ms an iteration: %.4f / %.4f fresh, %.4f / %.4f reused | ordering ~%.3f ms | same fit %s\n",
+             single ? "single" : "double", iters, it, fresh[0], reused[0], used ? "" : " (NOT USED)", fresh[1],
+             reused[1], fresh[0] / it, fresh[1] / it, reused[0] / it, reused[1] / it, fresh[1] - reused[1],
+             same ? "yes" : "NO");
+    }
+  // the ordering's parts on fresh handles, host clock, synchronised
+  for (int single = 1; single >= 0; --single) {
+    std::vector<double> t;
+    for (int rep = 0; rep < 7; ++rep) {
+      gk_cuda_data *E = upload(single);
+      cudaStream_t s = E->stream;
+      cudaStreamSynchronize(s);
+      const double t0 = now_ms();
+      if (prepare_ordered(E, s) != cudaSuccess) { printf("prepare_ordered failed\n"); return 1; }
+      cudaStreamSynchronize(s);
+      if (rep) t.push_back(now_ms() - t0);
+      gk_cuda_free(E);
+    }
+    printf("%s: prepare_ordered on a fresh handle %.3f ms\n", single ? "single" : "double", median(t));
+  }
+  {
+    std::vector<double> tm, tf, ta, tc;
+    const size_t bytes = (size_t)n * 16;
+    cudaStream_t s;
+    cudaStreamCreate(&s);
+    for (int rep = 0; rep < 7; ++rep) {
+      void *p = nullptr;
+      double t0 = now_ms();
+      cudaMalloc(&p, bytes);
+      double t1 = now_ms();
+      cudaFree(p);
+      double t2 = now_ms();
+      cudaMallocAsync(&p, bytes, s);
+      cudaFreeAsync(p, s);
+      cudaStreamSynchronize(s);
+      double t3 = now_ms();
+      unsigned int h[4] = {0, 1, 2, 3};
+      void *q = nullptr;
+      cudaMalloc(&q, 256);
+      double t4 = now_ms();
+      cudaMemcpyAsync(q, h, sizeof h, cudaMemcpyHostToDevice, s);
+      double t5 = now_ms();
+      cudaFree(q);
+      if (rep) {
+        tm.push_back(t1 - t0);
+        tf.push_back(t2 - t1);
+        ta.push_back(t3 - t2);
+        tc.push_back(t5 - t4);
+      }
+    }
+    std::vector<double> tg, ts;
+    unsigned int *kb;
+    int *rb;
+    cudaMalloc(&kb, 2 * (size_t)n * sizeof(unsigned int));
+    cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
+    for (int rep = 0; rep < 7; ++rep) {
+      size_t fb = 0, tb = 0;
+      double t0 = now_ms();
+      cudaMemGetInfo(&fb, &tb);
+      double t1 = now_ms();
+      cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
+      cub::DoubleBuffer<int> rows(rb, rb + n);
+      size_t cb = 0;
+      cub::DeviceRadixSort::SortPairs(nullptr, cb, keys, rows, (int)n, 0, 16, s);
+      void *ct = nullptr;
+      cudaMalloc(&ct, cb);
+      cudaStreamSynchronize(s);
+      double t2 = now_ms();
+      cub::DeviceRadixSort::SortPairs(ct, cb, keys, rows, (int)n, 0, 16, s);
+      cudaStreamSynchronize(s);
+      double t3 = now_ms();
+      cudaFree(ct);
+      if (rep) {
+        tg.push_back(t1 - t0);
+        ts.push_back(t3 - t2);
+      }
+    }
+    cudaFree(kb);
+    cudaFree(rb);
+    printf("parts: cudaMemGetInfo %.3f ms, cub radix sort of n (key, row), 16 bits, synchronised %.3f ms\n", median(tg),
+           median(ts));
+    printf("parts: cudaMalloc %zu MB %.3f ms, cudaFree %.3f ms, pool alloc+free+sync %.3f ms, 16-byte pageable copy "
+           "%.3f ms\n",
+           bytes >> 20, median(tm), median(tf), median(ta), median(tc));
+    cudaStreamDestroy(s);
+  }
+  return 0;
+}
