@@ -16,7 +16,8 @@
 # cluster sums are carried from one iteration to the next (exact integers:
 # each iteration adds the points that moved, printed as the share of
 # point-iterations added; the same fit with sums made afresh every
-# iteration, GPUKMEANS_DELTA_SUMS=0, is printed beside it).  The distance bounds, which skip
+# iteration, GPUKMEANS_DELTA_SUMS=0, is printed beside it).  At d = 2 the
+# same fits run to convergence as well, printed below the 10-iteration line.  The distance bounds, which skip
 # most distances once few points move, are switched off here
 # (bench_convergence.R measures them to convergence).  Unlike the peer,
 # which computes all n k distances, the engine skips centers it proves
@@ -123,7 +124,7 @@ for (i in seq_len(nrow(problems))) {
     rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, prec, "gpukmeans-cuda", r$value, r$elapsed,
                                         ms = iter_ms(r))
     share <- screen_shares(x, c0, prec)
-    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s%s%s\n", p$id, prec,
+    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s%s%s%s\n", p$id, prec,
                 tail(rows, 1)[[1]]$ms_per_iter, min(r$value$iter, iters), r$elapsed,
                 if (share[4] >= 0) sprintf("  [sums: %.1f%% of point-iterations added; made afresh: %.4f ms/iter]",
                                            100 * share[4], fresh_sums_ms(x, c0, prec)) else "",
@@ -131,6 +132,15 @@ for (i in seq_len(nrow(problems))) {
                                            100 * share[1], 100 * share[2]) else "",
                 if (share[3] >= 0) sprintf("  [grid: %.2f%% of point-iterations from cell lists]", 100 * share[3]) else "",
                 if (share[5] == 1) "  [rows ordered in space: each warp's own candidate list]" else ""))
+    # At d = 2, the same fit to convergence (at most 500 iterations): ms an
+    # iteration of everything the compute phase holds (the plans, the rows'
+    # ordering where it runs, the final within-SS), which a 10-iteration fit
+    # divides by 10 only.
+    if (p$d == 2) {
+      rc <- timed(gpu_kmeans(x, c0, iter.max = 500L, precision = prec, backend = "cuda"))
+      cat(sprintf("%s %-6s cuda  %9.4f ms/iter  to convergence (%d iterations, compute %.3f ms)\n", p$id, prec,
+                  1000 * rc$compute / rc$value$iter, rc$value$iter, 1000 * rc$compute))
+    }
   }
   # The CPU engine on all host threads, a few iterations (E would take minutes).
   if (!quick && p$id != "E") {

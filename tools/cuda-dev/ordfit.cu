@@ -22,6 +22,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "detail/engine.hpp"
+#include "detail/fit.hpp"
 
 using namespace gk;
 
@@ -133,6 +134,59 @@ int main(int argc, char **argv) {
              reused[1], fresh[0] / it, fresh[1] / it, reused[0] / it, reused[1] / it, fresh[1] - reused[1],
              same ? "yes" : "NO");
     }
+  // a 10-iteration fit's parts as gk_cuda_lloyd runs them, on a fresh handle
+  // (host clock, each part synchronised: its host work and its device work)
+  for (int single = 1; single >= 0; --single)
+    for (int ord = 0; ord < 2; ++ord) {
+      setenv("GPUKMEANS_ORDER", ord ? "1" : "0", 1);
+      const char *names[] = {"begin_fit", "plans", "ordering", "iteration 1", "iterations 2-10", "labels back",
+                             "within-SS"};
+      std::vector<std::vector<double>> t(7);
+      for (int rep = 0; rep < 7; ++rep) {
+        gk_cuda_data *E = upload(single);
+        cudaStream_t s = E->stream;
+        std::vector<double> cen = cen0;
+        Fit f;
+        double t0 = now_ms();
+        if (begin_fit(E, k, 10, cen.data(), nullptr, f, err, sizeof err)) { printf("%s\n", err); return 1; }
+        cudaStreamSynchronize(s);
+        double t1 = now_ms();
+        PersistentPlan pp;
+        plan_persistent(E, k, pp);
+        plan_delta(E, f.plan, s);
+        const bool want = ordered_wanted(E, k, 10, f.plan);
+        cudaStreamSynchronize(s);
+        double t2 = now_ms();
+        if (want) {
+          prepare_ordered(E, s);
+          plan_ordered(E, k, f.plan);
+          if (f.plan.ordered) cudaMemsetAsync(E->ord_labels, 0xff, (size_t)E->n * sizeof(int), s);
+        }
+        cudaStreamSynchronize(s);
+        double t3 = now_ms();
+        f.iteration();
+        cudaStreamSynchronize(s);
+        double t4 = now_ms();
+        for (int it = 1; it < 10; ++it) f.iteration();
+        cudaStreamSynchronize(s);
+        double t5 = now_ms();
+        if (f.plan.ordered) launch_labels_back(E, s);
+        cudaStreamSynchronize(s);
+        double t6 = now_ms();
+        f.withinss();
+        cudaStreamSynchronize(s);
+        double t7 = now_ms();
+        const double tt[8] = {t0, t1, t2, t3, t4, t5, t6, t7};
+        if (rep)
+          for (int p = 0; p < 7; ++p) t[p].push_back(tt[p + 1] - tt[p]);
+        gk_cuda_free(E);
+      }
+      printf("%s, %s: a 10-iteration fit's parts, ms (median of 6, fresh handles):", single ? "single" : "double",
+             ord ? "ordered" : "as given");
+      for (int p = 0; p < 7; ++p) printf(" %s %.4f", names[p], median(t[p]));
+      printf("\n");
+    }
+  unsetenv("GPUKMEANS_ORDER");
   // the ordering's parts on fresh handles, host clock, synchronised
   for (int single = 1; single >= 0; --single) {
     std::vector<double> t;
