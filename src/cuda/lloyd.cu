@@ -484,7 +484,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
       D->ord_used = f.plan.ordered ? 1 : 0;
     }
     st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, err, errlen);
-    if (st == GK_CUDA_OK && f.plan.ordered) GK_CHECK(launch_labels_back(D, f.s), "labels in row order");
+    // (ordered rows: finish's within-SS puts the labels back in row order)
   }
   if (st != GK_CUDA_OK) return st;
   return finish(D, f, centers, cluster, size, withinss, info, err, errlen);

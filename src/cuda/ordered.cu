@@ -7,9 +7,10 @@
 // rows are sorted by key (cub's radix sort, stable: ties keep row order)
 // and x is gathered in that order, all in one allocation kept with the
 // handle.  The fit's plain iterations then read the
-// ordered copy and keep their labels in its order; the labels go back to
-// row order (labels[perm[i]] = ordered[i]) before anything reads them as
-// the rows' own.  The sums are exact integers, so the order of the rows
+// ordered copy and keep their labels in its order; the within-SS runs on
+// them too (Fit::withinss), then the labels go back to row order
+// (labels[perm[i]] = ordered[i]) before anything reads them as the rows'
+// own.  The sums are exact integers, so the order of the rows
 // changes no bit of the fit.  Memory: the copy of x, and two ints a row
 // (the permutation and the ordered labels); where they do not fit, the fit
 // runs as before.

@@ -171,7 +171,7 @@ auto withinss_kernel(int pass, bool terms, int points) -> decltype(&k_withinss<T
 
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass, const int *labels,
                                  const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
-                                 cudaStream_t s, bool clear, double *terms) {
+                                 cudaStream_t s, bool clear, double *terms, const void *x) {
   cudaError_t e = cudaSuccess;
   if (clear) {
     e = pass == 0 ? cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s)
@@ -181,19 +181,20 @@ cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass,
   if (e != cudaSuccess) return e;
   const int sh = p.w_shared ? 1 : 0;
   const size_t smem = pass == 0 ? (p.w_shared ? 4 * (size_t)k : 0) : p.w_smem;
+  if (!x) x = D->x;
   if (D->single) withinss_kernel<float>(pass, terms != nullptr, p.w_points)<<<p.w_grid, 256, smem, s>>>(
-      (const float *)D->x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
+      (const float *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
   else withinss_kernel<double>(pass, terms != nullptr, p.w_points)<<<p.w_grid, 256, smem, s>>>(
-      (const double *)D->x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
+      (const double *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
   return cudaGetLastError();
 }
 
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *labels,
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
-                            cudaStream_t s) {
+                            cudaStream_t s, const void *x) {
   double *terms = p.withinss_terms();
-  cudaError_t e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, true, terms);
-  return e != cudaSuccess ? e : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s, true, terms);
+  cudaError_t e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, true, terms, x);
+  return e != cudaSuccess ? e : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s, true, terms, x);
 }
 
 cudaError_t launch_plus_one(int *labels, long long n, cudaStream_t s) {

@@ -310,17 +310,20 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, Stat
                             int max_iter, u64 *acc, unsigned int *counts, double *cen_d,
                             float *cen_f, const int *scale, cudaStream_t s);
 // Within-cluster sums of squares and sizes (zeroes its outputs first); cluster
-// c's sum is fixed point with scale wss_scale(wmax[c]).
+// c's sum is fixed point with scale wss_scale(wmax[c]).  x: D's rows in the
+// order of labels (nullptr: D->x; the ordered copy, D->ord_x, with
+// D->ord_labels: the same sums, exact integers).
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *labels,
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
-                            unsigned int *wcnt, cudaStream_t s);
+                            unsigned int *wcnt, cudaStream_t s, const void *x = nullptr);
 // One of the two passes (0: maxima into wmax; 1: sums with the scales of
 // wmax), each zeroing its own outputs first unless clear is false (then it
 // adds to them: the chunks of streamed data).  terms (n doubles, or
 // nullptr): pass 0 stores each point's term there, pass 1 reads it back.
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &plan, int pass, const int *labels,
                                  const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
-                                 unsigned int *wcnt, cudaStream_t s, bool clear = true, double *terms = nullptr);
+                                 unsigned int *wcnt, cudaStream_t s, bool clear = true, double *terms = nullptr,
+                                 const void *x = nullptr);
 // The fit workspace (O(k d), kept in the handle, grown on demand) as pointers.
 struct Workspace {
   State *st;

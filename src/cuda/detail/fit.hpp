@@ -73,6 +73,10 @@ struct Fit {
   }
   cudaError_t withinss() const {
     if (D->weighted) return launch_withinss_w(D, plan, k, w, s);
+    if (plan.ordered) {  // on the ordered rows (their labels' clusters lie in runs), then the labels back in row order
+      const cudaError_t e = launch_withinss(D, plan, D->ord_labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s, D->ord_x);
+      return e != cudaSuccess ? e : launch_labels_back(D, s);
+    }
     return launch_withinss(D, plan, D->labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s);
   }
 };
