@@ -29,6 +29,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "b_blobs.h"
 #include "detail/engine.hpp"
 #include "detail/assign_kernels.cuh"
 #include "detail/cell_grid.cuh"
@@ -434,14 +435,7 @@ int main(int argc, char **argv) {
   const long long n = argc > 1 ? atoll(argv[1]) : 1000000;
   const int d = 2, k = argc > 2 ? atoi(argv[2]) : 100;
   std::mt19937_64 rng(1);
-  std::uniform_real_distribution<double> U(0, 100);
-  std::normal_distribution<double> N01(0, 1);
-  std::vector<double> mu((size_t)k * d), x((size_t)n * d);
-  for (auto &v : mu) v = U(rng);
-  for (long long i = 0; i < n; ++i) {
-    const int c = (int)(rng() % k);
-    for (int j = 0; j < d; ++j) x[i + n * j] = mu[c + (size_t)k * j] + N01(rng);
-  }
+  const std::vector<double> x = b_blobs(n, d, k, rng);
   gk_cuda_options o = {0, 1, 0, 0, 0, 0.0, 0};
   gk_cuda_data *D;
   char err[256];

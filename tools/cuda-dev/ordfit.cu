@@ -21,6 +21,7 @@
 
 #include <cub/device/device_radix_sort.cuh>
 
+#include "b_blobs.h"
 #include "detail/engine.hpp"
 #include "detail/fit.hpp"
 
@@ -56,14 +57,7 @@ int main(int argc, char **argv) {
   const long long n = argc > 1 ? atoll(argv[1]) : 1000000;
   const int d = 2, k = argc > 2 ? atoi(argv[2]) : 100;
   std::mt19937_64 rng(1);
-  std::uniform_real_distribution<double> U(0, 100);
-  std::normal_distribution<double> N01(0, 1);
-  std::vector<double> mu((size_t)k * d), x((size_t)n * d);
-  for (auto &v : mu) v = U(rng);
-  for (long long i = 0; i < n; ++i) {
-    const int c = (int)(rng() % k);
-    for (int j = 0; j < d; ++j) x[i + n * j] = mu[c + (size_t)k * j] + N01(rng);
-  }
+  const std::vector<double> x = b_blobs(n, d, k, rng);
   const size_t kd = (size_t)k * d;
   std::vector<double> cen0(kd);
   for (int c = 0; c < k; ++c) {
