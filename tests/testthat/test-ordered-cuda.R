@@ -109,7 +109,9 @@ test_that("cuda ordered rows: by shape, and not where the fit reads rows in thei
   expect_identical(by_shape(x, 49L, TRUE, iter.max = 29L), 0L)
   expect_identical(by_shape(x, 49L, FALSE, iter.max = 30L), 1L)
   expect_identical(by_shape(x, 100L, TRUE), 1L)
-  expect_identical(by_shape(x, 1024L, TRUE), 1L)
+  # (1024 centers' sums and values need more shared memory a block than a
+  # 48 KB device has: the small path does not run there, helper-gpu.R)
+  if (!smem_capped()) expect_identical(by_shape(x, 1024L, TRUE), 1L)
   expect_identical(by_shape(x, 1025L, TRUE), 0L)
   expect_identical(by_shape(x, 200L, FALSE), 1L)
   expect_identical(by_shape(x, 201L, FALSE), 0L)
