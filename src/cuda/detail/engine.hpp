@@ -133,11 +133,13 @@ struct gk_cuda_data {
   size_t grid_bytes = 0;
   long long grid_seen = 0, grid_served = 0;  // the last fit: points the grid ran, and those its lists served
   // x's rows ordered in space (ordered.cu), for the small-d assignment
-  // through warp boxes: one allocation (the ordered copy of x | the
+  // through warp boxes: one layout (the ordered copy of x | the
   // permutation, n ints: row perm[i] is ordered row i | the ordered labels,
-  // n ints), made at the first fit that wants it (ord_state 1; -1: no room).
-  void *ord_block = nullptr;  // (owned: made by prepare_ordered where ord_room is none)
-  // room for them kept in `block` by the upload (ordered_room), or none
+  // n ints | the sort's room), made at the first fit that wants it
+  // (ord_state 1; -1: no room), in the room the upload kept for it in
+  // `block` (ord_room, ordered_room) or else an allocation of its own
+  // (ord_block, freed with the handle).
+  void *ord_block = nullptr;
   void *ord_room = nullptr;
   size_t ord_room_bytes = 0;
   void *ord_x = nullptr;
