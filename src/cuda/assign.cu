@@ -623,19 +623,22 @@ namespace gk {
 
 namespace {
 
-// The warp boxes' kernel of one precision and dm: its blocks (small_grid),
-// and its launch on D's ordered copy.
+// The warp boxes' kernel of one precision and dm (its sums carried or
+// not, plan.ord_carry), its blocks (small_grid), and its launch on D's
+// ordered copy.
+template <typename T, int DM>
+auto wbox_kernel(const Plan &plan) -> decltype(&k_assign_wbox<T, DM, true, true>) {
+  return plan.ord_carry ? k_assign_wbox<T, DM, true, true> : k_assign_wbox<T, DM, true, false>;
+}
 template <typename T, int DM>
 cudaError_t wbox_blocks(const gk_cuda_data *D, const Plan &plan, int &grid) {
-  return plan.ord_carry ? small_grid(D, k_assign_wbox<T, DM, true, true>, Small<T, DM>::PPT, plan.smem, grid)
-                        : small_grid(D, k_assign_wbox<T, DM, true, false>, Small<T, DM>::PPT, plan.smem, grid);
+  return small_grid(D, wbox_kernel<T, DM>(plan), Small<T, DM>::PPT, plan.smem, grid);
 }
 template <typename T, int DM>
 cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st, int max_iter,
                         u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
-  auto kernel = plan.ord_carry ? k_assign_wbox<T, DM, true, true> : k_assign_wbox<T, DM, true, false>;
-  kernel<<<plan.ord_grid, 256, plan.smem, s>>>((const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels,
-                                               st, max_iter, acc, counts, scale);
+  wbox_kernel<T, DM>(plan)<<<plan.ord_grid, 256, plan.smem, s>>>(
+      (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
   return cudaGetLastError();
 }
 

@@ -304,8 +304,10 @@ int gk_cuda_grid_stats(gk_cuda_data *data, int64_t *seen, int64_t *served);
 /* The last gk_cuda_lloyd: *ordered 1 where its iterations ran on the rows
    ordered in space, through warp boxes (environment GPUKMEANS_ORDER=0
    never, =1 at d <= 2 where the fit allows it, unset at d = 2 from 2^16
-   rows with k <= 1024 in single precision and k <= 200 in double, for
-   max_iter >= 100 or on a handle already ordered), else 0. */
+   rows with k <= 1024 in single precision and k <= 200 in double, where
+   max_iter can repay the ordering (from 10 with k >= 50, else from 30; five
+   times as many in double above 2^21 rows) or on a handle already
+   ordered), else 0. */
 int gk_cuda_order_stats(gk_cuda_data *data, int *ordered);
 
 /* The last gk_cuda_lloyd: the iterations that carried their cluster sums

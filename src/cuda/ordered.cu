@@ -103,12 +103,20 @@ __global__ void k_order_labels_back(const int *__restrict__ ordered, const int *
 
 int blocks_of(long long n) { return (int)((n + 255) / 256); }
 
+// Whether D's shape may have its rows ordered (mode: GPUKMEANS_ORDER):
+// never with 0, beyond d = 2 or above 2^31 - 1 rows (int rows); with 1 at d
+// <= 2; unset at d = 2 from kOrderMinRows rows.  The fit (ordered_wanted)
+// and the upload's room (ordered_room) both ask it.
+bool shape_may_order(const gk_cuda_data *D, int mode) {
+  if (mode == 0 || D->d > 2 || D->n > 0x7fffffffLL) return false;
+  return mode == 1 || (D->d == 2 && D->n >= kOrderMinRows);
+}
+
 }  // namespace
 
 bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan) {
   const int mode = env_switch("GPUKMEANS_ORDER");
-  if (mode == 0 || D->src || D->weighted || D->d > 2 || D->opts.bounds == 2 || plan.path != 0 || k < 2 ||
-      D->n > 0x7fffffffLL)
+  if (!shape_may_order(D, mode) || D->src || D->weighted || D->opts.bounds == 2 || plan.path != 0 || k < 2)
     return false;
   if (mode == 1) return true;
   // Ordering a handle's rows costs about 0.1 ms at 1e6 rows on an H200
@@ -124,15 +132,15 @@ bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan
     if (!D->single && D->n > (1LL << 21)) repay *= 5;
     if (max_iter < repay) return false;
   }
-  // By shape: d = 2, many rows, and
-  // centers few enough that a warp's pass over them stays small beside its
-  // rows' work.  One H200, 1e6 blobs, ms an iteration to convergence as
+  // By shape (shape_may_order: d = 2, many rows), and centers few enough
+  // that a warp's pass over them stays small beside its rows' work.  One
+  // H200, 1e6 blobs, ms an iteration to convergence as
   // given / ordered (tools/cuda-dev/bproto): single k = 20 0.0225 / 0.0197,
   // k = 100 0.0385 / 0.0236, k = 300 0.052 / 0.029, k = 1000 0.064 /
   // 0.059; double (its exact distances to each listed center, against the
   // grid of cells from k = 96) k = 50 0.040 / 0.023, k = 100 0.044 / 0.030,
   // k = 200 0.044 / 0.041, k = 300 0.047 / 0.050, k = 500 0.048 / 0.077.
-  return D->d == 2 && D->n >= kOrderMinRows && k <= (D->single ? 1024 : 200);
+  return k <= (D->single ? 1024 : 200);
 }
 
 namespace {
@@ -162,9 +170,8 @@ struct OrderLayout {
 }  // namespace
 
 size_t ordered_room(const gk_cuda_data *D) {
-  const int mode = env_switch("GPUKMEANS_ORDER");  // (by default d = 2 only: ordered_wanted)
-  if (mode == 0 || D->d > 2 || (D->d < 2 && mode != 1) || D->n < kOrderMinRows || D->n > 0x7fffffffLL) return 0;
-  return OrderLayout(D).total;
+  // (forced on few rows, the fit allocates its own)
+  return shape_may_order(D, env_switch("GPUKMEANS_ORDER")) && D->n >= kOrderMinRows ? OrderLayout(D).total : 0;
 }
 
 cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {

@@ -228,8 +228,9 @@ cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s);
 bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan);
 cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s);
 // The bytes the ordering takes for D's shape (0 where it never runs: d > 2,
-// few or too many rows, GPUKMEANS_ORDER=0): the upload keeps them in its
-// allocation where the device has them to spare (D->ord_room).
+// d = 1 unless forced, few or too many rows, GPUKMEANS_ORDER=0): the
+// upload keeps them in its allocation where the device has them to spare
+// (D->ord_room).
 size_t ordered_room(const gk_cuda_data *D);
 cudaError_t launch_labels_back(const gk_cuda_data *D, cudaStream_t s);
 // The warp boxes' step on the ordered copy (plan.ordered, after
