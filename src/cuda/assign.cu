@@ -636,9 +636,11 @@ cudaError_t wbox_blocks(const gk_cuda_data *D, const Plan &plan, int &grid) {
 }
 template <typename T, int DM>
 cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st, int max_iter,
-                        u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
+                        u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d, float *upd_cen_f,
+                        cudaStream_t s) {
   wbox_kernel<T, DM>(plan)<<<plan.ord_grid, 256, plan.smem, s>>>(
-      (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale);
+      (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale, upd_cen_d,
+      upd_cen_f, plan.sums_carried());
   return cudaGetLastError();
 }
 
@@ -649,6 +651,9 @@ cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
   // the sums carried (the ordered labels start at -1 and the sums at 0, as
   // every fit's); GPUKMEANS_DELTA_SUMS=0 makes them afresh
   plan.ord_carry = env_switch("GPUKMEANS_DELTA_SUMS") != 0;
+  // the update in the kernel's last block (GPUKMEANS_ORDER_FUSED=0: a
+  // kernel of its own, as the other paths)
+  plan.ord_fused = env_switch("GPUKMEANS_ORDER_FUSED") != 0;
   if (D->ord_state != 1 || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
   const bool two = plan.dm == 2;
   const cudaError_t e = D->single ? (two ? wbox_blocks<float, 2>(D, plan, plan.ord_grid)
@@ -664,12 +669,15 @@ cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
 }
 
 cudaError_t launch_assign_ordered(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st,
-                                  int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s) {
+                                  int max_iter, u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d,
+                                  float *upd_cen_f, cudaStream_t s) {
   const bool two = plan.dm == 2;
-  return D->single ? (two ? wbox_launch<float, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, s)
-                          : wbox_launch<float, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, s))
-                   : (two ? wbox_launch<double, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, s)
-                          : wbox_launch<double, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, s));
+  return D->single
+             ? (two ? wbox_launch<float, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d, upd_cen_f, s)
+                    : wbox_launch<float, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d, upd_cen_f, s))
+             : (two ? wbox_launch<double, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d, upd_cen_f, s)
+                    : wbox_launch<double, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d, upd_cen_f,
+                                             s));
 }
 
 }  // namespace gk

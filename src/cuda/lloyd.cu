@@ -197,11 +197,11 @@ cudaError_t build_graph(Fit f, int iters, cudaGraphExec_t *x) {
 // Which assignment kernels a fit's graphs run (their key, beside the shape):
 // the filter's mode, whether single precision runs on packed tiles, and
 // whether the small-d kernel runs on the grid of cells or on ordered rows
-// (and whether it carries its sums).
+// (and whether it carries its sums and runs the update itself).
 int graph_variant(const Fit &f) {
   return (f.df.on ? (f.df.tc1 ? 2 : 1) : 0) + (f.plan.tc_x ? 4 : 0) + (f.df.pair ? 8 : 0) + (f.df.ccap ? 16 : 0) +
          (f.df.top2 ? 32 : 0) + (f.plan.gbuf ? 64 : 0) + (f.plan.delta ? 128 : 0) + (f.plan.ordered ? 256 : 0) +
-         (f.plan.ordered && f.plan.ord_carry ? 512 : 0);
+         (f.plan.ordered && f.plan.ord_carry ? 512 : 0) + (f.plan.ordered && f.plan.ord_fused ? 1024 : 0);
 }
 
 // The graphs of a fit of max_iter iterations in batches of bsz: [0] bsz

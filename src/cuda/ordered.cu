@@ -8,9 +8,9 @@
 // and x is gathered in that order, all in one allocation kept with the
 // handle.  The fit's plain iterations then read the
 // ordered copy and keep their labels in its order; the within-SS runs on
-// them too (Fit::withinss), then the labels go back to row order
-// (labels[perm[i]] = ordered[i]) before anything reads them as the rows'
-// own.  The sums are exact integers, so the order of the rows
+// them too (Fit::withinss), whose second pass puts the labels back in row
+// order (labels[perm[i]] = ordered[i]) before anything reads them as the
+// rows' own.  The sums are exact integers, so the order of the rows
 // changes no bit of the fit.  Memory: the copy of x, and two ints a row
 // (the permutation and the ordered labels); where they do not fit, the fit
 // runs as before.
@@ -93,12 +93,6 @@ __global__ void k_order_gather(const T *__restrict__ x, long long n, int d, cons
   if (i >= n) return;
   const long long r = perm[i];
   for (int j = 0; j < d; ++j) xo[i + n * j] = x[r + n * j];
-}
-
-__global__ void k_order_labels_back(const int *__restrict__ ordered, const int *__restrict__ perm, long long n,
-                                    int *__restrict__ labels) {
-  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) labels[perm[i]] = ordered[i];
 }
 
 int blocks_of(long long n) { return (int)((n + 255) / 256); }
@@ -228,11 +222,6 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   D->ord_labels = olabels;
   D->ord_state = 1;
   return cudaSuccess;
-}
-
-cudaError_t launch_labels_back(const gk_cuda_data *D, cudaStream_t s) {
-  k_order_labels_back<<<blocks_of(D->n), 256, 0, s>>>(D->ord_labels, D->ord_perm, D->n, D->labels);
-  return cudaGetLastError();
 }
 
 }  // namespace gk

@@ -171,7 +171,7 @@ auto withinss_kernel(int pass, bool terms, int points) -> decltype(&k_withinss<T
 
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass, const int *labels,
                                  const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
-                                 cudaStream_t s, bool clear, double *terms, const void *x) {
+                                 cudaStream_t s, bool clear, double *terms, const void *x, const int *perm) {
   cudaError_t e = cudaSuccess;
   if (clear) {
     e = pass == 0 ? cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s)
@@ -182,19 +182,26 @@ cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass,
   const int sh = p.w_shared ? 1 : 0;
   const size_t smem = pass == 0 ? (p.w_shared ? 4 * (size_t)k : 0) : p.w_smem;
   if (!x) x = D->x;
+  int *back = pass == 1 && perm ? D->labels : nullptr;
   if (D->single) withinss_kernel<float>(pass, terms != nullptr, p.w_points)<<<p.w_grid, 256, smem, s>>>(
-      (const float *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
+      (const float *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms, perm, back);
   else withinss_kernel<double>(pass, terms != nullptr, p.w_points)<<<p.w_grid, 256, smem, s>>>(
-      (const double *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms);
+      (const double *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms, perm, back);
   return cudaGetLastError();
 }
 
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *labels,
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
-                            cudaStream_t s, const void *x) {
+                            cudaStream_t s, const void *x, const int *perm) {
   double *terms = p.withinss_terms();
-  cudaError_t e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, true, terms, x);
-  return e != cudaSuccess ? e : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s, true, terms, x);
+  // the outputs cleared by one memset where they lie side by side (the fit
+  // workspace's layout: wacc, wcnt, wmax), else each pass clears its own
+  const bool side = (void *)wcnt == (void *)(wacc + 2 * (size_t)k) && wmax == wcnt + k;
+  cudaError_t e = side ? cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64) + 2 * (size_t)k * sizeof(unsigned int), s)
+                       : cudaSuccess;
+  if (e == cudaSuccess) e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, !side, terms, x);
+  return e != cudaSuccess ? e
+                          : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s, !side, terms, x, perm);
 }
 
 cudaError_t launch_plus_one(int *labels, long long n, cudaStream_t s) {

@@ -14,7 +14,9 @@
 # from 10 iterations with k >= 50, else from 30, five times as many in
 # double above 2^21 rows (or on a handle already ordered: nstart).  The
 # sums are carried from one iteration to the next (only the points that
-# moved are added and taken away; GPUKMEANS_DELTA_SUMS=0 makes them afresh).
+# moved are added and taken away; GPUKMEANS_DELTA_SUMS=0 makes them afresh),
+# and the update runs in the assignment kernel's last block
+# (GPUKMEANS_ORDER_FUSED=0: in a kernel of its own).
 # The upload keeps the ordering's memory in its own allocation
 # (GPUKMEANS_ORDER_ROOM=0: it does not, and the fit allocates it).  The raw
 # fit's rows_ordered is 1 where the iterations ran on the ordered rows.
@@ -144,7 +146,7 @@ test_that("cuda ordered rows: by shape, and not where the fit reads rows in thei
   expect_identical(fits[[2]], fits[[1]])
 })
 
-test_that("cuda ordered rows: sums carried or made afresh, memory kept by the upload or not: the same fit", {
+test_that("cuda ordered rows: sums carried or afresh, the update fused or not, memory kept or not: the same fit", {
   skip_if_no_gpu()
   set.seed(65)
   x <- make_blobs(300000, 2, 60, sd = 1.5, spread = 30)
@@ -155,6 +157,8 @@ test_that("cuda ordered rows: sums carried or made afresh, memory kept by the up
       expect_ordered_exact(x, c0, single, iters, label = paste(label, "sums carried"))
       expect_ordered_exact(x, c0, single, iters, label = paste(label, "sums afresh"),
                            env = c(GPUKMEANS_DELTA_SUMS = "0"))
+      expect_ordered_exact(x, c0, single, iters, label = paste(label, "the update a kernel of its own"),
+                           env = c(GPUKMEANS_ORDER_FUSED = "0"))
       expect_ordered_exact(x, c0, single, iters, label = paste(label, "the fit's own memory"),
                            env = c(GPUKMEANS_ORDER_ROOM = "0"))
     }
@@ -162,6 +166,9 @@ test_that("cuda ordered rows: sums carried or made afresh, memory kept by the up
   # near-equal centers
   y <- rbind(x, matrix(c(1e4, 1e4), 1))
   cy <- rbind(c0[1:40, ], c(-1e4, -1e4), c0[41:79, ] + 1e-9)
-  for (single in c(FALSE, TRUE))
+  for (single in c(FALSE, TRUE)) {
     expect_ordered_exact(y, cy, single, 100L, label = paste("empty and near-equal centers", single))
+    expect_ordered_exact(y, cy, single, 100L, label = paste("empty and near-equal centers, sums afresh", single),
+                         env = c(GPUKMEANS_DELTA_SUMS = "0"))
+  }
 })

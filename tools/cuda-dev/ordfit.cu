@@ -1,6 +1,6 @@
 // ordfit.cu: what ordering the rows in space costs a fit, and what it
 // saves, as bench.R sees it (issue 15, problem B; dev tool, not the engine).
-//   ordfit [n] [k]        (blobs as bench.R's B: d = 2, centers U(0, 100),
+//   ordfit [n] [k] [timeline]   (blobs as bench.R's B: d = 2, centers U(0, 100),
 //                          noise N(0, 1))
 // For both precisions and 10 / 500 iterations, the engine's own fits
 // (gk_cuda_lloyd, bounds off as in bench.R) with the rows as given and
@@ -51,6 +51,222 @@ double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// An ordered 10-iteration fit on fresh handles, each kernel between CUDA
+// events (device time, launches queued ahead): the ordering, each
+// iteration's assignment and update, the within-SS's passes and the labels
+// put back; then the points each iteration moved.
+int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long long n, int d, int k) {
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) { printf("no device\n"); return 1; }
+  printf("ordfit timeline | %s | n=%lld d=%d k=%d | us of device time, median of 6 fresh handles\n", prop.name, n,
+         d, k);
+  char err[256];
+  setenv("GPUKMEANS_ORDER", "1", 1);
+  const int iters = 10, ne = 3 + 2 * iters + 4;
+  for (int single = 1; single >= 0; --single) {
+    std::vector<std::vector<double>> t(ne - 1);
+    std::vector<unsigned long long> moved(iters);
+    for (int rep = 0; rep < 7; ++rep) {
+      gk_cuda_options o;
+      memset(&o, 0, sizeof o);
+      o.single = single;
+      o.bounds = 1;
+      gk_cuda_data *E = nullptr;
+      if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) {
+        printf("%s\n", err);
+        return 1;
+      }
+      cudaStream_t s = E->stream;
+      std::vector<double> cen = cen0;
+      Fit f;
+      if (begin_fit(E, k, iters, cen.data(), nullptr, f, err, sizeof err)) { printf("%s\n", err); return 1; }
+      plan_delta(E, f.plan, s);
+      std::vector<cudaEvent_t> ev(ne);
+      for (auto &e : ev) cudaEventCreate(&e);
+      cudaStreamSynchronize(s);
+      int q = 0;
+      cudaEventRecord(ev[q++], s);
+      prepare_ordered(E, s);
+      plan_ordered(E, k, f.plan);
+      cudaMemsetAsync(E->ord_labels, 0xff, (size_t)E->n * sizeof(int), s);
+      cudaEventRecord(ev[q++], s);
+      const bool record_moves = rep == 0;
+      for (int it = 0; it < iters; ++it) {
+        if (f.plan.ord_fused) f.iteration();  // (the update in the kernel: 'update' is the next event's gap)
+        else f.assign_and_sum();
+        cudaEventRecord(ev[q++], s);
+        if (record_moves) {
+          State hs;
+          cudaMemcpy(&hs, f.w.st, sizeof hs, cudaMemcpyDeviceToHost);
+          moved[it] = hs.changed;
+        }
+        if (!f.plan.ord_fused) f.finalize();
+        cudaEventRecord(ev[q++], s);
+      }
+      double *terms = f.plan.withinss_terms();
+      // (as launch_withinss: one memset, then the passes; the second puts
+      // the labels back in row order)
+      cudaMemsetAsync(f.w.wacc, 0, 2 * (size_t)k * sizeof(u64) + 2 * (size_t)k * sizeof(unsigned int), s);
+      launch_withinss_pass(E, f.plan, 0, E->ord_labels, f.w.cen_d, k, f.w.wmax, f.w.wacc, f.w.wcnt, s, false, terms,
+                           E->ord_x);
+      cudaEventRecord(ev[q++], s);
+      launch_withinss_pass(E, f.plan, 1, E->ord_labels, f.w.cen_d, k, f.w.wmax, f.w.wacc, f.w.wcnt, s, false, terms,
+                           E->ord_x, E->ord_perm);
+      cudaEventRecord(ev[q++], s);
+      cudaEventRecord(ev[q++], s);
+      cudaStreamSynchronize(s);
+      if (!f.plan.ordered) printf("(rows NOT ordered)\n");
+      if (rep && !record_moves)
+        for (int e = 0; e + 1 < q; ++e) {
+          float ms = 0;
+          cudaEventElapsedTime(&ms, ev[e], ev[e + 1]);
+          t[e].push_back(1000.0 * ms);
+        }
+      for (auto &e : ev) cudaEventDestroy(e);
+      gk_cuda_free(E);
+    }
+    printf("%s: ordering %.1f", single ? "single" : "double", median(t[0]));
+    double assign = 0, update = 0;
+    for (int it = 0; it < iters; ++it) {
+      printf(" | it %d assign %.1f update %.1f (moved %llu)", it + 1, median(t[1 + 2 * it]), median(t[2 + 2 * it]),
+             moved[it]);
+      assign += median(t[1 + 2 * it]);
+      update += median(t[2 + 2 * it]);
+    }
+    const int w = 1 + 2 * iters;
+    printf(" | withinss pass 0 %.1f pass 1 %.1f labels back %.1f\n", median(t[w]), median(t[w + 1]),
+           median(t[w + 2]));
+    printf("%s: sums: assign %.1f update %.1f within-SS %.1f\n", single ? "single" : "double", assign, update,
+           median(t[w]) + median(t[w + 1]) + median(t[w + 2]));
+  }
+  // the ordering: host time to enqueue it against its device time, and
+  // cub's sort alone (device time, keys of 16 bits as the engine's)
+  {
+    std::vector<double> th, td, tsort, tsh;
+    for (int rep = 0; rep < 7; ++rep) {
+      gk_cuda_options o;
+      memset(&o, 0, sizeof o);
+      o.single = 1;
+      o.bounds = 1;
+      gk_cuda_data *E = nullptr;
+      if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) return 1;
+      cudaStream_t s = E->stream;
+      cudaEvent_t a, b;
+      cudaEventCreate(&a);
+      cudaEventCreate(&b);
+      cudaStreamSynchronize(s);
+      const double h0 = now_ms();
+      cudaEventRecord(a, s);
+      prepare_ordered(E, s);
+      cudaEventRecord(b, s);
+      const double h1 = now_ms();
+      cudaStreamSynchronize(s);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, a, b);
+      // cub's sort on the handle's own keys' shape
+      unsigned int *kb;
+      int *rb;
+      cudaMalloc(&kb, 2 * (size_t)n * sizeof(unsigned int));
+      cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
+      std::vector<unsigned int> hk(n);
+      std::mt19937 r2(rep);
+      for (long long i = 0; i < n; ++i) hk[i] = r2() & 0xffffu;
+      cudaMemcpy(kb, hk.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice);
+      cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
+      cub::DoubleBuffer<int> rows(rb, rb + n);
+      size_t cb = 0;
+      cub::DeviceRadixSort::SortPairs(nullptr, cb, keys, rows, (int)n, 0, 16, s);
+      void *ct = nullptr;
+      cudaMalloc(&ct, cb);
+      cudaStreamSynchronize(s);
+      const double h2 = now_ms();
+      cudaEventRecord(a, s);
+      cub::DeviceRadixSort::SortPairs(ct, cb, keys, rows, (int)n, 0, 16, s);
+      cudaEventRecord(b, s);
+      const double h3 = now_ms();
+      cudaStreamSynchronize(s);
+      float ms2 = 0;
+      cudaEventElapsedTime(&ms2, a, b);
+      cudaFree(ct);
+      cudaFree(kb);
+      cudaFree(rb);
+      if (rep) {
+        th.push_back(1000 * (h1 - h0));
+        td.push_back(1000.0 * ms);
+        tsort.push_back(1000.0 * ms2);
+        tsh.push_back(1000 * (h3 - h2));
+      }
+      cudaEventDestroy(a);
+      cudaEventDestroy(b);
+      gk_cuda_free(E);
+    }
+    printf("ordering (single, fresh handle): host enqueue %.1f us, device %.1f us; cub sort alone: host enqueue %.1f "
+           "us, device %.1f us\n",
+           median(th), median(td), median(tsh), median(tsort));
+    // cub's sort captured in a graph, then replayed: capture and
+    // instantiation (host), the replay's enqueue (host) and device time
+    std::vector<double> tcap, tinst, tl, tdev;
+    for (int rep = 0; rep < 7; ++rep) {
+      cudaStream_t s, cs;
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
+      unsigned int *kb;
+      int *rb;
+      cudaMalloc(&kb, 2 * (size_t)n * sizeof(unsigned int));
+      cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
+      std::vector<unsigned int> hk(n);
+      std::mt19937 r2(rep);
+      for (long long i = 0; i < n; ++i) hk[i] = r2() & 0xffffu;
+      cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
+      cub::DoubleBuffer<int> rows(rb, rb + n);
+      size_t cb = 0;
+      cub::DeviceRadixSort::SortPairs(nullptr, cb, keys, rows, (int)n, 0, 16, s);
+      void *ct = nullptr;
+      cudaMalloc(&ct, cb);
+      cudaDeviceSynchronize();
+      const double h0 = now_ms();
+      cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal);
+      cub::DeviceRadixSort::SortPairs(ct, cb, keys, rows, (int)n, 0, 16, cs);
+      cudaGraph_t g;
+      cudaStreamEndCapture(cs, &g);
+      const double h1 = now_ms();
+      cudaGraphExec_t gx;
+      cudaGraphInstantiate(&gx, g, 0);
+      const double h2 = now_ms();
+      cudaMemcpy(kb, hk.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice);
+      cudaDeviceSynchronize();
+      cudaEvent_t a, b;
+      cudaEventCreate(&a);
+      cudaEventCreate(&b);
+      const double h3 = now_ms();
+      cudaEventRecord(a, s);
+      cudaGraphLaunch(gx, s);
+      cudaEventRecord(b, s);
+      const double h4 = now_ms();
+      cudaStreamSynchronize(s);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, a, b);
+      if (rep) {
+        tcap.push_back(1000 * (h1 - h0));
+        tinst.push_back(1000 * (h2 - h1));
+        tl.push_back(1000 * (h4 - h3));
+        tdev.push_back(1000.0 * ms);
+      }
+      cudaGraphExecDestroy(gx);
+      cudaGraphDestroy(g);
+      cudaFree(ct);
+      cudaFree(kb);
+      cudaFree(rb);
+      cudaStreamDestroy(s);
+      cudaStreamDestroy(cs);
+    }
+    printf("cub sort in a graph: capture %.1f us, instantiate %.1f us (host); replay: enqueue %.1f us, device %.1f us\n",
+           median(tcap), median(tinst), median(tl), median(tdev));
+  }
+  unsetenv("GPUKMEANS_ORDER");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -64,6 +280,7 @@ int main(int argc, char **argv) {
     const long long i = (long long)(rng() % n);
     for (int j = 0; j < d; ++j) cen0[c + (size_t)k * j] = x[i + n * j];
   }
+  if (argc > 3 && !strcmp(argv[3], "timeline")) return timeline(x, cen0, n, d, k);
   cudaDeviceProp prop;
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) { printf("no device\n"); return 1; }
   printf("ordfit | %s | n=%lld d=%d k=%d | ms of compute a fit, median of 6\n", prop.name, n, d, k);

@@ -201,6 +201,7 @@ struct Plan {
   bool ordered = false;
   int ord_grid = 0;
   bool ord_carry = false;  // its sums carried from one iteration to the next
+  bool ord_fused = false;  // its last block runs the update (no update kernel)
   // finalize keeps the sums for the next iteration to add the moves to
   bool sums_carried() const { return delta || (ordered && ord_carry); }
   // weighted fits (weights.cu): accumulate and within-SS kernels
@@ -223,8 +224,9 @@ cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s);
 // Rows ordered in space (ordered.cu): whether a fit of k centers and at
 // most max_iter iterations wants them (GPUKMEANS_ORDER=0/1, else by shape);
 // the ordered copy made (D->ord_state
-// 1, or -1 where it does not fit: the fit then runs as planned); the
-// ordered labels back into D->labels in row order.
+// 1, or -1 where it does not fit: the fit then runs as planned).  The
+// ordered labels go back into D->labels in row order with the within-SS
+// (launch_withinss's perm).
 bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan);
 cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s);
 // The bytes the ordering takes for D's shape (0 where it never runs: d > 2,
@@ -232,12 +234,14 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s);
 // upload keeps them in its allocation where the device has them to spare
 // (D->ord_room).
 size_t ordered_room(const gk_cuda_data *D);
-cudaError_t launch_labels_back(const gk_cuda_data *D, cudaStream_t s);
 // The warp boxes' step on the ordered copy (plan.ordered, after
-// plan_ordered): D->ord_labels and st->changed, the sums into acc/counts.
+// plan_ordered): D->ord_labels and st->changed, the sums into acc/counts;
+// with upd_cen_d (plan.ord_fused), the update too: the new centers into
+// upd_cen_d and upd_cen_f (where not null), as launch_finalize would.
 cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan);
 cudaError_t launch_assign_ordered(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st,
-                                  int max_iter, u64 *acc, unsigned int *counts, const int *scale, cudaStream_t s);
+                                  int max_iter, u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d,
+                                  float *upd_cen_f, cudaStream_t s);
 
 // One assignment step: labels (0-based, -1 = none yet) and st->changed; with
 // plan.path == 0 and update, also adds the centroid sums into acc/counts.
@@ -315,10 +319,12 @@ cudaError_t launch_finalize(const gk_cuda_data *D, const Plan &plan, int k, Stat
 // Within-cluster sums of squares and sizes (zeroes its outputs first); cluster
 // c's sum is fixed point with scale wss_scale(wmax[c]).  x: D's rows in the
 // order of labels (nullptr: D->x; the ordered copy, D->ord_x, with
-// D->ord_labels: the same sums, exact integers).
+// D->ord_labels: the same sums, exact integers).  perm (the ordered rows'
+// permutation, D->ord_perm, or nullptr): the second pass also puts the
+// labels back in row order, D->labels[perm[i]] = labels[i].
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *labels,
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
-                            unsigned int *wcnt, cudaStream_t s, const void *x = nullptr);
+                            unsigned int *wcnt, cudaStream_t s, const void *x = nullptr, const int *perm = nullptr);
 // One of the two passes (0: maxima into wmax; 1: sums with the scales of
 // wmax), each zeroing its own outputs first unless clear is false (then it
 // adds to them: the chunks of streamed data).  terms (n doubles, or
@@ -326,7 +332,7 @@ cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &plan, const int *
 cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &plan, int pass, const int *labels,
                                  const double *cen_d, int k, unsigned int *wmax, u64 *wacc,
                                  unsigned int *wcnt, cudaStream_t s, bool clear = true, double *terms = nullptr,
-                                 const void *x = nullptr);
+                                 const void *x = nullptr, const int *perm = nullptr);
 // The fit workspace (O(k d), kept in the handle, grown on demand) as pointers.
 struct Workspace {
   State *st;

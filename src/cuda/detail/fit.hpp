@@ -27,7 +27,7 @@ struct Fit {
   cudaError_t assign_and_sum() const {
     const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
     if (plan.ordered)  // rows ordered in space: the warp boxes (labels in D->ord_labels)
-      return launch_assign_ordered(D, plan, cen, k, w.st, max_iter, w.acc, w.counts, scale, s);
+      return launch_assign_ordered(D, plan, cen, k, w.st, max_iter, w.acc, w.counts, scale, nullptr, nullptr, s);
     if (df.on) {  // labels only (the tiled path), then the sums
       cudaError_t e = launch_assign_df(D, plan, df, w.cen_d, k, D->labels, w.st, max_iter, s);
       if (e != cudaSuccess) return e;
@@ -68,15 +68,17 @@ struct Fit {
     return cudaMemcpyAsync(plan.prev, D->labels, (size_t)D->n * sizeof(int), cudaMemcpyDeviceToDevice, s);
   }
   cudaError_t iteration() const {
+    if (plan.ordered && plan.ord_fused) {  // one kernel: the warp boxes' last block runs the update
+      const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
+      return launch_assign_ordered(D, plan, cen, k, w.st, max_iter, w.acc, w.counts, scale, w.cen_d, w.cen_f, s);
+    }
     cudaError_t e = assign_and_sum();
     return e != cudaSuccess ? e : finalize();
   }
   cudaError_t withinss() const {
     if (D->weighted) return launch_withinss_w(D, plan, k, w, s);
-    if (plan.ordered) {  // on the ordered rows (their labels' clusters lie in runs), then the labels back in row order
-      const cudaError_t e = launch_withinss(D, plan, D->ord_labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s, D->ord_x);
-      return e != cudaSuccess ? e : launch_labels_back(D, s);
-    }
+    if (plan.ordered)  // on the ordered rows (their labels' clusters lie in runs), the labels put back in row order
+      return launch_withinss(D, plan, D->ord_labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s, D->ord_x, D->ord_perm);
     return launch_withinss(D, plan, D->labels, w.cen_d, k, w.wmax, w.wacc, w.wcnt, s);
   }
 };

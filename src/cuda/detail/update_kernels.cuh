@@ -10,6 +10,7 @@
 #define GPUKMEANS_DETAIL_UPDATE_KERNELS_CUH
 
 #include "common.cuh"
+#include "update_tail.cuh"
 
 #ifndef GK_ACC_POINTS
 #define GK_ACC_POINTS 8  // (k_accumulate's U; a macro for tools/cuda-dev/ab_run.sh's V3_FLAGS)
@@ -225,10 +226,7 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
   for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < kd;
        e += (size_t)gridDim.x * blockDim.x) {
     if (!conv) {
-      const int j = (int)(e / k);
-      const int c = (int)(e - (size_t)j * k);
-      double s = from_fixed(acc[2 * e], acc[2 * e + 1], scale[j]);
-      double v = s / (double)counts[c];
+      const double v = center_from_sums(acc, counts, e, k, scale);
       cen_d[e] = v;
       if (cen_f) cen_f[e] = (float)v;
     }
@@ -247,18 +245,7 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
   if (last) {
     if (!keep)
       for (int c = threadIdx.x; c < k; c += blockDim.x) counts[c] = 0;
-    if (threadIdx.x == 0) {
-      st->ticket = 0;
-      st->last_changed = changed;
-      st->changed = 0;
-      st->moves = 0;
-      if (conv) {
-        st->flag = 1;
-        st->conv_iter = it + 1;
-      }
-      st->iter_done = it + 1;
-      __threadfence();
-    }
+    if (threadIdx.x == 0) advance_state(st, it, changed);
   }
 }
 
@@ -273,12 +260,15 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
 // 1.10 -> 1.28 ms.)  A point's term is exact_dist to its center
 // (common.cuh).  A thread takes P points a step (wss_points), their terms'
 // chains of d dependent operations interleaved coordinate by coordinate
-// (each point's operations in exact_dist's order: the same bits).
+// (each point's operations in exact_dist's order: the same bits).  back
+// (PASS 1, rows ordered in space): each label also put back in row order,
+// back[perm[i]], which spares a pass of its own.
 template <typename T, int PASS, bool TERMS, int P>
 __global__ void __launch_bounds__(256)
 k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ labels,
            const double *__restrict__ cen, int k, int use_shared, unsigned int *__restrict__ gmax,
-           u64 *__restrict__ wacc, unsigned int *__restrict__ wcnt, double *__restrict__ terms) {
+           u64 *__restrict__ wacc, unsigned int *__restrict__ wcnt, double *__restrict__ terms,
+           const int *__restrict__ perm, int *__restrict__ back) {
   extern __shared__ __align__(16) unsigned char smem[];
   unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);  // PASS 1: 4k limbs
   unsigned int *scnt = slimb + 4 * (size_t)k;                      // PASS 1: k counts
@@ -308,6 +298,7 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
       i[r] = b0 + (long long)r * blockDim.x + tid;
       c[r] = i[r] < n ? labels[i[r]] : 0;
       w[r] = 0.0;
+      if (PASS == 1 && back && i[r] < n) back[perm[i[r]]] = c[r];  // (ordered rows: the label in row order)
     }
     if (PASS == 1 && TERMS) {
 #pragma unroll

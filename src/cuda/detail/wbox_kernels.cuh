@@ -8,6 +8,8 @@
 // '<': the labels of the full scan (in double precision, stats'), and the
 // fused sums of small_pass, carried from one iteration to the next (CARRY,
 // Plan::ord_carry: only the points that moved are added and taken away).
+// With upd_cen_d, the grid's last block then runs the iteration's update
+// (update_by_last_block; Plan::ord_fused): one launch an iteration.
 //
 // The list's bound: in single precision, R, the largest distance of the
 // warp's points to their previous centers, where every point has one (a
@@ -22,6 +24,7 @@
 #define GPUKMEANS_DETAIL_WBOX_KERNELS_CUH
 
 #include "assign_kernels.cuh"
+#include "update_tail.cuh"
 #include "warp_box.cuh"
 
 namespace gk {
@@ -38,7 +41,8 @@ template <typename T, int DM, bool UPDATE, bool CARRY>
 __global__ void __launch_bounds__(256)
 k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
               int *__restrict__ labels, State *st, int max_iter, u64 *__restrict__ acc,
-              unsigned int *__restrict__ counts, const int *__restrict__ scale) {
+              unsigned int *__restrict__ counts, const int *__restrict__ scale, double *upd_cen_d, float *upd_cen_f,
+              bool keep) {
   if (fit_finished(st, max_iter)) return;
   constexpr int P = Small<T, DM>::PPT;
   constexpr bool kSingle = std::is_same<T, float>::value;
@@ -178,6 +182,8 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
       });
   // (small_pass ends with a barrier: sh_changed is complete)
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
+  // the update by the last block (Plan::ord_fused), not a kernel of its own
+  if (upd_cen_d) update_by_last_block(st, acc, counts, upd_cen_d, upd_cen_f, k, d, scale, keep);
 }
 
 }  // namespace
