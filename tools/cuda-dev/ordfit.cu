@@ -96,9 +96,10 @@ int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long
         else f.assign_and_sum();
         cudaEventRecord(ev[q++], s);
         if (record_moves) {
-          State hs;
-          cudaMemcpy(&hs, f.w.st, sizeof hs, cudaMemcpyDeviceToHost);
-          moved[it] = hs.changed;
+          State hs;  // (on the fit's stream, which does not wait for the default one)
+          cudaMemcpyAsync(&hs, f.w.st, sizeof hs, cudaMemcpyDeviceToHost, s);
+          cudaStreamSynchronize(s);
+          moved[it] = f.plan.ord_fused ? hs.last_changed : hs.changed;  // (fused: the update has run)
         }
         if (!f.plan.ord_fused) f.finalize();
         cudaEventRecord(ev[q++], s);
