@@ -51,6 +51,65 @@ double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Host time (us) to enqueue work on s, and its device time between two
+// events (us), after s is idle.
+struct Enqueued {
+  double host = 0, device = 0;
+};
+template <typename F>
+Enqueued enqueued(cudaStream_t s, F work) {
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  cudaStreamSynchronize(s);
+  const double h0 = now_ms();
+  cudaEventRecord(a, s);
+  work();
+  cudaEventRecord(b, s);
+  const double h1 = now_ms();
+  cudaStreamSynchronize(s);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, a, b);
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return {1000 * (h1 - h0), 1000.0 * ms};
+}
+
+// cub's radix sort of n (16-bit random key, row) pairs, its buffers and room.
+struct SortBuffers {
+  long long n;
+  unsigned int *kb = nullptr;
+  int *rb = nullptr;
+  void *tmp = nullptr;
+  size_t bytes = 0;
+  SortBuffers(long long n_, int seed, cudaStream_t s) : n(n_) {
+    cudaMalloc(&kb, 2 * (size_t)n * sizeof(unsigned int));
+    cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
+    cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
+    cub::DoubleBuffer<int> rows(rb, rb + n);
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, rows, (int)n, 0, 16, s);
+    cudaMalloc(&tmp, bytes);
+    fill(seed);
+  }
+  ~SortBuffers() {
+    cudaFree(tmp);
+    cudaFree(kb);
+    cudaFree(rb);
+  }
+  void fill(int seed) {
+    std::vector<unsigned int> hk(n);
+    std::mt19937 r2(seed);
+    for (long long i = 0; i < n; ++i) hk[i] = r2() & 0xffffu;
+    cudaMemcpy(kb, hk.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice);
+    cudaDeviceSynchronize();
+  }
+  void sort(cudaStream_t s) {
+    cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
+    cub::DoubleBuffer<int> rows(rb, rb + n);
+    cub::DeviceRadixSort::SortPairs(tmp, bytes, keys, rows, (int)n, 0, 16, s);
+  }
+};
+
 // An ordered 10-iteration fit on fresh handles, each kernel between CUDA
 // events (device time, launches queued ahead): the ordering, each
 // iteration's assignment and update, the within-SS's passes and the labels
@@ -141,9 +200,10 @@ int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long
            median(t[w]) + median(t[w + 1]) + median(t[w + 2]));
   }
   // the ordering: host time to enqueue it against its device time, and
-  // cub's sort alone (device time, keys of 16 bits as the engine's)
+  // cub's sort alone (device time, keys of 16 bits as the engine's), run
+  // and replayed from a graph
   {
-    std::vector<double> th, td, tsort, tsh;
+    std::vector<double> th, td, tsh, tsort, tcap, tinst, tl, tdev;
     for (int rep = 0; rep < 7; ++rep) {
       gk_cuda_options o;
       memset(&o, 0, sizeof o);
@@ -152,115 +212,41 @@ int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long
       gk_cuda_data *E = nullptr;
       if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) return 1;
       cudaStream_t s = E->stream;
-      cudaEvent_t a, b;
-      cudaEventCreate(&a);
-      cudaEventCreate(&b);
-      cudaStreamSynchronize(s);
-      const double h0 = now_ms();
-      cudaEventRecord(a, s);
-      prepare_ordered(E, s);
-      cudaEventRecord(b, s);
-      const double h1 = now_ms();
-      cudaStreamSynchronize(s);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, a, b);
-      // cub's sort on the handle's own keys' shape
-      unsigned int *kb;
-      int *rb;
-      cudaMalloc(&kb, 2 * (size_t)n * sizeof(unsigned int));
-      cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
-      std::vector<unsigned int> hk(n);
-      std::mt19937 r2(rep);
-      for (long long i = 0; i < n; ++i) hk[i] = r2() & 0xffffu;
-      cudaMemcpy(kb, hk.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice);
-      cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
-      cub::DoubleBuffer<int> rows(rb, rb + n);
-      size_t cb = 0;
-      cub::DeviceRadixSort::SortPairs(nullptr, cb, keys, rows, (int)n, 0, 16, s);
-      void *ct = nullptr;
-      cudaMalloc(&ct, cb);
-      cudaStreamSynchronize(s);
-      const double h2 = now_ms();
-      cudaEventRecord(a, s);
-      cub::DeviceRadixSort::SortPairs(ct, cb, keys, rows, (int)n, 0, 16, s);
-      cudaEventRecord(b, s);
-      const double h3 = now_ms();
-      cudaStreamSynchronize(s);
-      float ms2 = 0;
-      cudaEventElapsedTime(&ms2, a, b);
-      cudaFree(ct);
-      cudaFree(kb);
-      cudaFree(rb);
-      if (rep) {
-        th.push_back(1000 * (h1 - h0));
-        td.push_back(1000.0 * ms);
-        tsort.push_back(1000.0 * ms2);
-        tsh.push_back(1000 * (h3 - h2));
-      }
-      cudaEventDestroy(a);
-      cudaEventDestroy(b);
-      gk_cuda_free(E);
-    }
-    printf("ordering (single, fresh handle): host enqueue %.1f us, device %.1f us; cub sort alone: host enqueue %.1f "
-           "us, device %.1f us\n",
-           median(th), median(td), median(tsh), median(tsort));
-    // cub's sort captured in a graph, then replayed: capture and
-    // instantiation (host), the replay's enqueue (host) and device time
-    std::vector<double> tcap, tinst, tl, tdev;
-    for (int rep = 0; rep < 7; ++rep) {
-      cudaStream_t s, cs;
-      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      const Enqueued ord = enqueued(s, [&] { prepare_ordered(E, s); });
+      SortBuffers sb(n, rep, s);
+      const Enqueued srt = enqueued(s, [&] { sb.sort(s); });
+      // the same sort captured (host: capture, instantiation), then replayed
+      sb.fill(rep);
+      cudaStream_t cs;
       cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
-      unsigned int *kb;
-      int *rb;
-      cudaMalloc(&kb, 2 * (size_t)n * sizeof(unsigned int));
-      cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
-      std::vector<unsigned int> hk(n);
-      std::mt19937 r2(rep);
-      for (long long i = 0; i < n; ++i) hk[i] = r2() & 0xffffu;
-      cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
-      cub::DoubleBuffer<int> rows(rb, rb + n);
-      size_t cb = 0;
-      cub::DeviceRadixSort::SortPairs(nullptr, cb, keys, rows, (int)n, 0, 16, s);
-      void *ct = nullptr;
-      cudaMalloc(&ct, cb);
-      cudaDeviceSynchronize();
       const double h0 = now_ms();
       cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal);
-      cub::DeviceRadixSort::SortPairs(ct, cb, keys, rows, (int)n, 0, 16, cs);
+      sb.sort(cs);
       cudaGraph_t g;
       cudaStreamEndCapture(cs, &g);
       const double h1 = now_ms();
       cudaGraphExec_t gx;
       cudaGraphInstantiate(&gx, g, 0);
       const double h2 = now_ms();
-      cudaMemcpy(kb, hk.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice);
-      cudaDeviceSynchronize();
-      cudaEvent_t a, b;
-      cudaEventCreate(&a);
-      cudaEventCreate(&b);
-      const double h3 = now_ms();
-      cudaEventRecord(a, s);
-      cudaGraphLaunch(gx, s);
-      cudaEventRecord(b, s);
-      const double h4 = now_ms();
-      cudaStreamSynchronize(s);
-      float ms = 0;
-      cudaEventElapsedTime(&ms, a, b);
-      if (rep) {
-        tcap.push_back(1000 * (h1 - h0));
-        tinst.push_back(1000 * (h2 - h1));
-        tl.push_back(1000 * (h4 - h3));
-        tdev.push_back(1000.0 * ms);
-      }
+      const Enqueued rpl = enqueued(s, [&] { cudaGraphLaunch(gx, s); });
       cudaGraphExecDestroy(gx);
       cudaGraphDestroy(g);
-      cudaFree(ct);
-      cudaFree(kb);
-      cudaFree(rb);
-      cudaStreamDestroy(s);
       cudaStreamDestroy(cs);
+      gk_cuda_free(E);  // (its stream, s, with it)
+      if (rep) {
+        th.push_back(ord.host);
+        td.push_back(ord.device);
+        tsh.push_back(srt.host);
+        tsort.push_back(srt.device);
+        tcap.push_back(1000 * (h1 - h0));
+        tinst.push_back(1000 * (h2 - h1));
+        tl.push_back(rpl.host);
+        tdev.push_back(rpl.device);
+      }
     }
+    printf("ordering (single, fresh handle): host enqueue %.1f us, device %.1f us; cub sort alone: host enqueue %.1f "
+           "us, device %.1f us\n",
+           median(th), median(td), median(tsh), median(tsort));
     printf("cub sort in a graph: capture %.1f us, instantiate %.1f us (host); replay: enqueue %.1f us, device %.1f us\n",
            median(tcap), median(tinst), median(tl), median(tdev));
   }

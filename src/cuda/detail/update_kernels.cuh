@@ -221,20 +221,8 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
   __shared__ int last;
   const int it = st->iter_done;
   const u64 changed = st->changed;
-  const bool conv = changed == 0;
-  const size_t kd = (size_t)k * d;
-  for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < kd;
-       e += (size_t)gridDim.x * blockDim.x) {
-    if (!conv) {
-      const double v = center_from_sums(acc, counts, e, k, scale);
-      cen_d[e] = v;
-      if (cen_f) cen_f[e] = (float)v;
-    }
-    if (!keep) {
-      acc[2 * e] = 0;
-      acc[2 * e + 1] = 0;
-    }
-  }
+  update_elements(acc, counts, cen_d, cen_f, k, d, scale, keep, changed,
+                  (size_t)blockIdx.x * blockDim.x + threadIdx.x, (size_t)gridDim.x * blockDim.x);
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence();

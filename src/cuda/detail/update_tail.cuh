@@ -23,6 +23,26 @@ __device__ __forceinline__ double center_from_sums(const u64 *acc, const unsigne
   return s / (double)__ldcg(&counts[c]);
 }
 
+// Elements first, first + step, ... of the new centers into cen_d (and
+// cen_f where not null), unless nothing changed; the sums zeroed unless
+// keep.
+__device__ __forceinline__ void update_elements(u64 *acc, const unsigned int *counts, double *cen_d, float *cen_f,
+                                                int k, int d, const int *__restrict__ scale, bool keep, u64 changed,
+                                                size_t first, size_t step) {
+  const size_t kd = (size_t)k * d;
+  for (size_t e = first; e < kd; e += step) {
+    if (changed != 0) {
+      const double v = center_from_sums(acc, counts, e, k, scale);
+      cen_d[e] = v;
+      if (cen_f) cen_f[e] = (float)v;
+    }
+    if (!keep) {
+      acc[2 * e] = 0;
+      acc[2 * e + 1] = 0;
+    }
+  }
+}
+
 // The state after an iteration that changed `changed` labels (one thread).
 __device__ __forceinline__ void advance_state(State *st, int it, u64 changed) {
   st->ticket = 0;
@@ -58,18 +78,7 @@ __device__ void update_by_last_block(State *st, u64 *acc, unsigned int *counts, 
   __threadfence();
   const int it = __ldcg(&st->iter_done);
   const u64 changed = __ldcg(&st->changed);
-  const size_t kd = (size_t)k * d;
-  for (size_t e = threadIdx.x; e < kd; e += blockDim.x) {
-    if (changed != 0) {
-      const double v = center_from_sums(acc, counts, e, k, scale);
-      cen_d[e] = v;
-      if (cen_f) cen_f[e] = (float)v;
-    }
-    if (!keep) {
-      acc[2 * e] = 0;
-      acc[2 * e + 1] = 0;
-    }
-  }
+  update_elements(acc, counts, cen_d, cen_f, k, d, scale, keep, changed, threadIdx.x, blockDim.x);
   __syncthreads();  // (every count read before it is zeroed)
   if (!keep)
     for (int c = threadIdx.x; c < k; c += blockDim.x) counts[c] = 0;
