@@ -64,8 +64,9 @@ __device__ __forceinline__ void advance_state(State *st, int it, u64 changed) {
 // changed; the sums and counts zeroed unless keep; the state advanced).
 // The centers it writes are the ones the kernel read: every other block
 // has finished with them when the last ticket is drawn.  Saves the update's
-// own launch every iteration.
-__device__ void update_by_last_block(State *st, u64 *acc, unsigned int *counts, double *cen_d, float *cen_f, int k,
+// own launch every iteration.  (inline: a plain __device__ function leaves
+// a host stub that calls exit in the object, which R CMD check flags.)
+__device__ inline void update_by_last_block(State *st, u64 *acc, unsigned int *counts, double *cen_d, float *cen_f, int k,
                                      int d, const int *__restrict__ scale, bool keep) {
   __shared__ int last;
   __syncthreads();  // (the block's flushes and its changed count are done)
