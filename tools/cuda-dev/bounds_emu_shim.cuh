@@ -106,6 +106,16 @@ inline void atomic_add128(u64* p, u64 lo, u64 hi) {
 }
 inline void atomic_add_fixed(u64* p, long long q) { atomic_add128(p, (u64)q, q < 0 ? ~0ULL : 0ULL); }
 inline bool fit_finished(const State* st, int max_iter) { return st && (st->flag || st->iter_done >= max_iter); }
+inline bool last_block_to_finish(State* st) {  // as in common.cuh
+  __shared__ int last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  return last;
+}
 
 }  // namespace gk
 

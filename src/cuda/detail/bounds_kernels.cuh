@@ -318,7 +318,6 @@ k_bounds_finalize(State *st, int max_iter, const u64 *__restrict__ acc, const un
                   double *__restrict__ cen_d, float *__restrict__ cen_f, T *__restrict__ prev, int k, int d,
                   const int *__restrict__ scale, u64 *hist, int hist_len) {
   if (fit_finished(st, max_iter)) return;
-  __shared__ int last;
   const int it = st->iter_done;
   const u64 changed = st->changed;
   const bool conv = changed == 0;
@@ -334,14 +333,7 @@ k_bounds_finalize(State *st, int max_iter, const u64 *__restrict__ acc, const un
       if (cen_f) cen_f[e] = (float)v;
     }
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    unsigned int t = atomicAdd(&st->ticket, 1u);
-    last = (t == gridDim.x - 1);
-  }
-  __syncthreads();
-  if (last && threadIdx.x == 0) {
+  if (last_block_to_finish(st) && threadIdx.x == 0) {
     st->ticket = 0;
     st->last_changed = changed;
     st->changed = 0;

@@ -264,6 +264,21 @@ __device__ __forceinline__ bool fit_finished(const State *st, int max_iter) {
   return st && (st->flag || st->iter_done >= max_iter);
 }
 
+// Called by every block of a grid once its writes are done: true in the
+// last block to get here (a ticket from st->ticket), which then sees the
+// other blocks' writes; that block sets st->ticket back to 0 before the
+// grid's next use of it.
+__device__ inline bool last_block_to_finish(State *st) {
+  __shared__ int last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  return last;
+}
+
 }  // namespace gk
 
 #endif

@@ -24,8 +24,11 @@ struct Fit {
   const int *scale;
   cudaStream_t s;
 
+  // The centers as the assignment kernels read them (single precision: the
+  // float copy).
+  const void *centers() const { return D->single ? (const void *)w.cen_f : (const void *)w.cen_d; }
   cudaError_t assign_and_sum() const {
-    const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
+    const void *cen = centers();
     if (plan.ordered)  // rows ordered in space: the warp boxes (labels in D->ord_labels)
       return launch_assign_ordered(D, plan, cen, k, w.st, max_iter, w.acc, w.counts, scale, nullptr, nullptr, s);
     if (df.on) {  // labels only (the tiled path), then the sums
@@ -68,10 +71,9 @@ struct Fit {
     return cudaMemcpyAsync(plan.prev, D->labels, (size_t)D->n * sizeof(int), cudaMemcpyDeviceToDevice, s);
   }
   cudaError_t iteration() const {
-    if (plan.ordered && plan.ord_fused) {  // one kernel: the warp boxes' last block runs the update
-      const void *cen = D->single ? (const void *)w.cen_f : (const void *)w.cen_d;
-      return launch_assign_ordered(D, plan, cen, k, w.st, max_iter, w.acc, w.counts, scale, w.cen_d, w.cen_f, s);
-    }
+    if (plan.ordered && plan.ord_fused)  // one kernel: the warp boxes' last block runs the update
+      return launch_assign_ordered(D, plan, centers(), k, w.st, max_iter, w.acc, w.counts, scale, w.cen_d, w.cen_f,
+                                   s);
     cudaError_t e = assign_and_sum();
     return e != cudaSuccess ? e : finalize();
   }

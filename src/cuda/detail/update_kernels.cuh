@@ -218,19 +218,11 @@ k_finalize(State *st, int max_iter, u64 *__restrict__ acc, unsigned int *__restr
            double *__restrict__ cen_d, float *__restrict__ cen_f, int k, int d,
            const int *__restrict__ scale, bool keep) {
   if (fit_finished(st, max_iter)) return;
-  __shared__ int last;
   const int it = st->iter_done;
   const u64 changed = st->changed;
   update_elements(acc, counts, cen_d, cen_f, k, d, scale, keep, changed,
                   (size_t)blockIdx.x * blockDim.x + threadIdx.x, (size_t)gridDim.x * blockDim.x);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    unsigned int t = atomicAdd(&st->ticket, 1u);
-    last = (t == gridDim.x - 1);
-  }
-  __syncthreads();
-  if (last) {
+  if (last_block_to_finish(st)) {
     if (!keep)
       for (int c = threadIdx.x; c < k; c += blockDim.x) counts[c] = 0;
     if (threadIdx.x == 0) advance_state(st, it, changed);

@@ -68,14 +68,7 @@ __device__ __forceinline__ void advance_state(State *st, int it, u64 changed) {
 // a host stub that calls exit in the object, which R CMD check flags.)
 __device__ inline void update_by_last_block(State *st, u64 *acc, unsigned int *counts, double *cen_d, float *cen_f, int k,
                                      int d, const int *__restrict__ scale, bool keep) {
-  __shared__ int last;
-  __syncthreads();  // (the block's flushes and its changed count are done)
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(&st->ticket, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
+  if (!last_block_to_finish(st)) return;  // (the block's flushes and its changed count are done)
   __threadfence();
   const int it = __ldcg(&st->iter_done);
   const u64 changed = __ldcg(&st->changed);

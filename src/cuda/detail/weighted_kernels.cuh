@@ -115,7 +115,6 @@ __global__ void __launch_bounds__(256)
 k_finalize_w(State *st, int max_iter, u64 *__restrict__ acc, u64 *__restrict__ wc, double *__restrict__ cen_d,
              float *__restrict__ cen_f, int k, int d, const int *__restrict__ scale, int cscale) {
   if (fit_finished(st, max_iter)) return;
-  __shared__ int last;
   const int it = st->iter_done;
   const u64 changed = st->changed;
   const bool conv = changed == 0;
@@ -132,14 +131,7 @@ k_finalize_w(State *st, int max_iter, u64 *__restrict__ acc, u64 *__restrict__ w
     acc[2 * e] = 0;
     acc[2 * e + 1] = 0;
   }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    unsigned int t = atomicAdd(&st->ticket, 1u);
-    last = (t == gridDim.x - 1);
-  }
-  __syncthreads();
-  if (last) {
+  if (last_block_to_finish(st)) {
     for (int c = threadIdx.x; c < 2 * k; c += blockDim.x) wc[c] = 0;
     if (threadIdx.x == 0) {
       st->ticket = 0;
