@@ -632,13 +632,13 @@ auto wbox_kernel(const Plan &plan) -> decltype(&k_assign_wbox<T, DM, true, true>
 }
 template <typename T, int DM>
 cudaError_t wbox_blocks(const gk_cuda_data *D, const Plan &plan, int &grid) {
-  return small_grid(D, wbox_kernel<T, DM>(plan), Small<T, DM>::PPT, plan.smem, grid);
+  return small_grid(D, wbox_kernel<T, DM>(plan), Small<T, DM>::PPT, plan.ord_smem, grid);
 }
 template <typename T, int DM>
 cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st, int max_iter,
                         u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d, float *upd_cen_f,
                         cudaStream_t s) {
-  wbox_kernel<T, DM>(plan)<<<plan.ord_grid, 256, plan.smem, s>>>(
+  wbox_kernel<T, DM>(plan)<<<plan.ord_grid, 256, plan.ord_smem, s>>>(
       (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale, upd_cen_d,
       upd_cen_f, plan.sums_carried());
   return cudaGetLastError();
@@ -656,6 +656,8 @@ cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
   plan.ord_fused = env_switch("GPUKMEANS_ORDER_FUSED") != 0;
   if (D->ord_state != 1 || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
   const bool two = plan.dm == 2;
+  plan.ord_smem = D->single ? (two ? wbox_smem_bytes<float, 2>(k, D->d) : wbox_smem_bytes<float, 1>(k, D->d))
+                            : (two ? wbox_smem_bytes<double, 2>(k, D->d) : wbox_smem_bytes<double, 1>(k, D->d));
   const cudaError_t e = D->single ? (two ? wbox_blocks<float, 2>(D, plan, plan.ord_grid)
                                          : wbox_blocks<float, 1>(D, plan, plan.ord_grid))
                                   : (two ? wbox_blocks<double, 2>(D, plan, plan.ord_grid)

@@ -30,7 +30,7 @@ using namespace gk;
 namespace {
 
 struct FitOut {
-  std::vector<double> cen;
+  std::vector<double> cen, wss;
   std::vector<int> cl;
   int iter = 0;
   double ms = 0;
@@ -112,8 +112,8 @@ struct SortBuffers {
 
 // An ordered 10-iteration fit on fresh handles, each kernel between CUDA
 // events (device time, launches queued ahead): the ordering, each
-// iteration's assignment and update, the within-SS's passes and the labels
-// put back; then the points each iteration moved.
+// iteration's assignment and update, the within-SS (the labels put back);
+// then the points each iteration moved.
 int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long long n, int d, int k) {
   cudaDeviceProp prop;
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) { printf("no device\n"); return 1; }
@@ -163,15 +163,10 @@ int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long
         if (!f.plan.ord_fused) f.finalize();
         cudaEventRecord(ev[q++], s);
       }
-      double *terms = f.plan.withinss_terms();
-      // (as launch_withinss: one memset, then the passes; the second puts
-      // the labels back in row order)
-      cudaMemsetAsync(f.w.wacc, 0, 2 * (size_t)k * sizeof(u64) + 2 * (size_t)k * sizeof(unsigned int), s);
-      launch_withinss_pass(E, f.plan, 0, E->ord_labels, f.w.cen_d, k, f.w.wmax, f.w.wacc, f.w.wcnt, s, false, terms,
-                           E->ord_x);
+      // the within-SS as the fit runs it (one kernel, or two passes), the
+      // labels put back in row order
+      f.withinss();
       cudaEventRecord(ev[q++], s);
-      launch_withinss_pass(E, f.plan, 1, E->ord_labels, f.w.cen_d, k, f.w.wmax, f.w.wacc, f.w.wcnt, s, false, terms,
-                           E->ord_x, E->ord_perm);
       cudaEventRecord(ev[q++], s);
       cudaEventRecord(ev[q++], s);
       cudaStreamSynchronize(s);
@@ -194,8 +189,7 @@ int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long
       update += median(t[2 + 2 * it]);
     }
     const int w = 1 + 2 * iters;
-    printf(" | withinss pass 0 %.1f pass 1 %.1f labels back %.1f\n", median(t[w]), median(t[w + 1]),
-           median(t[w + 2]));
+    printf(" | within-SS %.1f\n", median(t[w]));
     printf("%s: sums: assign %.1f update %.1f within-SS %.1f\n", single ? "single" : "double", assign, update,
            median(t[w]) + median(t[w + 1]) + median(t[w + 2]));
   }
@@ -288,9 +282,9 @@ int main(int argc, char **argv) {
     f.cen = cen0;
     f.cl.assign(n, 0);
     std::vector<int> size(k);
-    std::vector<double> wss(k);
+    f.wss.assign(k, 0.0);
     gk_cuda_fit_info info;
-    if (gk_cuda_lloyd(E, k, iters, f.cen.data(), nullptr, f.cl.data(), size.data(), wss.data(), &info, err,
+    if (gk_cuda_lloyd(E, k, iters, f.cen.data(), nullptr, f.cl.data(), size.data(), f.wss.data(), &info, err,
                       sizeof err)) {
       printf("%s\n", err);
       exit(1);
@@ -325,7 +319,8 @@ int main(int argc, char **argv) {
       }
       unsetenv("GPUKMEANS_ORDER");
       const int it = std::min(last[0].iter, iters);
-      const bool same = last[0].cl == last[1].cl && last[0].iter == last[1].iter && same_bits(last[0].cen, last[1].cen);
+      const bool same = last[0].cl == last[1].cl && last[0].iter == last[1].iter &&
+                        same_bits(last[0].cen, last[1].cen) && same_bits(last[0].wss, last[1].wss);
       printf("%s iter.max %3d (%3d run): as given fresh %.4f reused %.4f | ordered%s fresh %.4f reused %.4f | "
              "ms an iteration: %.4f / %.4f fresh, %.4f / %.4f reused | ordering ~%.3f ms | same fit %s\n",
              single ? "single" : "double", iters, it, fresh[0], reused[0], used ? "" : " (NOT USED)", fresh[1],

@@ -200,6 +200,7 @@ struct Plan {
   // kernel (detail/wbox_kernels.cuh) on D's ordered copy, with these blocks
   bool ordered = false;
   int ord_grid = 0;
+  size_t ord_smem = 0;     // its dynamic shared bytes (the small path's and the centers' float images)
   bool ord_carry = false;  // its sums carried from one iteration to the next
   bool ord_fused = false;  // its last block runs the update (no update kernel)
   // finalize keeps the sums for the next iteration to add the moves to

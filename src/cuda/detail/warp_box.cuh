@@ -36,7 +36,12 @@
 //           (1 - eta), and sqrt(LB(c_s)) over the float center is at most
 //           |x - c_s| + eps: wb_limit_double (in double, with room for its
 //           own rounding).  (The box's float values, rounded outward,
-//           decide wb_usable, with Mc.)
+//           decide wb_usable, with Mc.)  With R, computed from the
+//           points' and the centers' float images (each rounded to
+//           nearest), |x - c'| <= sqrt(R (1 + 4.01 u)) + eps + eps_x,
+//           eps_x = sqrt(d) (2^-24 Mb + 2^-149) for Mb the box's largest
+//           |value|: wb_limit_double with eps + eps_x in place of eps
+//           (the larger eps only widens its last step).
 // Underflow in the float box distances (at most 2^-149 an operation) is in
 // the limits' added 2^-140.  Infinite or NaN values: a NaN center is listed
 // (never taken); an infinite limit lists every center.  In double the box

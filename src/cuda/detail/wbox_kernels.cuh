@@ -1,8 +1,9 @@
 // detail/wbox_kernels.cuh: the small-d assignment on rows ordered in space
 // (ordered.cu keeps the ordered copy of x).  Neighbouring rows lie close
-// together, so the 32 x P points of a warp of small_pass lie in a small
-// box; the warp lists the centers that box can need (detail/warp_box.cuh:
-// the limit, and why the scan's choice is always listed), and every lane
+// together, so the 32 x P consecutive rows of a warp of small_pass
+// (WARP_ROWS) lie in a small box; the warp lists the centers that box can
+// need (detail/warp_box.cuh: the limit, and why the scan's choice is
+// always listed), and every lane
 // computes its points' distances to the listed centers only, in index
 // order, with the scan's own arithmetic (Small<T, DM>::dist) and strict
 // '<': the labels of the full scan (in double precision, stats'), and the
@@ -11,13 +12,15 @@
 // With upd_cen_d, the grid's last block then runs the iteration's update
 // (update_by_last_block; Plan::ord_fused): one launch an iteration.
 //
-// The list's bound: in single precision, R, the largest distance of the
-// warp's points to their previous centers, where every point has one (a
-// center that is not NaN); else U, the least largest distance from the box
-// to a center (one more pass over the centers).  Double precision: U.
+// The list's bound: R, the largest distance of the warp's points to their
+// previous centers (in double precision, of their float images), where
+// every point has one (a center that is not NaN); else U, the least largest
+// distance from the box to a center (one more pass over the centers).
 // Measured on B (1e6 x 2, k = 100, one H200, tools/cuda-dev/bproto): ten
 // iterations 20.6 us an iteration in single precision (the scan: 36.3) and
-// 27.6 us in double (the grid of cells: 41.0).
+// 27.6 us in double with U (the grid of cells: 41.0).  The engine's fit,
+// tools/cuda-dev/ordfit (one H200, 2026-11-28), its 10 iterations'
+// assignments in double: U 253 us, R 233.
 //
 // Included by assign.cu only.
 #ifndef GPUKMEANS_DETAIL_WBOX_KERNELS_CUH
@@ -30,11 +33,30 @@
 namespace gk {
 namespace {
 
-// A center's coordinates as the box test takes them (float: the stored
-// value; double: rounded to float).
-template <typename T>
-__device__ __forceinline__ float wbox_coord(const T *__restrict__ cen, int c, int k, int j) {
-  return (float)cen[c + (size_t)k * j];
+// The centers as the box tests take them (float: the stored values;
+// double: rounded to float), DM floats a center, in shared memory after
+// small_pass's layout: read there, the list's and the bound's passes over
+// the centers wait on shared loads, not on global ones (with the labels
+// read once, small_pass's old: B's 10 iterations' assignments 238 -> 221
+// us in single precision, 289 -> 264 in double, one H200).
+template <typename T, int DM>
+__host__ __device__ constexpr size_t wbox_images_at(int k, int d) {
+  return (small_smem_bytes<T, DM>(k, d, true) + 15) / 16 * 16;
+}
+template <typename T, int DM>
+__host__ __device__ constexpr size_t wbox_smem_bytes(int k, int d) {
+  return wbox_images_at<T, DM>(k, d) + (size_t)k * DM * sizeof(float);
+}
+template <int DM>
+__device__ __forceinline__ void wbox_center(const float *sbox, int c, float (&cv)[DM]) {
+  if constexpr (DM == 2) {
+    const float2 v = reinterpret_cast<const float2 *>(sbox)[c];
+    cv[0] = v.x;
+    cv[1] = v.y;
+  } else {
+#pragma unroll
+    for (int j = 0; j < DM; ++j) cv[j] = sbox[(size_t)c * DM + j];
+  }
 }
 
 template <typename T, int DM, bool UPDATE, bool CARRY>
@@ -52,20 +74,29 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
   unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);
   T *sc = reinterpret_cast<T *>(slimb + (UPDATE ? 4 * (size_t)k * d : 0));
   unsigned int *scnt = reinterpret_cast<unsigned int *>(sc + Small<T, DM>::values(k));
+  float *sbox = reinterpret_cast<float *>(smem + wbox_images_at<T, DM>(k, d));
   const int tid = threadIdx.x, lane = tid & 31;
   if (tid == 0) sh_changed = 0;
   if (tid < DM) smc[tid] = 0;
   Small<T, DM>::load(sc, cen, k, d, false);
+  // (a thread's values are of column tid % DM: blockDim.x is a multiple of
+  // DM; their largest finite |value| kept as bits, non-negative floats
+  // ordering as their bits)
+  unsigned int mine = 0;
+  for (int e = tid; e < k * DM; e += blockDim.x) {
+    const int c = e / DM, j = e - c * DM;
+    const float v = j < d ? (float)cen[c + (size_t)k * j] : 0.f;
+    sbox[e] = v;
+    if (fabsf(v) <= 3.4e38f) mine = max(mine, __float_as_uint(fabsf(v)));  // (NaN and inf left out)
+  }
   double pw[DM];
   small_sums_begin<DM, UPDATE>(slimb, scnt, k, d, scale, pw);
   __syncthreads();
-  for (int c = tid; c < k; c += blockDim.x)
 #pragma unroll
-    for (int j = 0; j < DM; ++j) {
-      const float v = j < d ? fabsf(wbox_coord(cen, c, k, j)) : 0.f;
-      // (non-negative floats order as their bits; NaN and inf left out)
-      if (v <= 3.4e38f) atomicMax(reinterpret_cast<unsigned int *>(&smc[j]), __float_as_uint(v));
-    }
+  for (int j = 0; j < DM; ++j) {
+    const unsigned int m = __reduce_max_sync(0xffffffffu, tid % DM == j ? mine : 0u);
+    if (lane == 0 && m) atomicMax(reinterpret_cast<unsigned int *>(&smc[j]), m);
+  }
   __syncthreads();
   float Mc[DM];
   double Mcd = 0;
@@ -75,9 +106,9 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
   // those images, within a float ulp of the values: the factor in
   // wb_center_eps covers it)
   const double eps = kSingle ? 0.0 : wb_center_eps(Mcd * (1 + 0x1p-23), DM);
-  small_pass<T, DM, UPDATE, P, CARRY>(
+  small_pass<T, DM, UPDATE, P, CARRY, true>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P], long long base) {
+      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P], long long, const int (&olds)[P]) {
         // the warp's box, in float (double: rounded outward)
         float lo[DM], hi[DM];
 #pragma unroll
@@ -106,18 +137,20 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
         // the bound
         float B = pos_inf<float>();
         bool have = false;
-        if (kSingle) {  // R: the previous centers, where every point has one
+        {  // R: the previous centers, where every point has one (float images in double)
           float R = 0;
           bool all = true;
 #pragma unroll
           for (int r = 0; r < P; ++r) {
             if (!((valid >> r) & 1u)) continue;
-            const int old = labels[base + (long long)r * blockDim.x + tid];
+            const int old = olds[r];
             if (old < 0 || old >= k) { all = false; continue; }
+            float cv[DM];
+            wbox_center(sbox, old, cv);
             float rr = 0;
 #pragma unroll
             for (int j = 0; j < DM; ++j) {
-              const float t = (float)xr[r][j] - wbox_coord(cen, old, k, j);
+              const float t = (float)xr[r][j] - cv[j];
               rr = j == 0 ? t * t : fmaf(t, t, rr);
             }
             if (rr == rr) R = fmaxf(R, rr);
@@ -132,8 +165,7 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
           float U = pos_inf<float>();
           for (int c = lane; c < k; c += 32) {
             float cv[DM];
-#pragma unroll
-            for (int j = 0; j < DM; ++j) cv[j] = wbox_coord(cen, c, k, j);
+            wbox_center(sbox, c, cv);
             U = fminf(U, wb_largest(lo, hi, cv, DM));
           }
 #pragma unroll
@@ -153,7 +185,10 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
           float Mb = 0;
 #pragma unroll
           for (int j = 0; j < DM; ++j) Mb = fmaxf(Mb, fmaxf(fabsf(lo[j]), fabsf(hi[j])));
-          limit = wb_usable(fmax(Mcd, (double)Mb)) ? wb_limit_double(B, eps, DM) : pos_inf<double>();
+          // (R is of the points' float images too: their rounding, at most
+          // wb_center_eps of the box's magnitude, joins the centers')
+          const double e = have ? eps + wb_center_eps((double)Mb, DM) : eps;
+          limit = wb_usable(fmax(Mcd, (double)Mb)) ? wb_limit_double(B, e, DM) : pos_inf<double>();
         }
         // the list, 32 centers a round in index order; every lane's points
         // against each listed center
@@ -162,8 +197,7 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
           bool cand = false;
           if (c < k) {
             float cv[DM];
-#pragma unroll
-            for (int j = 0; j < DM; ++j) cv[j] = wbox_coord(cen, c, k, j);
+            wbox_center(sbox, c, cv);
             cand = !((double)wb_least(lo, hi, cv, DM) > limit);  // (a NaN center: listed, never taken)
           }
           unsigned int m = __ballot_sync(0xffffffffu, cand);
