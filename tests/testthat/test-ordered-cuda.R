@@ -96,6 +96,20 @@ test_that("cuda ordered rows: exact ties, bisectors, duplicate and NaN centers, 
   }
 })
 
+test_that("cuda ordered rows, double: rows far from the origin, spread below float's step", {
+  # (the list's bound R comes from the points' and centers' float images,
+  # which here all but coincide: warp_box.cuh's eps for both keeps every
+  # needed center listed)
+  skip_if_no_gpu()
+  set.seed(71)
+  n <- 270000
+  for (d in 1:2) {
+    x <- 1e6 + matrix(runif(n * d), ncol = d) * 1e-3
+    centers <- x[sample.int(n, 60), , drop = FALSE]
+    expect_ordered_exact(x, centers, iter.max = 8L, label = paste("offset 1e6, d", d))
+  }
+})
+
 test_that("cuda ordered rows: by shape, and not where the fit reads rows in their order", {
   skip_if_no_gpu()
   set.seed(64)
