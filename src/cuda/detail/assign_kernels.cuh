@@ -394,8 +394,14 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
       limb_flush(slimb, scnt, k, d, 0, acc, counts);
     }
   }
-  if (UPDATE) limb_flush(slimb, scnt, k, d, 0, acc, counts);
-  else __syncthreads();
+  if (UPDATE && CARRY) {  // (a block none of whose points moved has added nothing: no flush)
+    __syncthreads();
+    if (*sh_changed) limb_flush(slimb, scnt, k, d, 0, acc, counts);
+  } else if (UPDATE) {
+    limb_flush(slimb, scnt, k, d, 0, acc, counts);
+  } else {
+    __syncthreads();
+  }
 }
 
 // The exact kernel's pass: centers in shared memory (sc), Small<T, DM>.
