@@ -55,7 +55,7 @@ k_trivial(const float *__restrict__ x, long long n, int d, int k, int *__restric
   small_sums_begin<2, UPDATE>(slimb, scnt, k, d, scale, pw);
   __syncthreads();
   small_pass<float, 2, UPDATE, P>(x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-                                  [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P], long long) {
+                                  [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
 #pragma unroll
                                     for (int r = 0; r < P; ++r)
                                       bi[r] = (int)(fabsf(xr[r][0]) * 1.7f + fabsf(xr[r][1]) * 2.3f) % k;
@@ -108,7 +108,7 @@ k_fgrid(const float *__restrict__ x, long long n, int d, const float *__restrict
   __syncthreads();
   small_pass<float, 2, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P], long long) {
+      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
         int cell[P], cnt[P], cmax = 0;
         float best[P];
 #pragma unroll
@@ -201,7 +201,7 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
   unsigned long long mypairs = 0;
   small_pass<float, 2, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P], long long base) {
+      [&](const float (&xr)[P][2], unsigned int valid, int (&bi)[P], const int (&olds)[P]) {
         float lo0 = pos_inf<float>(), lo1 = pos_inf<float>(), hi0 = -pos_inf<float>(), hi1 = -pos_inf<float>();
 #pragma unroll
         for (int r = 0; r < P; ++r)
@@ -229,7 +229,7 @@ k_wbox(const float *__restrict__ x, long long n, int d, const float *__restrict_
 #pragma unroll
           for (int r = 0; r < P; ++r) {
             if (!((valid >> r) & 1u)) continue;
-            const int old = labels[base + (long long)r * blockDim.x + threadIdx.x];
+            const int old = olds[r];  // (small_pass's: the labels as they are)
             if (old < 0) { all = false; continue; }
             const float *p = sc + Small<float, 2>::row_at(old);
             const float t0 = xr[r][0] + 0.5f * p[0], t1 = xr[r][1] + 0.5f * p[1];
@@ -316,7 +316,7 @@ k_wbox_d(const double *__restrict__ x, long long n, int d, const double *__restr
   unsigned long long mypairs = 0;
   small_pass<double, 2, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const double (&xr)[P][2], unsigned int valid, int (&bi)[P], long long) {
+      [&](const double (&xr)[P][2], unsigned int valid, int (&bi)[P]) {
         double dl0 = pos_inf<double>(), dl1 = pos_inf<double>(), dh0 = -pos_inf<double>(), dh1 = -pos_inf<double>();
 #pragma unroll
         for (int r = 0; r < P; ++r)

@@ -300,9 +300,9 @@ template <int DM> struct Small<double, DM> {
 // P points per thread), with optional per-block sums; flushes the sums into
 // acc/counts at the end (and every kLimbFlush points).  Returns the block's
 // changed count in *sh_changed (shared, zeroed by the caller).  near(xr,
-// valid, bi, base[, old]): the nearest centers of P points (bit r of valid:
-// point r, the row below, exists), -1 where none is finite; old, where near takes it: the points' labels as they are (-1
-// where no point).  CARRY (with UPDATE): the sums carried from the last
+// valid, bi[, old]): the nearest centers of P points (bit r of valid: point
+// r, the row below, exists), -1 where none is finite; old, where near takes
+// it: the points' labels as they are (-1 where no point).  CARRY (with UPDATE): the sums carried from the last
 // iteration (acc and counts hold the sums of the labels as they were, -1:
 // none): a point whose label changed leaves its old cluster's sums and joins
 // its new one's, and a warp where none changed adds nothing.  Exact
@@ -337,7 +337,7 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
     // A near that takes the points' labels as they are (the warp boxes'
     // bound) gets them read here, once, beside x.
     constexpr bool kOldFirst =
-        std::is_invocable_v<Near &, const T (&)[P][DM], unsigned int, int (&)[P], long long, const int (&)[P]>;
+        std::is_invocable_v<Near &, const T (&)[P][DM], unsigned int, int (&)[P], const int (&)[P]>;
     int olds[P];
     if constexpr (kOldFirst) {
 #pragma unroll
@@ -345,9 +345,9 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
         const long long i = base + (long long)r * step + first;
         olds[r] = i < n ? labels[i] : -1;
       }
-      near(xr, valid, bi, base, olds);
+      near(xr, valid, bi, olds);
     } else {
-      near(xr, valid, bi, base);
+      near(xr, valid, bi);
     }
     unsigned int ch = 0;
 #pragma unroll
@@ -411,7 +411,7 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
                                            unsigned int *scnt, const double (&pw)[DM], u64 *acc,
                                            unsigned int *counts, unsigned int *sh_changed) {
   small_pass<T, DM, UPDATE, P>(x, n, d, k, labels, slimb, scnt, pw, acc, counts, sh_changed,
-                               [&](const T (&xr)[P][DM], unsigned int, int (&bi)[P], long long) {
+                               [&](const T (&xr)[P][DM], unsigned int, int (&bi)[P]) {
                                  Small<T, DM>::nearest(xr, sc, k, bi);
                                });
 }
@@ -487,7 +487,7 @@ k_assign_small_df(const double *__restrict__ x, long long n, int d, const double
   unsigned int exact = 0;
   small_pass<double, DM, UPDATE, F::PPT>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const double (&xr)[F::PPT][DM], unsigned int valid, int (&bi)[F::PPT], long long) {
+      [&](const double (&xr)[F::PPT][DM], unsigned int valid, int (&bi)[F::PPT]) {
         F::nearest(xr, valid, sc, cen, k, d, fa.im, bd, all_exact, bi, exact);
       });
 #pragma unroll

@@ -461,7 +461,7 @@ k_assign_small_grid(const T *__restrict__ x, long long n, int d, const T *__rest
   unsigned int served = 0;
   small_pass<T, DM, UPDATE, P>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P], long long) {
+      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P]) {
         // the P points' lists side by side (their loads and distances
         // overlap), 8 entries a 16-byte load
         int cell[P], cnt[P], cmax = 0;

@@ -108,7 +108,7 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
   const double eps = kSingle ? 0.0 : wb_center_eps(Mcd * (1 + 0x1p-23), DM);
   small_pass<T, DM, UPDATE, P, CARRY, true>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
-      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P], long long, const int (&olds)[P]) {
+      [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P], const int (&olds)[P]) {
         // the warp's box, in float (double: rounded outward)
         float lo[DM], hi[DM];
 #pragma unroll
