@@ -20,7 +20,25 @@
 //    tested in double with every quantity on the right rounded up and the
 //    rounding of the left covered by an extra 4 u_double (|G_1| + |G_2|).
 // g = (d + 4) u >= gamma_{d+2} while (d + 2)(d + 4) u <= 2; a_G, a_E cover
-// underflow (each rounding may lose half the smallest subnormal).  Values
+// underflow (each rounding may lose half the smallest subnormal).
+//
+// The float pass of double data.  Nothing above needs x and c_j themselves:
+// with any vector m, y = x - m and b_j = c_j - m (real numbers) give
+// |y - b_j|^2 = T_j, so the same test holds with s_j = |b_j|^2 - 2 y.b_j,
+// |y|^2 for |x|^2, and e the float screen's error (g, the exact rule's
+// factor, stays double's).  m is the centers' mean: the screen's error grows
+// with |y| |b_j|, which the shift keeps near the clusters' spread however
+// far the data lie from the origin.  The pass computes y_c and b_jc in
+// double and rounds them to float (each within (u_f + u_d + u_f u_d) of the
+// real value, plus half float's smallest subnormal), |b_j|^2 in double from
+// the rounded differences, rounded once to float, and G_j in float as above.
+// Summing the errors: |G_j - s_j| <= g_f (|b_j|^2 + 2 |y| |b_j|) + a_G +
+// a_X (|y| + |b_j|), where g_f = (d + 8) u_f covers gamma_d of the float dot
+// product, the roundings of both operands, of |b_j|^2 and of the last
+// subtraction while (d + 8)^2 u_f <= 1, a_G = (9 d + 18) eta_f the
+// underflow of the float operations and a_X = 2 sqrt(d) eta_f that of the
+// operands (with Cauchy-Schwarz, sum |y_c| <= sqrt(d) |y|); |y|^2, summed
+// in double from the rounded differences, is within (d + 4) 2 u_d.  Values
 // are kept far from overflow (the limits in prepare() and screen()), so no
 // G is infinite unless there is no second center with numbers; NaN centers
 // (empty clusters) have G = NaN and are never chosen, as in the exact rule.
@@ -46,6 +64,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "cpu_block.h"
 
@@ -55,7 +74,7 @@ bool screen_wanted(int d, int k) {
   const char* env = std::getenv("GPUKMEANS_CPU_SCREEN");
   const std::string mode = env ? env : "";
   if (mode == "off") return false;
-  if (mode == "on") return k >= 2;
+  if (mode == "on" || mode == "double" || mode == "float") return k >= 2;
   // Auto: the screen costs about one FMA per coordinate and pair against
   // three rounded operations, plus a fixed cost per pair (the running
   // minima), per tile of centers (k is padded to the tile: 12 with
@@ -208,125 +227,293 @@ GK_SCREEN_BUILD(tiles_base, , float, 4, 2, 3)
 
 }  // namespace
 
+namespace {
+
+// Per center with numbers: its squared norm in double, summed over the
+// coordinates in order from the values v(c) (the center, or its shifted
+// double values); NaN centers return false.
+template <typename T, typename V>
+bool center_norm(const T* cj, int d, V v, double* s) {
+  double acc = 0.0;
+  for (int c = 0; c < d; ++c) {
+    if (std::isnan(static_cast<double>(cj[c]))) return false;
+    const double w = v(c);
+    acc += w * w;
+  }
+  *s = acc;
+  return true;
+}
+
+}  // namespace
+
+template <typename T>
+CenterScreen<T>::CenterScreen() {
+  const char* env = std::getenv("GPUKMEANS_CPU_SCREEN");
+  const std::string mode = env ? env : "";
+  const bool low_precision = sizeof(T) == sizeof(float);  // float data: one pass, in float
+  native_pass_ = low_precision || mode != "float";
+  low_pass_ = !low_precision && mode != "double";
+  low_always_ = mode == "float";
+}
+
 template <typename T>
 void CenterScreen<T>::prepare(const T* cen, int k, int d) {
   typedef Limits<T> L;
-  active_ = false;
+  native_.active = low_.active = false;
   k_ = k;
   d_ = d;
-  const double g = (d + 4.0) * L::u;
-  if (k < 2 || d < 1 || (d + 2.0) * (d + 4.0) * L::u > 2.0) return;
-  const int q = tile_centers<T>(isa());
-  kp_ = (k + q - 1) / q * q;
-  ct_.assign(static_cast<std::size_t>(d) * kp_, T(0));
-  nb_.assign(kp_, std::numeric_limits<T>::quiet_NaN());
-  double nbmax = 0.0;
+  low_tried_ /= 2;  // (prepare runs between the passes, on one thread)
+  low_left_ /= 2;
+  if (k < 2 || d < 1) return;
+  gx_ = (d + 4.0) * L::u;
+  a_e_ = (4.0 * d + 8.0) * L::eta;
+  if ((d + 2.0) * (d + 4.0) * L::u > 2.0) return;  // the exact rule's bound is void
+  const double rel_d = 2.220446049250313e-16;     // 2 u of double
+  // The native pass: the centers as they are, in T.
+  {
+    Pass<T>& P = native_;
+    const int q = tile_centers<T>(isa());
+    P.kp = (k + q - 1) / q * q;
+    P.ct.assign(static_cast<std::size_t>(d) * P.kp, T(0));
+    P.nb.assign(P.kp, std::numeric_limits<T>::quiet_NaN());
+    double nbmax = 0.0;
+    int live = 0;
+    for (int j = 0; j < k; ++j) {
+      const T* cj = cen + static_cast<std::size_t>(j) * d;
+      double s;
+      if (!center_norm(cj, d, [&](int c) { return static_cast<double>(cj[c]); }, &s)) continue;  // empty cluster
+      ++live;
+      for (int c = 0; c < d; ++c) P.ct[static_cast<std::size_t>(c) * P.kp + j] = cj[c];
+      P.nb[j] = static_cast<T>(s);
+      nbmax = std::max(nbmax, s * (1.0 + (d + 2.0) * rel_d));  // s: relative error <= gamma_d (double)
+    }
+    if (live > 0 && native_pass_ && nbmax <= L::big) {
+      P.nb_max = nbmax * kUp;
+      P.nc_max = std::sqrt(P.nb_max) * kUp;
+      P.g = gx_;
+      P.a_g = (8.0 * d + 16.0) * L::eta;
+      P.a_gx = 0.0;
+      P.big = L::big;
+      P.nx_rel = (d + 2.0) * rel_d;
+      P.active = true;
+    }
+    if (live == 0) return;
+  }
+  // The float pass of double data: points and centers less the centers'
+  // mean m, in double, then rounded to float (the bound: cpu_screen.cpp's
+  // top).
+  if (sizeof(T) == sizeof(float) || !low_pass_) return;
+  typedef Limits<float> F;
+  const double uf = F::u;
+  if ((d + 8.0) * (d + 8.0) * uf > 1.0) return;
+  Pass<float>& P = low_;
+  P.shift.assign(d, 0.0);
   int live = 0;
   for (int j = 0; j < k; ++j) {
     const T* cj = cen + static_cast<std::size_t>(j) * d;
-    double s = 0.0;
-    bool number = true;
-    for (int c = 0; c < d; ++c) {
-      const double v = static_cast<double>(cj[c]);
-      number = number && !std::isnan(v);
-      s += v * v;
-    }
-    if (!number) continue;  // an empty cluster's center: never chosen
+    double s;
+    if (!center_norm(cj, d, [&](int c) { return static_cast<double>(cj[c]); }, &s)) continue;
     ++live;
-    for (int c = 0; c < d; ++c) ct_[static_cast<std::size_t>(c) * kp_ + j] = cj[c];
-    nb_[j] = static_cast<T>(s);
-    // |c|^2 rounded up: s has relative error <= gamma_d (double)
-    nbmax = std::max(nbmax, s * (1.0 + (d + 2.0) * 2.220446049250313e-16));
+    for (int c = 0; c < d; ++c) P.shift[c] += static_cast<double>(cj[c]);
   }
-  if (live == 0 || !(nbmax <= L::big)) return;
-  nb_max_ = nbmax * kUp;
-  nc_max_ = std::sqrt(nb_max_) * kUp;
-  g_ = g;
-  active_ = true;
+  for (int c = 0; c < d; ++c) P.shift[c] /= live;
+  const int q = tile_centers<float>(isa());
+  P.kp = (k + q - 1) / q * q;
+  P.ct.assign(static_cast<std::size_t>(d) * P.kp, 0.0f);
+  P.nb.assign(P.kp, std::numeric_limits<float>::quiet_NaN());
+  double nbmax = 0.0;
+  for (int j = 0; j < k; ++j) {
+    const T* cj = cen + static_cast<std::size_t>(j) * d;
+    auto shifted = [&](int c) { return static_cast<double>(cj[c]) - P.shift[c]; };
+    double s;
+    if (!center_norm(cj, d, shifted, &s)) continue;
+    for (int c = 0; c < d; ++c) P.ct[static_cast<std::size_t>(c) * P.kp + j] = static_cast<float>(shifted(c));
+    P.nb[j] = static_cast<float>(s);
+    // the real |c_j - m|^2: s from the rounded differences, summed in double
+    nbmax = std::max(nbmax, s * (1.0 + (d + 4.0) * rel_d));
+  }
+  if (!(nbmax <= F::big)) return;  // (also where m overflowed)
+  P.nb_max = nbmax * kUp;
+  P.nc_max = std::sqrt(P.nb_max) * kUp;
+  P.g = (d + 8.0) * uf;
+  P.a_g = (9.0 * d + 18.0) * F::eta;
+  P.a_gx = 2.0 * std::sqrt(static_cast<double>(d)) * F::eta;
+  P.big = F::big;
+  P.nx_rel = (d + 4.0) * rel_d;
+  P.active = true;
 }
 
-// The screen of points [i0, i0 + m): per point the certificate of cand[p]
-// (ok[p]) and, when lo2 is not null (the full pass of the bounds), the
-// second center cand2[p] and lower bounds lo2[p], lo3[p] on the real
-// distances |x - c_j| to it and to every other center but cand[p] (+Inf
-// when there is no such center with numbers).  Lower bounds: for every j,
-// T_j >= |x|^2 + G_j - e (the top of the file), every operation rounded
-// down by a relative 2^-51 of its operands' magnitude.
+// One pass over points [0, m) of xs (column stride ld): per point the
+// certificate of cand[p] (ok[p]) and, for screen3, the second center
+// cand2[p] and lower bounds lo2[p], lo3[p] on the real distances |x - c_j|
+// to it and to every other center but cand[p] (+Inf when there is no such
+// center with numbers).  Lower bounds: for every j, T_j >= |x|^2 + G_j - e
+// (the top of the file), every operation rounded down by a relative 2^-51
+// of its operands' magnitude.
 template <typename T>
-int CenterScreen<T>::run(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok,
-                         int* cand2, double* lo2, double* lo3) const {
-  typedef Limits<T> L;
-  const bool third = lo2 != nullptr;
-  T b1[kMaxBlock], b2[kMaxBlock], b3[kMaxBlock];
+template <typename S>
+int CenterScreen<T>::run_pass(const Pass<S>& P, const T* xs, std::int64_t ld, int m, const Out& out) const {
+  const bool third = out.lo2 != nullptr;
+  S b1[kMaxBlock], b2[kMaxBlock], b3[kMaxBlock];
   int i2[kMaxBlock];
   double nx2[kMaxBlock];
-  const T* xs = x + i0;
-  const ScreenOut<T> out{b1, b2, b3, cand, i2};
+  for (int p = 0; p < m; ++p) nx2[p] = 0.0;
+  // |x|^2 in double (relative error <= gamma_d, or gamma_{d+1} with the
+  // shift's rounded differences; products of floats exact)
+  const S* tx;
+  std::int64_t tld;
+  std::vector<S> shifted;
+  if constexpr (std::is_same<S, T>::value) {
+    tx = xs;
+    tld = ld;
+    for (int c = 0; c < d_; ++c) {
+      const T* xc = xs + static_cast<std::int64_t>(c) * ld;
+      for (int p = 0; p < m; ++p) {
+        const double v = static_cast<double>(xc[p]);
+        nx2[p] += v * v;
+      }
+    }
+  } else {
+    shifted.resize(static_cast<std::size_t>(d_) * m);
+    for (int c = 0; c < d_; ++c) {
+      const T* xc = xs + static_cast<std::int64_t>(c) * ld;
+      const double mc = P.shift[c];
+      S* yc = shifted.data() + static_cast<std::size_t>(c) * m;
+      for (int p = 0; p < m; ++p) {
+        const double v = static_cast<double>(xc[p]) - mc;
+        yc[p] = static_cast<S>(v);
+        nx2[p] += v * v;
+      }
+    }
+    tx = shifted.data();
+    tld = m;
+  }
+  const ScreenOut<S> so{b1, b2, b3, out.cand, i2};
   switch (isa()) {
 #ifdef GK_SCREEN_ISAS
-    case Isa::kAvx512: tiles_avx512(xs, n, d_, ct_.data(), nb_.data(), kp_, m, third, out); break;
-    case Isa::kAvx2: tiles_avx2(xs, n, d_, ct_.data(), nb_.data(), kp_, m, third, out); break;
+    case Isa::kAvx512: tiles_avx512(tx, tld, d_, P.ct.data(), P.nb.data(), P.kp, m, third, so); break;
+    case Isa::kAvx2: tiles_avx2(tx, tld, d_, P.ct.data(), P.nb.data(), P.kp, m, third, so); break;
 #endif
-    default: tiles_base(xs, n, d_, ct_.data(), nb_.data(), kp_, m, third, out); break;
+    default: tiles_base(tx, tld, d_, P.ct.data(), P.nb.data(), P.kp, m, third, so); break;
   }
-  // |x|^2 in double (relative error <= gamma_d; products of floats exact)
-  for (int p = 0; p < m; ++p) nx2[p] = 0.0;
-  for (int c = 0; c < d_; ++c) {
-    const T* xc = xs + static_cast<std::int64_t>(c) * n;
-    for (int p = 0; p < m; ++p) {
-      const double v = static_cast<double>(xc[p]);
-      nx2[p] += v * v;
-    }
-  }
-  const double g = g_;
-  const double a_g = (8.0 * d_ + 16.0) * L::eta, a_e = (4.0 * d_ + 8.0) * L::eta;
+  const double g = gx_;  // the exact rule's factor; the pass's own is in e
   const double inf = std::numeric_limits<double>::infinity();
-  const double rel = (d_ + 2.0) * 2.220446049250313e-16;  // of nx2
   int certified = 0;
   for (int p = 0; p < m; ++p) {
-    const double N = nx2[p] * (1.0 + rel) * kUp;  // |x|^2 rounded up
+    const double N = nx2[p] * (1.0 + P.nx_rel) * kUp;  // |x|^2 rounded up
     const double G1 = static_cast<double>(b1[p]), G2 = static_cast<double>(b2[p]);
-    const bool bounded = N <= L::big && G1 < inf;
+    const bool bounded = N <= P.big && G1 < inf;
     const double nx = std::sqrt(N) * kUp;
-    const double e = (g * (nb_max_ + 2.0 * nx * nc_max_) * kUp + a_g) * kUp;
+    const double e = (P.g * (P.nb_max + 2.0 * nx * P.nc_max) * kUp + P.a_g + P.a_gx * (nx + P.nc_max) * kUp) * kUp;
     bool sure = false;
     if (bounded) {
       if (G2 == inf) {
         sure = true;  // no other center with numbers
       } else {
-        const double rhs = (2.0 * e + 2.0 * g * N + 2.0 * a_e) * kUp * kUp +
+        const double rhs = (2.0 * e + 2.0 * g * N + 2.0 * a_e_) * kUp * kUp +
                            4.0 * 1.1102230246251565e-16 * (std::fabs(G1) + std::fabs(G2));
         sure = G2 * (1.0 - g) - G1 * (1.0 + g) > rhs;
       }
     }
-    ok[p] = sure;
+    out.ok[p] = sure;
     certified += sure;
     if (third) {
-      cand2[p] = i2[p];
-      const double Nlo = nx2[p] * (1.0 - rel) * (1.0 - 8.881784197001252e-16);
+      out.cand2[p] = i2[p];
+      const double Nlo = nx2[p] * (1.0 - P.nx_rel) * (1.0 - 8.881784197001252e-16);
       auto lower = [&](double G) {
         if (!(G < inf)) return inf;
         if (!bounded) return 0.0;
         const double s = (Nlo + G - e) - 4.0 * 1.1102230246251565e-16 * (Nlo + std::fabs(G) + e);
         return s > 0.0 ? std::sqrt(s) * (1.0 - 8.881784197001252e-16) : 0.0;
       };
-      lo2[p] = lower(G2);
-      lo3[p] = lower(static_cast<double>(b3[p]));
+      out.lo2[p] = lower(G2);
+      out.lo3[p] = lower(static_cast<double>(b3[p]));
     }
   }
   return certified;
 }
 
+// The native pass over the points of [0, m) that the float pass left:
+// gathered into tiles of their own (the last tile padded with copies of the
+// first), screened, their outputs put back.  Returns the points it certified.
+template <typename T>
+int CenterScreen<T>::rescreen_native(const T* xs, std::int64_t ld, int m, const Out& out) const {
+  int idx[kMaxBlock];
+  int left = 0;
+  for (int p = 0; p < m; ++p)
+    if (!out.ok[p]) idx[left++] = p;
+  if (left == 0) return 0;
+  const int mm = (left + kScreenTile - 1) / kScreenTile * kScreenTile;
+  std::vector<T> xb(static_cast<std::size_t>(d_) * mm);
+  for (int c = 0; c < d_; ++c) {
+    const T* xc = xs + static_cast<std::int64_t>(c) * ld;
+    T* bc = xb.data() + static_cast<std::size_t>(c) * mm;
+    for (int q = 0; q < mm; ++q) bc[q] = xc[idx[q < left ? q : 0]];
+  }
+  int cand[kMaxBlock], cand2[kMaxBlock];
+  unsigned char ok[kMaxBlock];
+  double lo2[kMaxBlock], lo3[kMaxBlock];
+  const bool third = out.lo2 != nullptr;
+  const Out sub{cand, ok, third ? cand2 : nullptr, third ? lo2 : nullptr, third ? lo3 : nullptr};
+  run_pass(native_, xb.data(), mm, mm, sub);
+  int certified = 0;
+  for (int q = 0; q < left; ++q) {
+    const int p = idx[q];
+    out.cand[p] = cand[q];
+    out.ok[p] = ok[q];
+    certified += ok[q];
+    if (third) {
+      out.cand2[p] = cand2[q];
+      out.lo2[p] = lo2[q];
+      out.lo3[p] = lo3[q];
+    }
+  }
+  return certified;
+}
+
+// Whether the float pass is worth trying on the next block: yes until its
+// record holds a few thousand points, then while it leaves a third at most.
+template <typename T>
+bool CenterScreen<T>::low_wanted() const {
+  if (!low_.active) return false;
+  if (low_always_) return true;
+  const std::int64_t tried = __atomic_load_n(&low_tried_, __ATOMIC_RELAXED);
+  const std::int64_t left = __atomic_load_n(&low_left_, __ATOMIC_RELAXED);
+  return tried < 4096 || 3 * left <= tried;
+}
+
+template <typename T>
+int CenterScreen<T>::run(const T* x, std::int64_t n, std::int64_t i0, int m, const Out& out) const {
+  const T* xs = x + i0;
+  if (low_wanted()) {
+    int certified = run_pass(low_, xs, n, m, out);
+    __atomic_add_fetch(&low_tried_, static_cast<std::int64_t>(m), __ATOMIC_RELAXED);
+    __atomic_add_fetch(&low_left_, static_cast<std::int64_t>(m - certified), __ATOMIC_RELAXED);
+    if (certified < m && native_.active) certified += rescreen_native(xs, n, m, out);
+    return certified;
+  }
+  if (native_.active) return run_pass(native_, xs, n, m, out);
+  for (int p = 0; p < m; ++p) {  // neither pass holds: every point exact
+    out.cand[p] = 0;
+    out.ok[p] = 0;
+    if (out.lo2) {
+      out.cand2[p] = 0;
+      out.lo2[p] = out.lo3[p] = 0.0;
+    }
+  }
+  return 0;
+}
+
 template <typename T>
 int CenterScreen<T>::screen(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand,
                             unsigned char* ok) const {
-  return run(x, n, i0, m, cand, ok, nullptr, nullptr, nullptr);
+  return run(x, n, i0, m, Out{cand, ok, nullptr, nullptr, nullptr});
 }
 
 template <typename T>
 int CenterScreen<T>::screen3(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok,
                              int* cand2, double* lo2, double* lo3) const {
-  return run(x, n, i0, m, cand, ok, cand2, lo2, lo3);
+  return run(x, n, i0, m, Out{cand, ok, cand2, lo2, lo3});
 }
 
 template class CenterScreen<double>;

@@ -15,10 +15,21 @@
 // distance, as before.  So labels and distances are those of the exact rule
 // bit for bit, whatever the screen's own rounding.
 //
+// Double data is screened in two passes: first in float (twice the lanes
+// of a SIMD register), points and centers shifted by the centers' mean so
+// that data far from the origin keeps float's relative error small; then
+// the points the float pass left undecided are screened again in double.
+// Where the float pass leaves most points undecided (data whose clusters lie
+// closer than float can tell), it is skipped for a while.
+//
 // Used by the plain assignment of Lloyd's loop, by predict and by the step
-// of split fits (cpu_lloyd.cpp).  Internal switch (environment variable,
-// read when a fit starts; the tests use it): GPUKMEANS_CPU_SCREEN unset or
-// "auto" (by shape: screen_wanted), "on" (whenever sound) or "off".
+// of split fits (cpu_lloyd.cpp), and by the full passes of the distance
+// bounds (cpu_bounds.cpp).  Internal switch (environment variable, read when
+// a screen is made, i.e. when a fit starts; the tests use it):
+// GPUKMEANS_CPU_SCREEN unset or "auto" (by shape: screen_wanted), "on"
+// (whenever sound), "off", and for double data "double" (the double pass
+// alone) or "float" (the float pass alone, always tried: every point it
+// leaves gets the exact distances).
 #ifndef GPUKMEANS_CPU_SCREEN_H
 #define GPUKMEANS_CPU_SCREEN_H
 
@@ -36,11 +47,13 @@ bool screen_wanted(int d, int k);
 template <typename T>
 class CenterScreen {
  public:
+  CenterScreen();  // reads the switch's passes ("double", "float", else both)
+
   // cen: the k x d centers, row-major in T (as the exact rule reads them).
   // Sets active(): false when the bound is void for these centers (too
-  // many coordinates for T's precision, a center too far from the origin).
+  // many coordinates for the precision, centers too far apart).
   void prepare(const T* cen, int k, int d);
-  bool active() const { return active_; }
+  bool active() const { return native_.active || low_.active; }
 
   // Points [i0, i0 + m) of x (n x d, column-major), m a multiple of
   // kScreenTile: cand[p] the center of the smallest screen value,
@@ -58,16 +71,45 @@ class CenterScreen {
   int screen3(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok, int* cand2,
               double* lo2, double* lo3) const;
 
+  // One pass's view of the centers, its tiles in S (T, or float for double
+  // data); points and centers are shifted by `shift` first where S is not T.
+  template <typename S>
+  struct Pass {
+    bool active = false;
+    int kp = 0;                 // k rounded up to the tile of centers
+    std::vector<S> ct;          // d x kp, coordinate-major, of the (shifted) centers; pad centers 0
+    std::vector<S> nb;          // |c_j|^2 in S; NaN for NaN centers and pads (never chosen)
+    std::vector<double> shift;  // d values (the centers' mean) where S is not T
+    double nb_max = 0.0;        // max |c_j|^2 over centers with numbers, rounded up
+    double nc_max = 0.0;        // max |c_j|, rounded up
+    double g = 0.0;             // the screen values' relative error factor (cpu_screen.cpp)
+    double a_g = 0.0, a_gx = 0.0;  // their absolute error: a_g + a_gx (|x| + max |c_j|)
+    double big = 0.0;           // |x|^2 at most, for the bound to hold
+    double nx_rel = 0.0;        // relative error of |x|^2 as the pass computes it
+  };
+
  private:
-  int run(const T* x, std::int64_t n, std::int64_t i0, int m, int* cand, unsigned char* ok, int* cand2, double* lo2,
-          double* lo3) const;
-  bool active_ = false;
-  int k_ = 0, d_ = 0, kp_ = 0;  // kp_: k rounded up to the tile of centers
-  std::vector<T> ct_;           // d x kp_, coordinate-major; pad centers 0
-  std::vector<T> nb_;           // |c_j|^2 in T; NaN for NaN centers and pads (never chosen)
-  double nb_max_ = 0.0;         // max |c_j|^2 over centers with numbers, rounded up
-  double nc_max_ = 0.0;         // max |c_j|, rounded up
-  double g_ = 0.0;              // relative error factor (cpu_screen.cpp)
+  struct Out {  // a block's outputs (cand2, lo2, lo3 null: screen())
+    int* cand;
+    unsigned char* ok;
+    int* cand2;
+    double *lo2, *lo3;
+  };
+  template <typename S>
+  int run_pass(const Pass<S>& pass, const T* xs, std::int64_t ld, int m, const Out& out) const;
+  int rescreen_native(const T* xs, std::int64_t ld, int m, const Out& out) const;
+  int run(const T* x, std::int64_t n, std::int64_t i0, int m, const Out& out) const;
+  bool low_wanted() const;
+
+  int k_ = 0, d_ = 0;
+  double gx_ = 0.0, a_e_ = 0.0;  // the exact rule's error: relative factor, absolute term
+  bool native_pass_ = true, low_pass_ = true, low_always_ = false;  // the switch
+  Pass<T> native_;
+  Pass<float> low_;  // double data only
+  // The float pass's record (points screened, points left), shared by the
+  // threads (atomic adds), halved at each prepare(): where it leaves over a
+  // third of the points it is skipped until the record fades.
+  mutable std::int64_t low_tried_ = 0, low_left_ = 0;
 };
 
 }  // namespace gk

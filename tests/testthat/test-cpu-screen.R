@@ -5,8 +5,9 @@
 # to defeat the bound: exact ties, points on bisectors, duplicate points,
 # centers a rounding apart, clusters that empty (NaN centers),
 # scales from 1e-300 to 1e300, large offsets.  The internal switch
-# GPUKMEANS_CPU_SCREEN ("on", "off", "auto") is read at each fit; bounds are
-# off so that every iteration is a plain (screened) one.
+# GPUKMEANS_CPU_SCREEN ("on", "off", "auto"; for double data "double", the
+# double pass alone, and "float", the float pass alone) is read at each fit;
+# bounds are off so that every iteration is a plain (screened) one.
 local_edition(3)
 
 fit_parts <- c("cluster", "centers", "totss", "withinss", "tot.withinss", "betweenss", "size", "iter", "ifault")
@@ -19,19 +20,23 @@ screen_fit <- function(x, centers, screen, threads = 1L, log = NULL, ...) {
 }
 
 # Screened = exact alone, all components and warnings, with 1 and 2
-# threads; with 1 thread both equal stats (double precision).
+# threads, through both passes, the double pass alone and the float pass
+# alone; with 1 thread each equals stats (double precision).
 expect_screen_identical <- function(x, centers, ..., stats = TRUE) {
+  s <- if (stats && !identical(list(...)$precision, "single"))
+    with_warnings(stats::kmeans(x, centers, ..., algorithm = "Lloyd"))
   for (threads in 1:2) {
     ref <- screen_fit(x, centers, "off", threads, ...)
-    got <- screen_fit(x, centers, "on", threads, ...)
-    expect_identical(unclass(got$value)[fit_parts], unclass(ref$value)[fit_parts],
-                     label = sprintf("screened fit with %d thread(s)", threads))
-    expect_identical(got$warnings, ref$warnings)
-    if (stats && threads == 1L && !identical(list(...)$precision, "single")) {
-      s <- with_warnings(stats::kmeans(x, centers, ..., algorithm = "Lloyd"))
-      for (part in c("cluster", "centers", "withinss", "size", "iter", "ifault"))
-        expect_identical(unclass(got$value)[[part]], s$value[[part]], label = part)
-      expect_identical(got$warnings, s$warnings)
+    for (mode in c("on", "double", "float")) {
+      got <- screen_fit(x, centers, mode, threads, ...)
+      expect_identical(unclass(got$value)[fit_parts], unclass(ref$value)[fit_parts],
+                       label = sprintf("screened fit (%s) with %d thread(s)", mode, threads))
+      expect_identical(got$warnings, ref$warnings)
+      if (!is.null(s) && threads == 1L) {
+        for (part in c("cluster", "centers", "withinss", "size", "iter", "ifault"))
+          expect_identical(unclass(got$value)[[part]], s$value[[part]], label = paste(mode, part))
+        expect_identical(got$warnings, s$warnings)
+      }
     }
   }
 }
@@ -51,7 +56,7 @@ test_that("the screen decides most labels and changes no bit (blobs, uniform, d 
     set.seed(shape[["k"]])
     c0 <- x[sample.int(1500, shape[["k"]]), ]
     expect_screen_identical(x, c0, iter.max = 30)
-    expect_lt(exact_share(x, c0, "on", iter.max = 30), 0.2)
+    for (mode in c("on", "double", "float")) expect_lt(exact_share(x, c0, mode, iter.max = 30), 0.2)
     expect_identical(exact_share(x, c0, "off", iter.max = 30), 1)
   }
   set.seed(5)
@@ -111,6 +116,29 @@ test_that("scales from 1e-300 to 1e300 and large offsets", {
   expect_screen_identical(x * 1e-3 + 1e4, c0 * 1e-3 + 1e4, iter.max = 20)
 })
 
+test_that("the float pass: data far from the origin, centers closer than float can tell", {
+  # clusters of spread 1 around 1e8 (measurements in their own units): the
+  # double pass, unshifted, cannot tell most points' centers apart, the
+  # float pass, shifted by the centers' mean, can
+  x <- simulate_blobs(2000, 12, 40, seed = 21)
+  set.seed(21)
+  c0 <- x[sample.int(2000, 40), ]
+  expect_screen_identical(x + 1e8, c0 + 1e8, iter.max = 20)
+  expect_lt(exact_share(x + 1e8, c0 + 1e8, "float", iter.max = 20), 0.2)
+  expect_lt(exact_share(x + 1e8, c0 + 1e8, "on", iter.max = 20), 0.2)
+  expect_gt(exact_share(x + 1e8, c0 + 1e8, "double", iter.max = 20), 0.8)
+  # each center with a twin 1e-7 away: the float pass cannot split a twin
+  # pair's points, the double pass after it can (one iteration, before the
+  # twins move apart)
+  twins <- rbind(c0, c0 + 1e-7)
+  expect_screen_identical(x, twins, iter.max = 1)
+  expect_gt(exact_share(x, twins, "float", iter.max = 1), 0.8)
+  expect_lt(exact_share(x, twins, "on", iter.max = 1), 0.2)
+  expect_lt(exact_share(x, twins, "double", iter.max = 1), 0.2)
+  # enough points that the float pass's record says to skip it
+  expect_screen_identical(rbind(x, x + 0.01, x - 0.01), twins, iter.max = 2)
+})
+
 test_that("single precision, predict and the default choice", {
   x <- simulate_blobs(3000, 32, 25, seed = 10)
   set.seed(10)
@@ -155,9 +183,9 @@ test_that("Hamerly's full passes through the screen: the fit of plain Lloyd", {
                                        rep(19, 8), rep(-3, 8), rep(30, 8)))
   for (cs in cases) {
     ref <- hamerly_fit(cs$x, cs$c0, "off", "off", iter.max = 40)
-    for (mode in c("hamerly", "hamerly:cycle", "auto")) {
-      got <- hamerly_fit(cs$x, cs$c0, mode, "on", iter.max = 40)
-      expect_identical(unclass(got$value)[fit_parts], unclass(ref$value)[fit_parts], label = mode)
+    for (mode in c("hamerly", "hamerly:cycle", "auto")) for (screen in c("on", "double", "float")) {
+      got <- hamerly_fit(cs$x, cs$c0, mode, screen, iter.max = 40)
+      expect_identical(unclass(got$value)[fit_parts], unclass(ref$value)[fit_parts], label = paste(mode, screen))
       expect_identical(got$warnings, ref$warnings)
     }
   }
