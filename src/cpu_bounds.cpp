@@ -667,6 +667,7 @@ bool Bounds<T>::begin_bounded(const T* cen_rm, const int* size) {
   }
   ++version_;
   set_centers(cen_rm);
+  if (use_screen_ && variant_ == Variant::kHamerly) screen_.prepare(cen_rm, k_, d_);  // for the scans
   return true;
 }
 
@@ -888,6 +889,44 @@ struct Unproven {
 
 }  // namespace
 
+// hamerly_pass's scan of the ns compacted points of a block (xb, column
+// stride bsz_; point r is block position idx[scan[r]] from i0) through the
+// screen: the certified ones get their bounds as in hamerly_full_screened
+// and their label (relabel(i, old, new)); the others are moved to the
+// front of xb and scan, in order, and their number returned.  *evals: the
+// ns k distances counted for the scan less the k - 1 that each certified
+// point did not need.
+template <typename T>
+template <typename Relabel>
+int Bounds<T>::scan_screened(T* xb, int ns, std::int64_t i0, const int* idx, int* scan, const int* labels,
+                             std::int64_t* evals, Relabel relabel) {
+  const T inf = std::numeric_limits<T>::infinity();
+  const int bsz = bsz_;
+  const int m = ns - ns % kScreenTile;
+  int cand[kB], cand2[kB];
+  unsigned char ok[kB];
+  double lo2[kB], lo3[kB];
+  T dd[kB];
+  screen_.screen3(xb, bsz, 0, m, cand, ok, cand2, lo2, lo3);
+  block_sq_distances_own(xb, bsz, d_, cur_.data(), cand, 0, m, dd);
+  int left = 0;
+  for (int r = 0; r < ns; ++r) {
+    if (r < m && ok[r] && dd[r] < inf) {
+      const std::int64_t i = i0 + idx[scan[r]];
+      set_hamerly_screened(i, cand[r], dd[r], cand2[r], lo2[r], lo3[r]);
+      *evals -= k_ - 1;
+      relabel(i, labels[i], cand[r]);
+      continue;
+    }
+    if (left != r) {
+      scan[left] = scan[r];
+      for (int c = 0; c < d_; ++c) xb[static_cast<std::size_t>(c) * bsz + left] = xb[static_cast<std::size_t>(c) * bsz + r];
+    }
+    ++left;
+  }
+  return left;
+}
+
 // Hamerly, blocks of points: (1) the bounds of all, the proven ones are
 // done (read, not written); (2) the others' exact distances to their own
 // centers (Unproven): proven now, or (3) with the exact distance to the
@@ -1014,6 +1053,13 @@ std::int64_t Bounds<T>::hamerly_pass(std::int64_t lo, std::int64_t hi, int* labe
       if (q != r)
         for (int c = 0; c < d_; ++c)
           uv.xb[static_cast<std::size_t>(c) * bsz + r] = uv.xb[static_cast<std::size_t>(c) * bsz + q];
+    }
+    if (ns >= kScreenTile && use_screen_ && screen_.active()) {
+      // Through the screen, as the full pass: a certified point gets its
+      // bounds from the exact distance to its center and the screen's lower
+      // bounds; the others stay for the exact scan, compacted again.
+      ns = scan_screened(uv.xb, ns, i0, uv.idx, scan, labels, evals, relabel);
+      if (ns == 0) continue;
     }
     assign_block3(uv.xb, bsz, d_, k_, cur_.data(), 0, ns, lab, best, lab2, second, third);
     for (int r = 0; r < ns; ++r) {

@@ -120,6 +120,9 @@ class Bounds {
                    std::int64_t* evals);
   void set_hamerly(std::int64_t i, int a, T b, int j2, T s2, T s3);
   void set_hamerly_screened(std::int64_t i, int a, T b, int j2, double l2, double l3);
+  template <typename Relabel>
+  int scan_screened(T* xb, int ns, std::int64_t i0, const int* idx, int* scan, const int* labels, std::int64_t* evals,
+                    Relabel relabel);
   std::int64_t hamerly_full_screened(std::int64_t lo, std::int64_t hi, int* labels, std::int64_t* cnt,
                                      std::int64_t* evals);
   void set_hamerly_block(std::int64_t i0, int nb, const int* lab, const T* best, const int* lab2, const T* second,
