@@ -920,7 +920,8 @@ int Bounds<T>::scan_screened(T* xb, int ns, std::int64_t i0, const int* idx, int
     }
     if (left != r) {
       scan[left] = scan[r];
-      for (int c = 0; c < d_; ++c) xb[static_cast<std::size_t>(c) * bsz + left] = xb[static_cast<std::size_t>(c) * bsz + r];
+      for (int c = 0; c < d_; ++c)
+        xb[static_cast<std::size_t>(c) * bsz + left] = xb[static_cast<std::size_t>(c) * bsz + r];
     }
     ++left;
   }
