@@ -229,19 +229,16 @@ GK_SCREEN_BUILD(tiles_base, , float, 4, 2, 3)
 
 namespace {
 
-// Per center with numbers: its squared norm in double, summed over the
-// coordinates in order from the values v(c) (the center, or its shifted
-// double values); NaN centers return false.
-template <typename T, typename V>
-bool center_norm(const T* cj, int d, V v, double* s) {
+// A squared norm in double, summed over the coordinates in order from the
+// values v(c); NaN where a coordinate is NaN (an empty cluster's center).
+template <typename V>
+double norm2(int d, V v) {
   double acc = 0.0;
   for (int c = 0; c < d; ++c) {
-    if (std::isnan(static_cast<double>(cj[c]))) return false;
     const double w = v(c);
     acc += w * w;
   }
-  *s = acc;
-  return true;
+  return acc;
 }
 
 }  // namespace
@@ -269,6 +266,8 @@ void CenterScreen<T>::prepare(const T* cen, int k, int d) {
   a_e_ = (4.0 * d + 8.0) * L::eta;
   if ((d + 2.0) * (d + 4.0) * L::u > 2.0) return;  // the exact rule's bound is void
   const double rel_d = 2.220446049250313e-16;     // 2 u of double
+  std::vector<unsigned char> live(k);  // the centers with numbers
+  int lives = 0;
   // The native pass: the centers as they are, in T.
   {
     Pass<T>& P = native_;
@@ -277,17 +276,17 @@ void CenterScreen<T>::prepare(const T* cen, int k, int d) {
     P.ct.assign(static_cast<std::size_t>(d) * P.kp, T(0));
     P.nb.assign(P.kp, std::numeric_limits<T>::quiet_NaN());
     double nbmax = 0.0;
-    int live = 0;
     for (int j = 0; j < k; ++j) {
       const T* cj = cen + static_cast<std::size_t>(j) * d;
-      double s;
-      if (!center_norm(cj, d, [&](int c) { return static_cast<double>(cj[c]); }, &s)) continue;  // empty cluster
-      ++live;
+      const double s = norm2(d, [&](int c) { return static_cast<double>(cj[c]); });
+      live[j] = !std::isnan(s);
+      if (!live[j]) continue;  // an empty cluster's center: never chosen
+      ++lives;
       for (int c = 0; c < d; ++c) P.ct[static_cast<std::size_t>(c) * P.kp + j] = cj[c];
       P.nb[j] = static_cast<T>(s);
       nbmax = std::max(nbmax, s * (1.0 + (d + 2.0) * rel_d));  // s: relative error <= gamma_d (double)
     }
-    if (live > 0 && native_pass_ && nbmax <= L::big) {
+    if (lives > 0 && native_pass_ && nbmax <= L::big) {
       P.nb_max = nbmax * kUp;
       P.nc_max = std::sqrt(P.nb_max) * kUp;
       P.g = gx_;
@@ -297,7 +296,7 @@ void CenterScreen<T>::prepare(const T* cen, int k, int d) {
       P.nx_rel = (d + 2.0) * rel_d;
       P.active = true;
     }
-    if (live == 0) return;
+    if (lives == 0) return;
   }
   // The float pass of double data: points and centers less the centers'
   // mean m, in double, then rounded to float (the bound: cpu_screen.cpp's
@@ -308,31 +307,27 @@ void CenterScreen<T>::prepare(const T* cen, int k, int d) {
   if ((d + 8.0) * (d + 8.0) * uf > 1.0) return;
   Pass<float>& P = low_;
   P.shift.assign(d, 0.0);
-  int live = 0;
-  for (int j = 0; j < k; ++j) {
-    const T* cj = cen + static_cast<std::size_t>(j) * d;
-    double s;
-    if (!center_norm(cj, d, [&](int c) { return static_cast<double>(cj[c]); }, &s)) continue;
-    ++live;
-    for (int c = 0; c < d; ++c) P.shift[c] += static_cast<double>(cj[c]);
-  }
-  for (int c = 0; c < d; ++c) P.shift[c] /= live;
+  for (int j = 0; j < k; ++j)
+    if (live[j])
+      for (int c = 0; c < d; ++c) P.shift[c] += static_cast<double>(cen[static_cast<std::size_t>(j) * d + c]);
+  for (int c = 0; c < d; ++c) P.shift[c] /= lives;
   const int q = tile_centers<float>(isa());
   P.kp = (k + q - 1) / q * q;
   P.ct.assign(static_cast<std::size_t>(d) * P.kp, 0.0f);
   P.nb.assign(P.kp, std::numeric_limits<float>::quiet_NaN());
   double nbmax = 0.0;
   for (int j = 0; j < k; ++j) {
+    if (!live[j]) continue;
     const T* cj = cen + static_cast<std::size_t>(j) * d;
     auto shifted = [&](int c) { return static_cast<double>(cj[c]) - P.shift[c]; };
-    double s;
-    if (!center_norm(cj, d, shifted, &s)) continue;
+    const double s = norm2(d, shifted);
+    if (!(s <= F::big)) return;  // (also where a center or m overflowed: Inf, NaN)
     for (int c = 0; c < d; ++c) P.ct[static_cast<std::size_t>(c) * P.kp + j] = static_cast<float>(shifted(c));
     P.nb[j] = static_cast<float>(s);
     // the real |c_j - m|^2: s from the rounded differences, summed in double
     nbmax = std::max(nbmax, s * (1.0 + (d + 4.0) * rel_d));
   }
-  if (!(nbmax <= F::big)) return;  // (also where m overflowed)
+  if (!(nbmax <= F::big)) return;
   P.nb_max = nbmax * kUp;
   P.nc_max = std::sqrt(P.nb_max) * kUp;
   P.g = (d + 8.0) * uf;
