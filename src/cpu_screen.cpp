@@ -257,7 +257,6 @@ template <typename T>
 void CenterScreen<T>::prepare(const T* cen, int k, int d) {
   typedef Limits<T> L;
   native_.active = low_.active = false;
-  k_ = k;
   d_ = d;
   low_tried_ /= 2;  // (prepare runs between the passes, on one thread)
   low_left_ /= 2;

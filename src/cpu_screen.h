@@ -101,7 +101,7 @@ class CenterScreen {
   int run(const T* x, std::int64_t n, std::int64_t i0, int m, const Out& out) const;
   bool low_wanted() const;
 
-  int k_ = 0, d_ = 0;
+  int d_ = 0;
   double gx_ = 0.0, a_e_ = 0.0;  // the exact rule's error: relative factor, absolute term
   bool native_pass_ = true, low_pass_ = true, low_always_ = false;  // the switch
   Pass<T> native_;
