@@ -224,6 +224,28 @@ bool grow_buffer(gk_cuda_data *D, void **buf, size_t *have, size_t bytes) {
   return true;
 }
 
+// Blocks a multiprocessor holds of k_assign_tc_wg, or 0 where it is not to
+// run: a build without sm_90a code (GK_SM90A, configure), a device other
+// than compute capability 9.0 (sm_90a code runs there only), no room for it,
+// or GPUKMEANS_TC_WGMMA=0 (the tests compare both kernels).
+int wgmma_blocks_per_sm(gk_cuda_data *D) {
+#if defined(GK_SM90A)
+  int major = 0, minor = 0, per_sm = 0;
+  if (env_switch("GPUKMEANS_TC_WGMMA") == 0 ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, D->device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, D->device) != cudaSuccess || major != 9 ||
+      minor != 0 || allow_dynamic_smem(D, (const void *)k_assign_tc_wg, kTcSmem) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_assign_tc_wg, kTcThreads, kTcSmem) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return per_sm;
+#else
+  (void)D;
+  return 0;
+#endif
+}
+
 cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
   const int d = D->d;
   if (D->src || !tf32_wanted(D, k) || !tc_wanted()) return cudaSuccess;
@@ -237,6 +259,7 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
       cudaGetLastError();
       return cudaSuccess;
     }
+    D->tc_wg_per_sm = wgmma_blocks_per_sm(D);
     const size_t bytes = tc_points_floats(D->n, d) * sizeof(float);
     if (!optional_fits(D, bytes)) return cudaSuccess;
     if (cudaMalloc(&D->tc_x, bytes) != cudaSuccess) {
@@ -315,9 +338,11 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   plan.tf32 = tf32_wanted(D, k);
   plan.tc_x = nullptr;
   plan.tc_cen = nullptr;
+  plan.tc_wg = false;
   if (plan.tf32 && D->tc_state == 1 && tc_wanted() && D->tc_cen_bytes >= tc_centers_floats(k, d) * sizeof(float)) {
     plan.tc_x = (const float *)D->tc_x;
     plan.tc_cen = (float *)D->tc_cen;
+    plan.tc_wg = D->tc_wg_per_sm > 0;
   }
   plan.smem = 0;
   long long g = (D->n + 127) / 128;  // BM = 128 for both precisions
@@ -340,9 +365,14 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
   } else {
     if (plan.tc_x && ((uintptr_t)labels & 15) == 0) {  // (the kernel stages labels by 16 B)
       const int kp = tc_kp(k);
-      k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f, TcPack::argmin, plan.tc_cen, st,
-                                                 max_iter);
-      k_assign_tc<<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels, st, max_iter);
+      k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f,
+                                                 plan.tc_wg ? TcPack::argmin_wg : TcPack::argmin, plan.tc_cen, st, max_iter);
+      if (plan.tc_wg)
+        k_assign_tc_wg<<<tc_grid(D, D->tc_wg_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k,
+                                                                              labels, st, max_iter);
+      else
+        k_assign_tc<<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels,
+                                                                         st, max_iter);
     } else if (D->single && D->d > 8 && plan.tf32)
       k_assign_tf32<<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d, (const float *)cen, k,
                                               labels, st, max_iter);

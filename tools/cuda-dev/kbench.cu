@@ -53,14 +53,32 @@ int main(int argc, char **argv) {
     std::sort(v.begin(), v.end());
     printf("  %-28s %9.4f ms\n", name, v[v.size() / 2]);
   };
-  printf("n=%lld d=%d k=%d %s path=%d tf32=%d packed=%d grid=%d acc(gx=%d gy=%d jb=%d smem=%zu shared=%d)\n", n, d, k, single ? "single" : "double",
-         p.path, pa.tf32, pa.tc_x != nullptr, p.grid, p.acc_gx, p.acc_gy, p.acc_jb, p.acc_smem, (int)p.acc_shared);
+  printf("n=%lld d=%d k=%d %s path=%d tf32=%d packed=%d wgmma=%d grid=%d acc(gx=%d gy=%d jb=%d smem=%zu shared=%d)\n", n, d, k, single ? "single" : "double",
+         p.path, pa.tf32, pa.tc_x != nullptr, (int)pa.tc_wg, p.grid, p.acc_gx, p.acc_gy, p.acc_jb, p.acc_smem, (int)p.acc_shared);
   tm("assign (labels only)", [&] { OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
   if (pa.tc_x) {
     Plan q = pa;
     q.tc_x = nullptr;
     tm("assign TF32 unpacked (before)", [&] { OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
     OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0));
+  }
+  if (pa.tc_wg) {  // the wgmma argmin against the mma.sync one: time, and the same labels from labels -1
+    Plan q = pa;
+    q.tc_wg = false;
+    tm("assign mma.sync (not wgmma)", [&] { OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0)); });
+    std::vector<int> la(n), lb(n);
+    OK(cudaMemset(labels, 0xff, n * 4));
+    OK(launch_assign(D, q, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0));
+    OK(cudaMemcpy(la.data(), labels, n * 4, cudaMemcpyDeviceToHost));
+    OK(cudaMemset(labels, 0xff, n * 4));
+    OK(launch_assign(D, pa, cen, k, labels, st, 1000, false, nullptr, nullptr, nullptr, 0));
+    OK(cudaMemcpy(lb.data(), labels, n * 4, cudaMemcpyDeviceToHost));
+    long long diff = 0, first = -1;
+    for (long long i = 0; i < n; ++i)
+      if (la[i] != lb[i]) { if (first < 0) first = i; ++diff; }
+    printf("  wgmma labels vs mma.sync: %lld of %lld differ", diff, n);
+    if (first >= 0) printf(" (first row %lld: %d against %d)", first, lb[first], la[first]);
+    printf("\n");
   }
   if (pa.path == 1 && single && d > 8) {
     Plan q = pa;

@@ -970,6 +970,7 @@ k_assign_tf32_filter(const float *__restrict__ x, long long n, int d, const floa
 // wm, wn; lane 4 g + t), its first center of a tile less c0 (cb), the
 // labels, the shared rows of the cross-warp merge, the labels it changed.
 struct TcEpiBase {
+  static constexpr bool kWgmma = false;  // (tc_main_loop: mma.sync, or wgmma.cuh's products)
   int cb, wm, wn, g, t;
   long long n;
   int *labels;
@@ -1125,6 +1126,91 @@ __device__ __forceinline__ void tc_add_changed(unsigned int mine, unsigned int *
   if (mine) atomicAdd(sh_changed, mine);
   __syncthreads();
   if (threadIdx.x == 0 && st && *sh_changed) atomicAdd(&st->changed, (u64)*sh_changed);
+}
+
+// TcArgmin on wgmma's products (wgmma.cuh; sm_90a): the same values, so the
+// same labels.  A thread holds 4 rows, tile row 64 h + 16 warp + g + 8 r1
+// (r = 2 h + r1), each with 32 of a tile's centers, c0 + 8 n8 + 2 t + e:
+// the 16 of the tile's first 64 centers, then the 16 of the last, each
+// reduced by tree_min; the quad's 4 lanes then hold all of a row's centers,
+// so no other warp's (no shared merge).
+struct TcArgminWg {
+  static constexpr bool kZeroFirst = true, kSplitB = true, kNorms = true, kUnrolledCopies = true, kWgmma = true;
+  int warp, g, t;
+  long long n;
+  int *labels;
+  unsigned int ch;
+  float best[4];
+  int bidx[4];
+  __device__ __forceinline__ void place(long long n_, int *labels_) {
+    const int lane = threadIdx.x & 31;
+    warp = threadIdx.x >> 5;
+    g = lane >> 2;
+    t = lane & 3;
+    n = n_;
+    labels = labels_;
+    ch = 0;
+  }
+  __device__ __forceinline__ void reset() {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
+  }
+  __device__ __forceinline__ int row(int r) const { return (r >> 1) * 64 + warp * 16 + g + 8 * (r & 1); }
+  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {  // (centers c0 + 64 half ..: the earlier first)
+        float v[16];
+#pragma unroll
+        for (int nt = 0; nt < 8; ++nt) {
+          v[2 * nt] = acc[2 * (r >> 1) + half][nt][(r & 1) * 2];
+          v[2 * nt + 1] = acc[2 * (r >> 1) + half][nt][(r & 1) * 2 + 1];
+        }
+        const TcEpiBase::TreeMin tm = TcEpiBase::tree_min(v);
+        if (tm.m < best[r]) {
+          best[r] = tm.m;
+          const int j = tm.index();
+          bidx[r] = c0 + 64 * half + (j >> 1) * 8 + 2 * t + (j & 1);
+        }
+      }
+    }
+  }
+  __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) quad_min(best[r], bidx[r]);
+    if (t == 0) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const long long i = bt * kTcBM + row(r);
+        if (i < n) {
+          const int old = old_labels[row(r)];
+          label_commit(&labels[i], old, bidx[r] == 0x7fffffff ? label_kept(old) : bidx[r], ch);
+        }
+      }
+    }
+    reset();
+  }
+};
+
+// k_assign_tc with TcArgminWg (centers packed as TcPack::argmin_wg).  Its
+// body is compiled for sm_90a only (GK_WGMMA_BODY); elsewhere it is empty
+// and never launched (assign.cu, prepare_tc).
+__global__ void __launch_bounds__(kTcThreads, 2)
+k_assign_tc_wg(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
+               int *__restrict__ labels, State *st, int max_iter) {
+#if GK_WGMMA_BODY
+  if (fit_finished(st, max_iter)) return;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __shared__ unsigned int sh_changed;
+  if (threadIdx.x == 0) sh_changed = 0;  // (the main loop's barriers order it)
+  TcArgminWg epi;
+  epi.place(n, labels);
+  epi.reset();
+  tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, (n + kTcBM - 1) / kTcBM, TcRows{labels, nullptr, n},
+               reinterpret_cast<float *>(smem), epi);
+  tc_add_changed(epi.ch, &sh_changed, st);
+#endif
 }
 
 __global__ void __launch_bounds__(kTcThreads, 2)

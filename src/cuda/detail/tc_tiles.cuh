@@ -44,6 +44,7 @@
 #include "common.cuh"
 #include "init_bound.cuh"
 #include "tf32.cuh"
+#include "wgmma.cuh"
 
 namespace gk {
 
@@ -134,8 +135,9 @@ struct TcImageSource {  // the double filter: x's float image (init_bound.cuh)
 // exactly, so its products hold -2 x.c), with the norms as the mma's C
 // operands: for each group of 8 centers and t = 0..3 the quad (n[2t],
 // n[2t + 1], n[2t], n[2t + 1]), 256 floats a tile (one 16-byte load gives
-// the four products of a group their C without register moves).
-enum class TcPack { whole, split, argmin };
+// the four products of a group their C without register moves); argmin_wg:
+// the same values and norms, the centers in wgmma's layout (wgmma.cuh).
+enum class TcPack { whole, split, argmin, argmin_wg };
 
 // The packed centers from column-major floats cen (leading dimension ld)
 // and their norms |c|^2 (fmaf in coordinate order), stored as q, or rounded
@@ -154,7 +156,8 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
   const int K16 = tc_k16(d), ct = c / kTcBN, n8 = (c % kTcBN) >> 3, g = c & 7;
   const bool none = c >= k || !(cen[c] == cen[c]);
   const bool split = form != TcPack::whole;
-  const float scale = form == TcPack::argmin ? -2.f : 1.f;
+  const bool argmin = form == TcPack::argmin || form == TcPack::argmin_wg;
+  const float scale = argmin ? -2.f : 1.f;
   float q = 0.f;
   for (int k16 = 0; k16 < K16; ++k16) {  // (a chunk's 16 loads first: one after the other, D's 256
                                          // threads took 12 us an iteration at base clocks)
@@ -167,6 +170,19 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
 #pragma unroll
     for (int jj = 0; jj < 16; ++jj)
       if (k16 * 16 + jj < d) q = fmaf(v[jj], v[jj], q);
+    if (form == TcPack::argmin_wg) {  // (a center's 4 coordinates of a core matrix: 16 bytes, hi and lo)
+      float *chunk = out + ((size_t)ct * K16 + k16) * tc_chunk_b(true);
+#pragma unroll
+      for (int q4 = 0; q4 < 4; ++q4) {
+        unsigned int h[4], l[4];
+#pragma unroll
+        for (int c4 = 0; c4 < 4; ++c4) split_tf32_nonan(scale * v[4 * q4 + c4], h[c4], l[c4]);
+        const int kk8 = q4 >> 1, kc = q4 & 1;
+        *reinterpret_cast<uint4 *>(chunk + wg_b_at(0, kk8, n8, kc, g, 0)) = make_uint4(h[0], h[1], h[2], h[3]);
+        *reinterpret_cast<uint4 *>(chunk + wg_b_at(1, kk8, n8, kc, g, 0)) = make_uint4(l[0], l[1], l[2], l[3]);
+      }
+      continue;
+    }
 #pragma unroll
     for (int kk8 = 0; kk8 < 2; ++kk8) {
       const size_t f = (((size_t)ct * K16 + k16) * 16 + n8) * 2 + kk8;  // the fragment
@@ -187,7 +203,7 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
   }
   float *norms = out + (size_t)(kp / kTcBN) * K16 * tc_chunk_b(split);
   const float nq = none ? pos_inf<float>() : kappa > 0.f ? __fmaf_rd(-kappa, q, q) : q;
-  if (form == TcPack::argmin) {  // (the quad of center pair t of group n8)
+  if (argmin) {  // (the quad of center pair t of group n8)
     const size_t at = (size_t)ct * 2 * kTcBN + n8 * 16 + ((c & 7) >> 1) * 4 + (c & 1);
     norms[at] = nq;
     norms[at + 2] = nq;
@@ -393,11 +409,18 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
   long long bt = blockIdx.x;
   for (long long q = 0; q < nq; ++q) {
     cp_async_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
+    if constexpr (Epi::kWgmma) wg_fence_smem();  // (... for wgmma's reads too)
     __syncthreads();           // ... for every thread's; and chunk q - 1's buffer is free
     load(q + kTcStages - 1);
     const float *sa = smem + (size_t)stg * kTcStage, *sb = sa + kTcChunk, *sr = sb + kChunkB;
     if (++stg == kTcStages) stg = 0;
-    if (Epi::kZeroFirst && k16 == 0) {
+    if constexpr (Epi::kWgmma) {  // (chunk q's products done before the next barrier frees its buffer)
+      static_assert(Epi::kNorms && Epi::kSplitB, "wgmma: TcPack::argmin_wg's centers");
+      if (k16 == 0) wg_chunk<true>(acc, sa, sb, warp, lane, sr);
+      else wg_chunk<false>(acc, sa, sb, warp, lane, sr);
+      wg_wait0();
+      wg_pin(acc);
+    } else if (Epi::kZeroFirst && k16 == 0) {
       tc_chunk<true, Epi::kSplitB, Epi::kNorms>(acc, sa, sb, wm, wn, lane, sr);
     } else {
       if (k16 == 0) {
