@@ -110,6 +110,15 @@ fresh_sums_ms <- function(x, c0, prec) {
   iter_ms(timed(gpu_kmeans(x, c0, iter.max = iters, precision = prec, backend = "cuda")))
 }
 
+# ... and with the packed tiles' products through mma.sync where the device
+# runs them through wgmma (compute capability 9.0: src/cuda/detail/wgmma.cuh)
+mma_sync_ms <- function(x, c0) {
+  Sys.setenv(GPUKMEANS_TC_WGMMA = "0")
+  on.exit(Sys.unsetenv("GPUKMEANS_TC_WGMMA"))
+  iter_ms(timed(gpu_kmeans(x, c0, iter.max = iters, precision = "single", backend = "cuda")))
+}
+wgmma_device <- identical(info$devices$compute_capability[1L], "9.0")
+
 problems <- data.frame(id = c("A", "B", "C", "D", "E"),
                        n = c(21600, 1e6, 1e6, 1e7, 1e6), d = c(2, 2, 2, 16, 128),
                        k = c(12, 100, 1000, 256, 4096))
@@ -124,14 +133,16 @@ for (i in seq_len(nrow(problems))) {
     rows[[length(rows) + 1L]] <- row_of(p$id, p$n, p$d, p$k, prec, "gpukmeans-cuda", r$value, r$elapsed,
                                         ms = iter_ms(r))
     share <- screen_shares(x, c0, prec)
-    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s%s%s%s\n", p$id, prec,
+    cat(sprintf("%s %-6s cuda  %9.4f ms/iter  (%d iterations, end to end %.3f s)%s%s%s%s%s\n", p$id, prec,
                 tail(rows, 1)[[1]]$ms_per_iter, min(r$value$iter, iters), r$elapsed,
                 if (share[4] >= 0) sprintf("  [sums: %.1f%% of point-iterations added; made afresh: %.4f ms/iter]",
                                            100 * share[4], fresh_sums_ms(x, c0, prec)) else "",
                 if (share[1] >= 0) sprintf("  [certified filter: %.2f%% of point-iterations exact, %.2f%% every center]",
                                            100 * share[1], 100 * share[2]) else "",
                 if (share[3] >= 0) sprintf("  [grid: %.2f%% of point-iterations from cell lists]", 100 * share[3]) else "",
-                if (share[5] == 1) "  [rows ordered in space: each warp's own candidate list]" else ""))
+                if (share[5] == 1) "  [rows ordered in space: each warp's own candidate list]" else "",
+                if (prec == "single" && p$d > 8 && p$k >= 32 && wgmma_device)
+                  sprintf("  [tensor cores by wgmma; by mma.sync: %.4f ms/iter]", mma_sync_ms(x, c0)) else ""))
     # At d = 2, the same fit to convergence (at most 500 iterations): ms an
     # iteration of everything the compute phase holds (the plans, the rows'
     # ordering where it runs, the final within-SS), which a 10-iteration fit

@@ -1,15 +1,21 @@
 # CUDA engine, single precision with d > 8: the assignment on packed,
 # fragment-native tensor-core tiles (src/cuda/detail/tc_tiles.cuh) does the
 # arithmetic of the unpacked kernel, so fits and predictions are identical
-# bit for bit.  The internal switch GPUKMEANS_TC=0 (read at each fit) keeps
-# the unpacked kernel.  Partial tiles of points, coordinates and centers,
-# several fits on one handle (nstart), empty clusters and predict.
+# bit for bit.  On a device of compute capability 9.0 (H100, H200) the packed
+# tiles' products run through wgmma (src/cuda/detail/wgmma.cuh), elsewhere
+# through mma.sync; both must give the unpacked kernel's fits.  The internal
+# switches (read at each fit): GPUKMEANS_TC=0 keeps the unpacked kernel,
+# GPUKMEANS_TC_WGMMA=0 the packed mma.sync one.  Partial tiles of points,
+# coordinates and centers, several fits on one handle (nstart), empty
+# clusters and predict.
 local_edition(3)
 
 # The fit, its predictions and its warnings ("did not converge", "empty
-# cluster"), which the two kernels must give alike too.
-tc_fit <- function(x, centers, packed, ...) {
-  withr::local_envvar(GPUKMEANS_TC = if (packed) NA else "0")
+# cluster"), which the kernels must give alike too.  kernel: "unpacked",
+# "mma.sync" (packed) or "default" (packed, wgmma where the device has it).
+tc_fit <- function(x, centers, kernel, ...) {
+  withr::local_envvar(GPUKMEANS_TC = if (kernel == "unpacked") "0" else NA,
+                      GPUKMEANS_TC_WGMMA = if (kernel == "mma.sync") "0" else NA)
   warned <- character(0)
   fit <- withCallingHandlers(gpu_kmeans(x, centers, precision = "single", backend = "cuda", ...),
                              warning = function(w) {
@@ -20,11 +26,14 @@ tc_fit <- function(x, centers, packed, ...) {
 }
 
 expect_tc_identical <- function(x, centers, label, ...) {
-  ref <- tc_fit(x, centers, FALSE, ...)
-  got <- tc_fit(x, centers, TRUE, ...)
-  expect_identical(got$fit, ref$fit, label = paste(label, "fit"))
-  expect_identical(got$pred, ref$pred, label = paste(label, "predict"))
-  expect_identical(got$warned, ref$warned, label = paste(label, "warnings"))
+  ref <- tc_fit(x, centers, "unpacked", ...)
+  for (kernel in c("mma.sync", "default")) {
+    got <- tc_fit(x, centers, kernel, ...)
+    what <- paste(label, kernel)
+    expect_identical(got$fit, ref$fit, label = paste(what, "fit"))
+    expect_identical(got$pred, ref$pred, label = paste(what, "predict"))
+    expect_identical(got$warned, ref$warned, label = paste(what, "warnings"))
+  }
   invisible(got$fit)
 }
 
@@ -47,10 +56,11 @@ test_that("cuda tc: nstart, empty clusters, duplicate points and data far from t
   set.seed(12)
   x <- make_blobs(6000, 24, 20, sd = 1, spread = 6)
   set.seed(5)
-  a <- tc_fit(x, 64, FALSE, nstart = 3, iter.max = 20)
-  set.seed(5)
-  b <- tc_fit(x, 64, TRUE, nstart = 3, iter.max = 20)
-  expect_identical(b, a)  # fits, predictions and warnings
+  a <- tc_fit(x, 64, "unpacked", nstart = 3, iter.max = 20)
+  for (kernel in c("mma.sync", "default")) {
+    set.seed(5)
+    expect_identical(tc_fit(x, 64, kernel, nstart = 3, iter.max = 20), a, label = kernel)  # fits, predictions, warnings
+  }
   # centers far from every point: their clusters are empty at once
   c0 <- rbind(x[1:40, ], matrix(1e4 + seq_len(24 * 24), ncol = 24))
   fit <- expect_tc_identical(x, c0, "empty clusters", iter.max = 15)
