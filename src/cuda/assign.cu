@@ -224,26 +224,36 @@ bool grow_buffer(gk_cuda_data *D, void **buf, size_t *have, size_t bytes) {
   return true;
 }
 
-// Blocks a multiprocessor holds of k_assign_tc_wg, or 0 where it is not to
-// run: a build without sm_90a code (GK_SM90A, configure), a device other
-// than compute capability 9.0 (sm_90a code runs there only), no room for it,
-// or GPUKMEANS_TC_WGMMA=0 (the tests compare both kernels).
-int wgmma_blocks_per_sm(gk_cuda_data *D) {
+// Whether the wgmma kernels (detail/wgmma.cuh) are to run: a build with
+// sm_90a code (GK_SM90A, configure), a device of compute capability 9.0
+// (sm_90a code runs there only), and not GPUKMEANS_TC_WGMMA=0 (the tests
+// compare both).
+bool wgmma_device(const gk_cuda_data *D) {
 #if defined(GK_SM90A)
-  int major = 0, minor = 0, per_sm = 0;
+  int major = 0, minor = 0;
   if (env_switch("GPUKMEANS_TC_WGMMA") == 0 ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, D->device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, D->device) != cudaSuccess || major != 9 ||
-      minor != 0 || allow_dynamic_smem(D, (const void *)k_assign_tc_wg, kTcSmem) != cudaSuccess ||
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k_assign_tc_wg, kTcThreads, kTcSmem) != cudaSuccess) {
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, D->device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0;
+#else
+  (void)D;
+  return false;
+#endif
+}
+
+// Blocks a multiprocessor holds of a packed-tile kernel with smem bytes of
+// dynamic shared memory (0: it cannot run here).
+int tc_blocks_per_sm(gk_cuda_data *D, const void *kernel, size_t smem) {
+  int per_sm = 0;
+  if (allow_dynamic_smem(D, kernel, smem) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTcThreads, smem) != cudaSuccess) {
     cudaGetLastError();
     return 0;
   }
   return per_sm;
-#else
-  (void)D;
-  return 0;
-#endif
 }
 
 cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
@@ -259,7 +269,7 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
       cudaGetLastError();
       return cudaSuccess;
     }
-    D->tc_wg_per_sm = wgmma_blocks_per_sm(D);
+    D->tc_wg_per_sm = wgmma_device(D) ? tc_blocks_per_sm(D, (const void *)k_assign_tc_wg, kTcSmem) : 0;
     const size_t bytes = tc_points_floats(D->n, d) * sizeof(float);
     if (!optional_fits(D, bytes)) return cudaSuccess;
     if (cudaMalloc(&D->tc_x, bytes) != cudaSuccess) {
@@ -518,7 +528,12 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   // GPUKMEANS_DF_SETTLE=0: every center's (the tests compare both).  Not on
   // TF32 images, whose centers' image is rounded to TF32.
   f.settle = !tc1 && !f.pair && !f.ccap && k <= kDfSettleMaxK && env_switch("GPUKMEANS_DF_SETTLE") != 0;
+  // Without the pair, on an H100 / H200, the products through wgmma
+  // (wgmma.cuh; the same bits, so the same certificates).
+  f.wg = !tc1 && !f.pair && wgmma_device(D);
   const void *tc_kernel = f.pair   ? (const void *)k_assign_tc_filter<true>
+                          : f.wg   ? (f.top2 ? (const void *)k_assign_tc_filter<false, true, true>
+                                             : (const void *)k_assign_tc_filter<false, false, true>)
                           : f.top2 ? (const void *)k_assign_tc_filter<false, true>
                                    : (const void *)k_assign_tc_filter<false>;
   cudaError_t err = tc1 ? allow_dynamic_smem(D, (const void *)k_assign_tf32_filter, df_tc_smem)
@@ -529,7 +544,9 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
     cudaGetLastError();
     return cudaSuccess;
   }
-  const void *cand_kernel = f.pair ? (const void *)k_assign_tc_cand<false> : (const void *)k_assign_tc_cand<true>;
+  const void *cand_kernel = f.pair ? (const void *)k_assign_tc_cand<false>
+                            : f.wg ? (const void *)k_assign_tc_cand<true, true>
+                                   : (const void *)k_assign_tc_cand<true>;
   if (f.ccap &&
       allow_dynamic_smem(D, cand_kernel, kTcSmem) != cudaSuccess) {
     cudaGetLastError();
@@ -579,8 +596,16 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
   } else {  // the image's packed tiles, 3xTF32
     // (split, as the filter without the pair reads them; the pair's epilogue
     // leaves no registers for split centers)
-    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa, f.pair ? TcPack::whole : TcPack::split, f.cpk, st, max_iter);
-    if (f.pair)
+    k_tc_pack_centers<<<kp / 128, 128, 0, s>>>(f.ci, kp, kp, kp, D->d, f.im.kappa,
+                                               f.pair ? TcPack::whole : f.wg ? TcPack::split_wg : TcPack::split, f.cpk, st,
+                                               max_iter);
+    if (f.wg && f.top2)
+      k_assign_tc_filter<false, true, true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(
+          f.xi, D->n, D->d, f.cpk, k, labels, st, max_iter, a);
+    else if (f.wg)
+      k_assign_tc_filter<false, false, true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(
+          f.xi, D->n, D->d, f.cpk, k, labels, st, max_iter, a);
+    else if (f.pair)
       k_assign_tc_filter<true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.xi, D->n, D->d, f.cpk, k,
                                                                                            labels, st, max_iter, a);
     else if (f.top2)
@@ -612,6 +637,9 @@ cudaError_t launch_assign_df(const gk_cuda_data *D, const Plan &plan, const DFil
     if (f.pair)
       k_assign_tc_cand<false><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.rp, D->d, f.cpk, k, st,
                                                                                          max_iter, a);
+    else if (f.wg)
+      k_assign_tc_cand<true, true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.rp, D->d, f.cpk, k,
+                                                                                              st, max_iter, a);
     else
       k_assign_tc_cand<true><<<tc_grid(D, D->tc_filter_per_sm), kTcThreads, kTcSmem, s>>>(f.rp, D->d, f.cpk, k, st,
                                                                                         max_iter, a);

@@ -990,18 +990,35 @@ struct TcEpiBase {
     rbi = rbi_;
     ch = 0;
   }
-  // Row r's 16 values of a tile, the filter's w = |c|^2 (1 - kappa) - 2 x.c
-  // (the norms' term as packed; each step rounded down), in index order,
-  // and their minimum (fminf: NaN ignored; +inf if all NaN).  (The single
-  // argmin's accumulators hold its values themselves: TcArgmin.)
+  // Where a thread's accumulators lie in the block tile, for the
+  // mma.sync products (Wg false: warp (wm, wn) holds 64 rows x 64 centers;
+  // 8 rows, one group of 16 values a row) or wgmma's (wgmma.cuh: a warp 32
+  // rows x 128 centers; 4 rows, two groups of 16, the first 64 centers'
+  // before the last 64's).  Row r's tile row; group grp's first center
+  // less c0; the accumulator of value v (index order) of row r, group grp.
+  template <bool Wg>
+  __device__ __forceinline__ int row_of(int r) const {
+    return Wg ? (r >> 1) * 64 + (wm + 2 * wn) * 16 + (r & 1) * 8 + g : tc_row(r, wm, g);
+  }
+  template <bool Wg>
+  __device__ __forceinline__ int base_of(int grp) const { return Wg ? 64 * grp + 2 * t : cb; }
+  template <bool Wg>
+  static __device__ __forceinline__ float acc_of(const float (&acc)[4][8][4], int r, int grp, int v) {
+    return Wg ? acc[2 * (r >> 1) + grp][v >> 1][(r & 1) * 2 + (v & 1)] : acc[r >> 1][v >> 1][(r & 1) * 2 + (v & 1)];
+  }
+  // Row r's 16 values of group grp of a tile, the filter's w = |c|^2 (1 -
+  // kappa) - 2 x.c (the norms' term as packed; each step rounded down), in
+  // index order, and their minimum (fminf: NaN ignored; +inf if all NaN).
+  // (The single argmin's accumulators hold its values themselves: TcArgmin.)
+  template <bool Wg = false>
   __device__ __forceinline__ float row_values(const float (&acc)[4][8][4], int r, const float2 (&nv)[8],
-                                              float (&v)[16]) const {
+                                              float (&v)[16], int grp = 0) const {
     float m = pos_inf<float>();
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float a = acc[r >> 1][nt][(r & 1) * 2 + e], c = e ? nv[nt].y : nv[nt].x;
+        const float a = acc_of<Wg>(acc, r, grp, 2 * nt + e), c = e ? nv[nt].y : nv[nt].x;
         v[nt * 2 + e] = __fmaf_rd(-2.0f, a, c);
         m = fminf(m, v[nt * 2 + e]);
       }
@@ -1048,12 +1065,16 @@ struct TcEpiBase {
     o.m2 = fminf(fminf(o.b3 ? s[0] : s[1], o.b2 ? qa : qb), fminf(o.b1 ? pa : pb, o.b0 ? wa : wb));
     return o;
   }
-  __device__ __forceinline__ void norms_of(const float *norms, float2 (&nv)[8]) const {
+  template <bool Wg = false>
+  __device__ __forceinline__ void norms_of(const float *norms, float2 (&nv)[8], int grp = 0) const {
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + cb + nt * 8);
+    for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + base_of<Wg>(grp) + nt * 8);
   }
-  // The center of value v (0..15) of a tile at c0.
-  __device__ __forceinline__ int center(int c0, int v) const { return c0 + cb + (v >> 1) * 8 + (v & 1); }
+  // The center of value v (0..15) of group grp of a tile at c0.
+  template <bool Wg = false>
+  __device__ __forceinline__ int center(int c0, int v, int grp = 0) const {
+    return c0 + base_of<Wg>(grp) + (v >> 1) * 8 + (v & 1);
+  }
 };
 
 // Single precision: dd = |c|^2 - 2 x.c, least (dd, index); NaN never chosen.
@@ -1242,114 +1263,135 @@ k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__res
 // went from 56.0 to 50.7 ms: H200, 2026-11-26.  The candidate pass,
 // df_candidates.cuh, settles those points too, and the filter without the
 // pair is the faster: the pair runs only where that pass does not.)
-template <bool Pair, bool Top2 = false>
+template <bool Pair, bool Top2 = false, bool Wg = false>
 struct TcFilterEpi : TcEpiBase {
   // (tc_main_loop; the pair's tracking leaves no registers for a second
   // copy of the chunk's products, 220 bytes of spills, nor for split
-  // centers; without it the filter reads them split: E 21.1 -> 16.7 ms)
-  static constexpr bool kZeroFirst = !Pair, kSplitB = !Pair, kNorms = false, kUnrolledCopies = false;
+  // centers; without it the filter reads them split: E 21.1 -> 16.7 ms.
+  // Wg: wgmma's products, without the pair only)
+  static constexpr bool kZeroFirst = !Pair, kSplitB = !Pair, kNorms = false, kUnrolledCopies = false, kWgmma = Wg;
+  static_assert(!(Wg && Pair), "wgmma: split centers, so no pair");
+  static constexpr int R = Wg ? 4 : 8, G = Wg ? 2 : 1;  // rows a thread, groups of 16 values a row (TcEpiBase)
   int k, d;
   const DFArgs *fa;
   float *rbs, *rb3;  // shared: kTcBM each (second lowest w, the lowest of the others)
   int *rbi2;         // shared: kTcBM (the second lowest's center)
-  float w1[8], w2[8], w3[8];
-  int i1[8], i2[8];
+  float w1[R], w2[R], w3[R];
+  int i1[R], i2[R];
   __device__ __forceinline__ void reset() {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
+    for (int r = 0; r < R; ++r) {
       w1[r] = w2[r] = w3[r] = pos_inf<float>();
       i1[r] = i2[r] = 0x7fffffff;
     }
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
-    float2 nv[8];
-    norms_of(norms, nv);
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-      float w[16];
-      if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
-                            // the least and the second least make the same update)
-        (void)row_values(acc, r, nv, w);  // (its minimum unused: tree_min's)
-        const TreeMin tm = tree_min(w);
-        if (tm.m < w1[r]) {
-          w2[r] = fminf(w1[r], tm.m2);
-          w1[r] = tm.m;
-          i1[r] = center(c0, tm.index());
-        } else {
-          w2[r] = fminf(w2[r], tm.m);
-        }
-        continue;
-      }
-      const float m = row_values(acc, r, nv, w);
-      if (m < (Pair ? w2[r] : w1[r])) {  // the sequential update, in index order
+    for (int grp = 0; grp < G; ++grp) {  // (a row's group 0 before its group 1: index order)
+      float2 nv[8];
+      norms_of<Wg>(norms, nv, grp);
 #pragma unroll
-        for (int v = 0; v < 16; ++v) {
-          if (w[v] < w1[r]) {
-            if (Pair) {
-              w3[r] = fminf(w3[r], w2[r]);
-              i2[r] = i1[r];
-            }
-            w2[r] = w1[r];
-            w1[r] = w[v];
-            i1[r] = center(c0, v);
-          } else if (!Pair) {
-            w2[r] = fminf(w2[r], w[v]);
-          } else if (w[v] < w2[r]) {
-            w3[r] = fminf(w3[r], w2[r]);
-            w2[r] = w[v];
-            i2[r] = center(c0, v);
+      for (int r = 0; r < R; ++r) {
+        float w[16];
+        if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
+                              // the least and the second least make the same update)
+          (void)row_values<Wg>(acc, r, nv, w, grp);  // (its minimum unused: tree_min's)
+          const TreeMin tm = tree_min(w);
+          if (tm.m < w1[r]) {
+            w2[r] = fminf(w1[r], tm.m2);
+            w1[r] = tm.m;
+            i1[r] = center<Wg>(c0, tm.index(), grp);
           } else {
-            w3[r] = fminf(w3[r], w[v]);
+            w2[r] = fminf(w2[r], tm.m);
           }
+          continue;
         }
-      } else if (Pair) {
-        w3[r] = fminf(w3[r], m);  // no value below the second lowest: the others' lowest is at most m
-      } else {
-        w2[r] = fminf(w2[r], m);  // no value below the lowest: the second lowest is at most m
+        const float m = row_values<Wg>(acc, r, nv, w, grp);
+        if (m < (Pair ? w2[r] : w1[r])) {  // the sequential update, in index order
+#pragma unroll
+          for (int v = 0; v < 16; ++v) {
+            if (w[v] < w1[r]) {
+              if (Pair) {
+                w3[r] = fminf(w3[r], w2[r]);
+                i2[r] = i1[r];
+              }
+              w2[r] = w1[r];
+              w1[r] = w[v];
+              i1[r] = center<Wg>(c0, v, grp);
+            } else if (!Pair) {
+              w2[r] = fminf(w2[r], w[v]);
+            } else if (w[v] < w2[r]) {
+              w3[r] = fminf(w3[r], w2[r]);
+              w2[r] = w[v];
+              i2[r] = center<Wg>(c0, v, grp);
+            } else {
+              w3[r] = fminf(w3[r], w[v]);
+            }
+          }
+        } else if (Pair) {
+          w3[r] = fminf(w3[r], m);  // no value below the second lowest: the others' lowest is at most m
+        } else {
+          w2[r] = fminf(w2[r], m);  // no value below the lowest: the second lowest is at most m
+        }
       }
     }
   }
-  // The point tile bt is done: the minimum over the quads and the two
-  // center warps, then one thread a point: the test, then the label or the
-  // exact pass's list.
+  // The point tile bt is done: the minimum over the quads and (mma.sync)
+  // the two center warps, then one thread a point: the test, then the label
+  // or the exact pass's list.  (The lowest, its center and the second
+  // lowest of a row are those of its values as a set: the same whichever
+  // thread saw which value.)
   __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *na) {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
+    for (int r = 0; r < R; ++r) {
       if (Pair) quad_min3(w1[r], i1[r], w2[r], i2[r], w3[r]);
       else quad_min2(w1[r], i1[r], w2[r]);
     }
-    if (wn == 1 && t == 0) {
+    if (Wg) {  // (a quad holds all of its rows' centers)
+      if (t == 0) {
 #pragma unroll
-      for (int r = 0; r < 8; ++r) {
-        const int row = tc_row(r, wm, g);
-        rbd[row] = w1[r];
-        rbi[row] = i1[r];
-        rbs[row] = w2[r];
-        if (Pair) {
-          rbi2[row] = i2[r];
-          rb3[row] = w3[r];
+        for (int r = 0; r < R; ++r) {
+          const int row = row_of<Wg>(r);
+          rbd[row] = w1[r];
+          rbi[row] = i1[r];
+          rbs[row] = w2[r];
         }
       }
-    }
-    __syncthreads();
-    if (wn == 0 && t == 0) {
+      __syncthreads();
+    } else {
+      if (wn == 1 && t == 0) {
 #pragma unroll
-      for (int r = 0; r < 8; ++r) {
-        const int row = tc_row(r, wm, g);
-        float a1 = w1[r], a2 = w2[r], a3 = w3[r];
-        int j1 = i1[r], j2 = i2[r];
-        if (Pair) merge_min3(a1, j1, a2, j2, a3, rbd[row], rbi[row], rbs[row], rbi2[row], rb3[row]);
-        else take_min2(a1, j1, a2, rbd[row], rbi[row], rbs[row]);
-        rbd[row] = a1;
-        rbi[row] = j1;
-        rbs[row] = a2;
-        if (Pair) {
-          rbi2[row] = j2;
-          rb3[row] = a3;
+        for (int r = 0; r < R; ++r) {
+          const int row = tc_row(r, wm, g);
+          rbd[row] = w1[r];
+          rbi[row] = i1[r];
+          rbs[row] = w2[r];
+          if (Pair) {
+            rbi2[row] = i2[r];
+            rb3[row] = w3[r];
+          }
         }
       }
+      __syncthreads();
+      if (wn == 0 && t == 0) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const int row = tc_row(r, wm, g);
+          float a1 = w1[r], a2 = w2[r], a3 = w3[r];
+          int j1 = i1[r], j2 = i2[r];
+          if (Pair) merge_min3(a1, j1, a2, j2, a3, rbd[row], rbi[row], rbs[row], rbi2[row], rb3[row]);
+          else take_min2(a1, j1, a2, rbd[row], rbi[row], rbs[row]);
+          rbd[row] = a1;
+          rbi[row] = j1;
+          rbs[row] = a2;
+          if (Pair) {
+            rbi2[row] = j2;
+            rb3[row] = a3;
+          }
+        }
+      }
+      __syncthreads();
     }
-    __syncthreads();
     const int tid = threadIdx.x;
     const long long i = bt * kTcBM + tid;
     const int b = rbi[tid];
@@ -1367,34 +1409,40 @@ struct TcFilterEpi : TcEpiBase {
   }
 };
 
-template <bool Pair, bool Top2 = false>
+// Wg: through wgmma (centers packed TcPack::split_wg), compiled for sm_90a
+// only (GK_WGMMA_BODY; elsewhere empty and never launched: assign.cu).
+template <bool Pair, bool Top2 = false, bool Wg = false>
 __global__ void __launch_bounds__(kTcThreads, 2)
 k_assign_tc_filter(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
                    int *__restrict__ labels, State *st, int max_iter, DFArgs fa) {
-  if (fit_finished(st, max_iter)) return;
-  const int tid = threadIdx.x;
-  const long long ntiles = (n + kTcBM - 1) / kTcBM;
-  if (fa.cnt[1]) {  // a center's image out of the box: every point exact
-    for (long long bt = blockIdx.x; bt < ntiles; bt += gridDim.x)
-      if (bt * kTcBM + tid < n) df_list(bt * kTcBM + tid, fa);
+  if constexpr (Wg && !GK_WGMMA_BODY) {
     return;
+  } else {
+    if (fit_finished(st, max_iter)) return;
+    const int tid = threadIdx.x;
+    const long long ntiles = (n + kTcBM - 1) / kTcBM;
+    if (fa.cnt[1]) {  // a center's image out of the box: every point exact
+      for (long long bt = blockIdx.x; bt < ntiles; bt += gridDim.x)
+        if (bt * kTcBM + tid < n) df_list(bt * kTcBM + tid, fa);
+      return;
+    }
+    extern __shared__ __align__(16) unsigned char smem[];
+    __shared__ float rbd[kTcBM], rbs[kTcBM], rb3[kTcBM];
+    __shared__ int rbi[kTcBM], rbi2[kTcBM];
+    __shared__ unsigned int sh_changed;
+    if (tid == 0) sh_changed = 0;
+    TcFilterEpi<Pair, Top2, Wg> epi;
+    epi.place(n, labels, rbd, rbi);
+    epi.k = k;
+    epi.d = d;
+    epi.fa = &fa;
+    epi.rbs = rbs;
+    epi.rb3 = rb3;
+    epi.rbi2 = rbi2;
+    epi.reset();
+    tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, ntiles, TcRows{labels, fa.na, n}, reinterpret_cast<float *>(smem), epi);
+    tc_add_changed(epi.ch, &sh_changed, st);
   }
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ float rbd[kTcBM], rbs[kTcBM], rb3[kTcBM];
-  __shared__ int rbi[kTcBM], rbi2[kTcBM];
-  __shared__ unsigned int sh_changed;
-  if (tid == 0) sh_changed = 0;
-  TcFilterEpi<Pair, Top2> epi;
-  epi.place(n, labels, rbd, rbi);
-  epi.k = k;
-  epi.d = d;
-  epi.fa = &fa;
-  epi.rbs = rbs;
-  epi.rb3 = rb3;
-  epi.rbi2 = rbi2;
-  epi.reset();
-  tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, ntiles, TcRows{labels, fa.na, n}, reinterpret_cast<float *>(smem), epi);
-  tc_add_changed(epi.ch, &sh_changed, st);
 }
 
 }  // namespace

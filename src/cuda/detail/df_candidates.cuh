@@ -59,36 +59,41 @@ constexpr double kDfCandMinKD = 16384;
 // every value below it appends its center to the row's list.  SplitB: the
 // filter's packed centers come split (as the filter without the pair reads
 // them) or whole.
-template <bool SplitB>
+template <bool SplitB, bool Wg = false>
 struct TcCandEpi : TcEpiBase {
-  static constexpr bool kZeroFirst = true, kSplitB = SplitB, kNorms = false, kUnrolledCopies = true;
+  static constexpr bool kZeroFirst = true, kSplitB = SplitB, kNorms = false, kUnrolledCopies = true, kWgmma = Wg;
+  static_assert(!Wg || SplitB, "wgmma: split centers");
+  static constexpr int R = Wg ? 4 : 8, G = Wg ? 2 : 1;  // rows a thread, groups of 16 values a row (TcEpiBase)
   const float *thr_g;
   int *count, *cand;
   long long m, cur;  // (cur: the point tile being computed)
-  float thr[8];
+  float thr[R];
   // The rows of point tile bt (NaN past m: no candidates).
   __device__ __forceinline__ void begin(long long bt) {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-      const long long e = bt * kTcBM + tc_row(r, wm, g);
+    for (int r = 0; r < R; ++r) {
+      const long long e = bt * kTcBM + row_of<Wg>(r);
       thr[r] = e < m ? thr_g[e] : quiet_nan<float>();
     }
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
-    float2 nv[8];
-    norms_of(norms, nv);
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-      float w[16];
-      const float mn = row_values(acc, r, nv, w);
-      if (mn < thr[r]) {  // (rare: a few centers a row in all)
-        const long long e = cur * kTcBM + tc_row(r, wm, g);
+    for (int grp = 0; grp < G; ++grp) {  // (a row's group 0 before its group 1: index order)
+      float2 nv[8];
+      norms_of<Wg>(norms, nv, grp);
 #pragma unroll
-        for (int v = 0; v < 16; ++v)
-          if (w[v] < thr[r]) {
-            const int p = atomicAdd(&count[e], 1);
-            if (p < kDfCand) cand[e * kDfCand + p] = center(c0, v);
-          }
+      for (int r = 0; r < R; ++r) {
+        float w[16];
+        const float mn = row_values<Wg>(acc, r, nv, w, grp);
+        if (mn < thr[r]) {  // (rare: a few centers a row in all)
+          const long long e = cur * kTcBM + row_of<Wg>(r);
+#pragma unroll
+          for (int v = 0; v < 16; ++v)
+            if (w[v] < thr[r]) {
+              const int p = atomicAdd(&count[e], 1);
+              if (p < kDfCand) cand[e * kDfCand + p] = center<Wg>(c0, v, grp);
+            }
+        }
       }
     }
   }
@@ -99,23 +104,29 @@ struct TcCandEpi : TcEpiBase {
 };
 
 // The tensor-core pass over the packed rest points (rp; m of them, at most
-// ccap): their candidate lists (DFArgs cand, ccount).
-template <bool SplitB>
+// ccap): their candidate lists (DFArgs cand, ccount).  Wg: through wgmma
+// (the filter's centers packed TcPack::split_wg; sm_90a only, as
+// k_assign_tc_filter's).
+template <bool SplitB, bool Wg = false>
 __global__ void __launch_bounds__(kTcThreads, 2)
 k_assign_tc_cand(const float *__restrict__ rp, int d, const float *__restrict__ cp, int k, const State *st,
                  int max_iter, DFArgs fa) {
-  if (fit_finished(st, max_iter) || fa.cnt[1]) return;
-  extern __shared__ __align__(16) unsigned char smem[];
-  TcCandEpi<SplitB> epi;
-  epi.place(0, nullptr, nullptr, nullptr);
-  epi.thr_g = fa.thr;
-  epi.count = fa.ccount;
-  epi.cand = fa.cand;
-  epi.m = df_cand_points(fa);
-  epi.cur = blockIdx.x;
-  epi.begin(epi.cur);
-  tc_main_loop(rp, cp, d, tc_kp(k) / kTcBN, (epi.m + kTcBM - 1) / kTcBM, TcRows{nullptr, nullptr, epi.m},
-               reinterpret_cast<float *>(smem), epi);
+  if constexpr (Wg && !GK_WGMMA_BODY) {
+    return;
+  } else {
+    if (fit_finished(st, max_iter) || fa.cnt[1]) return;
+    extern __shared__ __align__(16) unsigned char smem[];
+    TcCandEpi<SplitB, Wg> epi;
+    epi.place(0, nullptr, nullptr, nullptr);
+    epi.thr_g = fa.thr;
+    epi.count = fa.ccount;
+    epi.cand = fa.cand;
+    epi.m = df_cand_points(fa);
+    epi.cur = blockIdx.x;
+    epi.begin(epi.cur);
+    tc_main_loop(rp, cp, d, tc_kp(k) / kTcBN, (epi.m + kTcBM - 1) / kTcBM, TcRows{nullptr, nullptr, epi.m},
+                 reinterpret_cast<float *>(smem), epi);
+  }
 }
 
 // The candidate pass's points (rest positions below m) as packed tiles of

@@ -264,6 +264,7 @@ struct DFilter {
   // (GPUKMEANS_DF_PAIR=0 never, =1 also with one: the tests and benchmarks
   // compare them).
   bool pair = false;
+  bool wg = false;    // the filter without the pair and its candidate pass through wgmma (wgmma.cuh)
   bool top2 = false;  // the filter without the pair takes each tile's two least values by a tree
                       // (k <= 512, unless GPUKMEANS_DF_TOP2=0)
   // Without the pair and the candidate pass: the listed points' exact distances to the centers

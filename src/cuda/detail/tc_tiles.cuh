@@ -135,9 +135,10 @@ struct TcImageSource {  // the double filter: x's float image (init_bound.cuh)
 // exactly, so its products hold -2 x.c), with the norms as the mma's C
 // operands: for each group of 8 centers and t = 0..3 the quad (n[2t],
 // n[2t + 1], n[2t], n[2t + 1]), 256 floats a tile (one 16-byte load gives
-// the four products of a group their C without register moves); argmin_wg:
-// the same values and norms, the centers in wgmma's layout (wgmma.cuh).
-enum class TcPack { whole, split, argmin, argmin_wg };
+// the four products of a group their C without register moves); argmin_wg
+// and split_wg: argmin's and split's values and norms, the centers in
+// wgmma's layout (wgmma.cuh).
+enum class TcPack { whole, split, argmin, argmin_wg, split_wg };
 
 // The packed centers from column-major floats cen (leading dimension ld)
 // and their norms |c|^2 (fmaf in coordinate order), stored as q, or rounded
@@ -170,7 +171,8 @@ static __global__ void k_tc_pack_centers(const float *__restrict__ cen, int ld, 
 #pragma unroll
     for (int jj = 0; jj < 16; ++jj)
       if (k16 * 16 + jj < d) q = fmaf(v[jj], v[jj], q);
-    if (form == TcPack::argmin_wg) {  // (a center's 4 coordinates of a core matrix: 16 bytes, hi and lo)
+    if (form == TcPack::argmin_wg || form == TcPack::split_wg) {  // (a center's 4 coordinates of a core
+                                                                  // matrix: 16 bytes, hi and lo)
       float *chunk = out + ((size_t)ct * K16 + k16) * tc_chunk_b(true);
 #pragma unroll
       for (int q4 = 0; q4 < 4; ++q4) {
@@ -350,7 +352,8 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
   // tile lct (counters, not divisions: a 64-bit division a chunk was a
   // tenth of D's instructions).
   long long lbt = blockIdx.x;
-  int lct = 0, lk16 = 0, lst = 0;  // (lst: lq's stage, lq % kTcStages)
+  constexpr int S = kTcStages;  // (4 for the wgmma kernels gave E the same time: H200, 2026-12-01)
+  int lct = 0, lk16 = 0, lst = 0;  // (lst: lq's stage, lq % S)
   auto load = [&](long long lq) {
     if (lq < nq) {
       const float4 *ga = reinterpret_cast<const float4 *>(xp + ((size_t)lbt * K16 + lk16) * kTcChunk);
@@ -399,25 +402,25 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
         }
       }
     }
-    if (++lst == kTcStages) lst = 0;
+    if (++lst == S) lst = 0;
     cp_async_commit();  // (an empty group past the end keeps the counting uniform)
   };
 #pragma unroll
-  for (int q = 0; q < kTcStages - 1; ++q) load(q);
+  for (int q = 0; q < S - 1; ++q) load(q);
   float acc[4][8][4];
   int k16 = 0, ct = 0, stg = 0;  // (stg: q's stage)
   long long bt = blockIdx.x;
   for (long long q = 0; q < nq; ++q) {
-    cp_async_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
+    cp_async_wait<S - 2>();  // chunk q has landed (for this thread's copies)
     if constexpr (Epi::kWgmma) wg_fence_smem();  // (... for wgmma's reads too)
     __syncthreads();           // ... for every thread's; and chunk q - 1's buffer is free
-    load(q + kTcStages - 1);
+    load(q + S - 1);
     const float *sa = smem + (size_t)stg * kTcStage, *sb = sa + kTcChunk, *sr = sb + kChunkB;
-    if (++stg == kTcStages) stg = 0;
+    if (++stg == S) stg = 0;
     if constexpr (Epi::kWgmma) {  // (chunk q's products done before the next barrier frees its buffer)
-      static_assert(Epi::kNorms && Epi::kSplitB, "wgmma: TcPack::argmin_wg's centers");
-      if (k16 == 0) wg_chunk<true>(acc, sa, sb, warp, lane, sr);
-      else wg_chunk<false>(acc, sa, sb, warp, lane, sr);
+      static_assert(Epi::kSplitB && Epi::kZeroFirst, "wgmma: split centers (TcPack::argmin_wg, split_wg)");
+      if (k16 == 0) wg_chunk<true, Epi::kNorms>(acc, sa, sb, warp, lane, sr);
+      else wg_chunk<false, Epi::kNorms>(acc, sa, sb, warp, lane, sr);
       wg_wait0();
       wg_pin(acc);
     } else if (Epi::kZeroFirst && k16 == 0) {

@@ -17,7 +17,8 @@
 //     is packed as for the mma.sync kernel.  Warp w takes rows 16 w .. of
 //     each half (points 0..63 and 64..127) of the tile;
 //   - the centers (B) from shared memory, split and times -2 as TcPack::argmin
-//     (TcPack::argmin_wg, k_tc_pack_centers), in wgmma's canonical K-major
+//     (TcPack::argmin_wg, k_tc_pack_centers; the double filter's split as
+//     TcPack::split, TcPack::split_wg), in wgmma's canonical K-major
 //     layout without swizzle: core matrices of 8 centers x 4 coordinates (128
 //     contiguous bytes, a center's 4 values in 16 bytes); in a chunk, float
 //     part 2048 + kk8 1024 + n8 64 + kc 32 + r 4 + c for center 8 n8 + r,
@@ -115,9 +116,10 @@ __device__ __forceinline__ void wg_mma(float *d, const uint4 &a, unsigned long l
 // 128 points (sa: packed) with its 128 centers (sb: TcPack::argmin_wg), in
 // tc_chunk's order (per accumulator and 8 coordinates: lo hi, hi lo, hi hi).
 // First: the tile's first chunk, whose accumulators start from their
-// centers' norms (norms: the tile's C quads, as TcPack::argmin's).  The
-// products are issued and committed, not waited for.
-template <bool First>
+// centers' norms (Norms; norms: the tile's C quads, as TcPack::argmin's) or
+// from zero (the filter's TcPack::split_wg).  The products are issued and
+// committed, not waited for.
+template <bool First, bool Norms>
 __device__ __forceinline__ void wg_chunk(float (&acc)[4][8][4], const float *sa, const float *sb, int warp, int lane,
                                          const float *norms) {
   uint4 ah[2][2], al[2][2];  // [half][kk8]
@@ -131,7 +133,11 @@ __device__ __forceinline__ void wg_chunk(float (&acc)[4][8][4], const float *sa,
       split_tf32_nonan(v.z, ah[h][kk8].z, al[h][kk8].z);
       split_tf32_nonan(v.w, ah[h][kk8].w, al[h][kk8].w);
     }
-  if (First) {
+  if (First && !Norms) {  // (zeros, then the products added: mma.sync's C = 0, the same bits)
+    float *a = &acc[0][0][0];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) a[i] = 0.f;
+  } else if (First) {
 #pragma unroll
     for (int n8 = 0; n8 < 16; ++n8) {
       const float4 q = *reinterpret_cast<const float4 *>(norms + n8 * 16 + 4 * (lane & 3));
