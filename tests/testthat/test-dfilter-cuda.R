@@ -27,19 +27,24 @@ fit_parts <- c("cluster", "centers", "withinss", "size", "iter", "totss")
 # (none: also without the filter's tree of a tile's two least values,
 # GPUKMEANS_DF_TOP2, by shape where k <= 512 and the pair is off; cand and
 # none without the settle pass, so that their shares compare)
-screens <- list(both = c(pair = "1", cand = "1", top2 = NA, settle = "0"),
-                pair = c(pair = "1", cand = "0", top2 = NA, settle = "0"),
-                cand = c(pair = "0", cand = "1", top2 = NA, settle = "0"),
-                none = c(pair = "0", cand = "0", top2 = "0", settle = "0"),
-                settle = c(pair = "0", cand = "0", top2 = NA, settle = "1"),
-                default = c(pair = NA, cand = NA, top2 = NA, settle = NA))
+# On an H100 / H200 the filter without the pair, and the candidate pass,
+# run their products through wgmma (src/cuda/detail/wgmma.cuh); wgmma = "0"
+# (GPUKMEANS_TC_WGMMA) keeps mma.sync, what other GPUs run.
+screens <- list(both = c(pair = "1", cand = "1", top2 = NA, settle = "0", wgmma = NA),
+                pair = c(pair = "1", cand = "0", top2 = NA, settle = "0", wgmma = NA),
+                cand = c(pair = "0", cand = "1", top2 = NA, settle = "0", wgmma = NA),
+                cand_mma = c(pair = "0", cand = "1", top2 = NA, settle = "0", wgmma = "0"),
+                none = c(pair = "0", cand = "0", top2 = "0", settle = "0", wgmma = NA),
+                settle = c(pair = "0", cand = "0", top2 = NA, settle = "1", wgmma = NA),
+                default_mma = c(pair = NA, cand = NA, top2 = NA, settle = NA, wgmma = "0"),
+                default = c(pair = NA, cand = NA, top2 = NA, settle = NA, wgmma = NA))
 
 # (without the grid of cells, which replaces the small-d filter at d <= 2
 # from k = 160: test-grid-cuda.R)
 dfilter_fit <- function(x, centers, mode, iter.max = 30L, bounds = 0L, screen = screens$default) {
   withr::local_envvar(GPUKMEANS_GRID = "0", GPUKMEANS_ORDER = "0", GPUKMEANS_DFILTER = mode, GPUKMEANS_DF_PAIR = screen[["pair"]],
                       GPUKMEANS_DF_CAND = screen[["cand"]], GPUKMEANS_DF_TOP2 = screen[["top2"]],
-                      GPUKMEANS_DF_SETTLE = screen[["settle"]])
+                      GPUKMEANS_DF_SETTLE = screen[["settle"]], GPUKMEANS_TC_WGMMA = screen[["wgmma"]])
   gpukmeans:::gk_fit_cpp(as.matrix(x), list(as.matrix(centers)), as.integer(iter.max), FALSE, "cuda", 0L, 0L,
                          FALSE, NULL, Inf, list(tuning = c(0L, 0L, 0L, as.integer(bounds))))
 }
