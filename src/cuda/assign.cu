@@ -263,13 +263,13 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
   if (D->tc_state == 0) {
     D->tc_state = -1;
     // a device that cannot hold the kernel's shared memory keeps the unpacked kernel
-    if (allow_dynamic_smem(D, (const void *)k_assign_tc, kTcSmem) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_per_sm, k_assign_tc, kTcThreads, kTcSmem) != cudaSuccess ||
+    if (allow_dynamic_smem(D, (const void *)k_assign_tc<false>, kTcSmem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_per_sm, k_assign_tc<false>, kTcThreads, kTcSmem) != cudaSuccess ||
         D->tc_per_sm < 1) {
       cudaGetLastError();
       return cudaSuccess;
     }
-    D->tc_wg_per_sm = wgmma_device(D) ? tc_blocks_per_sm(D, (const void *)k_assign_tc_wg, kTcSmem) : 0;
+    D->tc_wg_per_sm = wgmma_device(D) ? tc_blocks_per_sm(D, (const void *)k_assign_tc<true>, kTcSmem) : 0;
     const size_t bytes = tc_points_floats(D->n, d) * sizeof(float);
     if (!optional_fits(D, bytes)) return cudaSuccess;
     if (cudaMalloc(&D->tc_x, bytes) != cudaSuccess) {
@@ -378,10 +378,10 @@ cudaError_t launch_assign(const gk_cuda_data *D, const Plan &plan, const void *c
       k_tc_pack_centers<<<kp / 128, 128, 0, s>>>((const float *)cen, k, k, kp, D->d, 0.f,
                                                  plan.tc_wg ? TcPack::argmin_wg : TcPack::argmin, plan.tc_cen, st, max_iter);
       if (plan.tc_wg)
-        k_assign_tc_wg<<<tc_grid(D, D->tc_wg_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k,
+        k_assign_tc<true><<<tc_grid(D, D->tc_wg_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k,
                                                                               labels, st, max_iter);
       else
-        k_assign_tc<<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels,
+        k_assign_tc<false><<<tc_grid(D, D->tc_per_sm), kTcThreads, kTcSmem, s>>>(plan.tc_x, D->n, D->d, plan.tc_cen, k, labels,
                                                                          st, max_iter);
     } else if (D->single && D->d > 8 && plan.tf32)
       k_assign_tf32<<<plan.grid, 256, 0, s>>>((const float *)D->x, D->n, D->d, (const float *)cen, k,

@@ -1081,56 +1081,62 @@ struct TcEpiBase {
 // The accumulators hold dd itself: the centers come packed times -2 and the
 // first product of each starts from the norm (kNorms; k_assign_tf32 does
 // the same products in the same order), which spares the epilogue a
-// multiply-add a value.
+// multiply-add a value.  Wg: wgmma's products (wgmma.cuh; centers
+// TcPack::argmin_wg), the same values, so the same labels; a quad then
+// holds all of its rows' centers (TcEpiBase's layouts), so no merge across
+// warps.
+template <bool Wg = false>
 struct TcArgmin : TcEpiBase {
-  static constexpr bool kZeroFirst = true, kSplitB = true, kNorms = true, kUnrolledCopies = true;  // (tc_main_loop)
-  float best[8];
-  int bidx[8];
+  static constexpr bool kZeroFirst = true, kSplitB = true, kNorms = true, kUnrolledCopies = true,
+                        kWgmma = Wg;  // (tc_main_loop)
+  static constexpr int R = Wg ? 4 : 8, G = Wg ? 2 : 1;  // rows a thread, groups of 16 values a row
+  float best[R];
+  int bidx[R];
   __device__ __forceinline__ void reset() {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
+    for (int r = 0; r < R; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
   }
-  // Row r's least value of a tile and the first value equal to it
-  // (tree_min), taken where it beats the row's best.  (The descent runs
-  // whether or not: nearly every tile takes some row's in a warp, the first
-  // of a point tile all.  Selects instead of the branch gave the same time
-  // on D, with more spills.)
+  // Row r's least value of a tile's group and the first value equal to it
+  // (tree_min), taken where it beats the row's best (a row's group 0
+  // before its group 1: index order).  (The descent runs whether or not:
+  // nearly every tile takes some row's in a warp, the first of a point tile
+  // all.  Selects instead of the branch gave the same time on D, with more
+  // spills.)
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *) {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) {
-      float v[16];
+    for (int grp = 0; grp < G; ++grp)
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        v[2 * nt] = acc[r >> 1][nt][(r & 1) * 2];
-        v[2 * nt + 1] = acc[r >> 1][nt][(r & 1) * 2 + 1];
+      for (int r = 0; r < R; ++r) {
+        float v[16];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) v[j] = acc_of<Wg>(acc, r, grp, j);
+        const TreeMin tm = tree_min(v);
+        if (tm.m < best[r]) {
+          best[r] = tm.m;
+          bidx[r] = center<Wg>(c0, tm.index(), grp);
+        }
       }
-      const TreeMin tm = tree_min(v);
-      if (tm.m < best[r]) {
-        best[r] = tm.m;
-        bidx[r] = center(c0, tm.index());
-      }
-    }
   }
   // The point tile bt is done: (distance, index) minimum over the lanes of a
-  // quad (the same rows) and the two center warps, then the labels.
+  // quad (the same rows) and (mma.sync) the two center warps, then the labels.
   __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *) {
 #pragma unroll
-    for (int r = 0; r < 8; ++r) quad_min(best[r], bidx[r]);
-    if (wn == 1 && t == 0) {
+    for (int r = 0; r < R; ++r) quad_min(best[r], bidx[r]);
+    if (!Wg && wn == 1 && t == 0) {
 #pragma unroll
-      for (int r = 0; r < 8; ++r) {
+      for (int r = 0; r < R; ++r) {
         rbd[tc_row(r, wm, g)] = best[r];
         rbi[tc_row(r, wm, g)] = bidx[r];
       }
     }
-    __syncthreads();
-    if (wn == 0 && t == 0) {
+    if (!Wg) __syncthreads();
+    if (Wg ? t == 0 : wn == 0 && t == 0) {
 #pragma unroll
-      for (int r = 0; r < 8; ++r) {
-        const int row = tc_row(r, wm, g);
+      for (int r = 0; r < R; ++r) {
+        const int row = row_of<Wg>(r);
         float bd = best[r];
         int bi = bidx[r];
-        take_min(bd, bi, rbd[row], rbi[row]);
+        if (!Wg) take_min(bd, bi, rbd[row], rbi[row]);
         const long long i = bt * kTcBM + row;
         if (i < n) {
           const int old = old_labels[row];
@@ -1149,106 +1155,28 @@ __device__ __forceinline__ void tc_add_changed(unsigned int mine, unsigned int *
   if (threadIdx.x == 0 && st && *sh_changed) atomicAdd(&st->changed, (u64)*sh_changed);
 }
 
-// TcArgmin on wgmma's products (wgmma.cuh; sm_90a): the same values, so the
-// same labels.  A thread holds 4 rows, tile row 64 h + 16 warp + g + 8 r1
-// (r = 2 h + r1), each with 32 of a tile's centers, c0 + 8 n8 + 2 t + e:
-// the 16 of the tile's first 64 centers, then the 16 of the last, each
-// reduced by tree_min; the quad's 4 lanes then hold all of a row's centers,
-// so no other warp's (no shared merge).
-struct TcArgminWg {
-  static constexpr bool kZeroFirst = true, kSplitB = true, kNorms = true, kUnrolledCopies = true, kWgmma = true;
-  int warp, g, t;
-  long long n;
-  int *labels;
-  unsigned int ch;
-  float best[4];
-  int bidx[4];
-  __device__ __forceinline__ void place(long long n_, int *labels_) {
-    const int lane = threadIdx.x & 31;
-    warp = threadIdx.x >> 5;
-    g = lane >> 2;
-    t = lane & 3;
-    n = n_;
-    labels = labels_;
-    ch = 0;
-  }
-  __device__ __forceinline__ void reset() {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) { best[r] = pos_inf<float>(); bidx[r] = 0x7fffffff; }
-  }
-  __device__ __forceinline__ int row(int r) const { return (r >> 1) * 64 + warp * 16 + g + 8 * (r & 1); }
-  __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {  // (centers c0 + 64 half ..: the earlier first)
-        float v[16];
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-          v[2 * nt] = acc[2 * (r >> 1) + half][nt][(r & 1) * 2];
-          v[2 * nt + 1] = acc[2 * (r >> 1) + half][nt][(r & 1) * 2 + 1];
-        }
-        const TcEpiBase::TreeMin tm = TcEpiBase::tree_min(v);
-        if (tm.m < best[r]) {
-          best[r] = tm.m;
-          const int j = tm.index();
-          bidx[r] = c0 + 64 * half + (j >> 1) * 8 + 2 * t + (j & 1);
-        }
-      }
-    }
-  }
-  __device__ __forceinline__ void finish(long long bt, const int *old_labels, const float *) {
-#pragma unroll
-    for (int r = 0; r < 4; ++r) quad_min(best[r], bidx[r]);
-    if (t == 0) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const long long i = bt * kTcBM + row(r);
-        if (i < n) {
-          const int old = old_labels[row(r)];
-          label_commit(&labels[i], old, bidx[r] == 0x7fffffff ? label_kept(old) : bidx[r], ch);
-        }
-      }
-    }
-    reset();
-  }
-};
-
-// k_assign_tc with TcArgminWg (centers packed as TcPack::argmin_wg).  Its
-// body is compiled for sm_90a only (GK_WGMMA_BODY); elsewhere it is empty
-// and never launched (assign.cu, prepare_tc).
-__global__ void __launch_bounds__(kTcThreads, 2)
-k_assign_tc_wg(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
-               int *__restrict__ labels, State *st, int max_iter) {
-#if GK_WGMMA_BODY
-  if (fit_finished(st, max_iter)) return;
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ unsigned int sh_changed;
-  if (threadIdx.x == 0) sh_changed = 0;  // (the main loop's barriers order it)
-  TcArgminWg epi;
-  epi.place(n, labels);
-  epi.reset();
-  tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, (n + kTcBM - 1) / kTcBM, TcRows{labels, nullptr, n},
-               reinterpret_cast<float *>(smem), epi);
-  tc_add_changed(epi.ch, &sh_changed, st);
-#endif
-}
-
+// Wg: through wgmma (centers packed TcPack::argmin_wg), compiled for sm_90a
+// only (GK_WGMMA_BODY; elsewhere empty and never launched: assign.cu).
+template <bool Wg = false>
 __global__ void __launch_bounds__(kTcThreads, 2)
 k_assign_tc(const float *__restrict__ xp, long long n, int d, const float *__restrict__ cp, int k,
             int *__restrict__ labels, State *st, int max_iter) {
-  if (fit_finished(st, max_iter)) return;
-  extern __shared__ __align__(16) unsigned char smem[];
-  __shared__ float rbd[kTcBM];
-  __shared__ int rbi[kTcBM];
-  __shared__ unsigned int sh_changed;
-  if (threadIdx.x == 0) sh_changed = 0;  // (the main loop's barriers order it)
-  TcArgmin epi;
-  epi.place(n, labels, rbd, rbi);
-  epi.reset();
-  tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, (n + kTcBM - 1) / kTcBM, TcRows{labels, nullptr, n},
-               reinterpret_cast<float *>(smem), epi);
-  tc_add_changed(epi.ch, &sh_changed, st);
+  if constexpr (Wg && !GK_WGMMA_BODY) {
+    return;
+  } else {
+    if (fit_finished(st, max_iter)) return;
+    extern __shared__ __align__(16) unsigned char smem[];
+    __shared__ float rbd[kTcBM];
+    __shared__ int rbi[kTcBM];
+    __shared__ unsigned int sh_changed;
+    if (threadIdx.x == 0) sh_changed = 0;  // (the main loop's barriers order it)
+    TcArgmin<Wg> epi;
+    epi.place(n, labels, rbd, rbi);
+    epi.reset();
+    tc_main_loop(xp, cp, d, tc_kp(k) / kTcBN, (n + kTcBM - 1) / kTcBM, TcRows{labels, nullptr, n},
+                 reinterpret_cast<float *>(smem), epi);
+    tc_add_changed(epi.ch, &sh_changed, st);
+  }
 }
 
 // Double precision, the certified filter on the packed float images: per

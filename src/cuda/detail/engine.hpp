@@ -127,7 +127,7 @@ struct gk_cuda_data {
   void *tc_cen = nullptr;
   size_t tc_cen_bytes = 0;
   int tc_per_sm = 0, tc_filter_per_sm = 0;  // blocks a multiprocessor holds (their persistent grids)
-  int tc_wg_per_sm = 0;  // ... of the wgmma argmin (k_assign_tc_wg), 0 where it is not used
+  int tc_wg_per_sm = 0;  // ... of the wgmma argmin (k_assign_tc<true>), 0 where it is not used
   // The small-d grid of cells (detail/cell_grid.cuh): its box, counts and
   // lists, grown on demand.
   void *grid_buf = nullptr;
@@ -193,7 +193,7 @@ struct Plan {
   int tf32 = 0;          // tiled single (d > 8): tensor-core 3xTF32 kernel instead of SIMT
   const float *tc_x = nullptr;  // tf32 on packed tiles (prepare_tc): x's, and the centers' buffer
   float *tc_cen = nullptr;
-  bool tc_wg = false;  // ... through k_assign_tc_wg (wgmma, sm_90a), its centers TcPack::argmin_wg
+  bool tc_wg = false;  // ... through k_assign_tc<true> (wgmma, sm_90a), its centers TcPack::argmin_wg
   // small path, d <= 3: the grid of cells (detail/cell_grid.cuh) in this
   // buffer (prepare_assign) with at most gcells cells, built by gblocks blocks
   void *gbuf = nullptr;
