@@ -1024,6 +1024,23 @@ struct TcEpiBase {
       }
     return m;
   }
+  // f(r, grp, w, m) for each of a thread's rows r and groups grp of a tile:
+  // w the group's 16 values (row_values, norms from the tile's), m their
+  // least; a row's group 0 before its group 1 (index order).
+  template <bool Wg, int R, class F>
+  __device__ __forceinline__ void each_row_values(const float (&acc)[4][8][4], const float *norms, F &&f) const {
+#pragma unroll
+    for (int grp = 0; grp < (Wg ? 2 : 1); ++grp) {
+      float2 nv[8];
+      norms_of<Wg>(norms, nv, grp);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float w[16];
+        const float m = row_values<Wg>(acc, r, nv, w, grp);
+        f(r, grp, w, m);
+      }
+    }
+  }
   // A row's 16 values (index order): their least m by a tree of fminf (NaN
   // ignored; +inf if all are NaN), the first value equal to it (the
   // sequential scan's choice: index()) by descending the tree, the left
@@ -1214,55 +1231,44 @@ struct TcFilterEpi : TcEpiBase {
     }
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
-#pragma unroll
-    for (int grp = 0; grp < G; ++grp) {  // (a row's group 0 before its group 1: index order)
-      float2 nv[8];
-      norms_of<Wg>(norms, nv, grp);
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        float w[16];
-        if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
-                              // the least and the second least make the same update)
-          (void)row_values<Wg>(acc, r, nv, w, grp);  // (its minimum unused: tree_min's)
-          const TreeMin tm = tree_min(w);
-          if (tm.m < w1[r]) {
-            w2[r] = fminf(w1[r], tm.m2);
-            w1[r] = tm.m;
-            i1[r] = center<Wg>(c0, tm.index(), grp);
-          } else {
-            w2[r] = fminf(w2[r], tm.m);
-          }
-          continue;
-        }
-        const float m = row_values<Wg>(acc, r, nv, w, grp);
-        if (m < (Pair ? w2[r] : w1[r])) {  // the sequential update, in index order
-#pragma unroll
-          for (int v = 0; v < 16; ++v) {
-            if (w[v] < w1[r]) {
-              if (Pair) {
-                w3[r] = fminf(w3[r], w2[r]);
-                i2[r] = i1[r];
-              }
-              w2[r] = w1[r];
-              w1[r] = w[v];
-              i1[r] = center<Wg>(c0, v, grp);
-            } else if (!Pair) {
-              w2[r] = fminf(w2[r], w[v]);
-            } else if (w[v] < w2[r]) {
-              w3[r] = fminf(w3[r], w2[r]);
-              w2[r] = w[v];
-              i2[r] = center<Wg>(c0, v, grp);
-            } else {
-              w3[r] = fminf(w3[r], w[v]);
-            }
-          }
-        } else if (Pair) {
-          w3[r] = fminf(w3[r], m);  // no value below the second lowest: the others' lowest is at most m
+    each_row_values<Wg, R>(acc, norms, [&](int r, int grp, const float (&w)[16], float m) {
+      if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
+                            // the least and the second least make the same update; m unused)
+        const TreeMin tm = tree_min(w);
+        if (tm.m < w1[r]) {
+          w2[r] = fminf(w1[r], tm.m2);
+          w1[r] = tm.m;
+          i1[r] = center<Wg>(c0, tm.index(), grp);
         } else {
-          w2[r] = fminf(w2[r], m);  // no value below the lowest: the second lowest is at most m
+          w2[r] = fminf(w2[r], tm.m);
         }
+      } else if (m < (Pair ? w2[r] : w1[r])) {  // the sequential update, in index order
+#pragma unroll
+        for (int v = 0; v < 16; ++v) {
+          if (w[v] < w1[r]) {
+            if (Pair) {
+              w3[r] = fminf(w3[r], w2[r]);
+              i2[r] = i1[r];
+            }
+            w2[r] = w1[r];
+            w1[r] = w[v];
+            i1[r] = center<Wg>(c0, v, grp);
+          } else if (!Pair) {
+            w2[r] = fminf(w2[r], w[v]);
+          } else if (w[v] < w2[r]) {
+            w3[r] = fminf(w3[r], w2[r]);
+            w2[r] = w[v];
+            i2[r] = center<Wg>(c0, v, grp);
+          } else {
+            w3[r] = fminf(w3[r], w[v]);
+          }
+        }
+      } else if (Pair) {
+        w3[r] = fminf(w3[r], m);  // no value below the second lowest: the others' lowest is at most m
+      } else {
+        w2[r] = fminf(w2[r], m);  // no value below the lowest: the second lowest is at most m
       }
-    }
+    });
   }
   // The point tile bt is done: the minimum over the quads and (mma.sync)
   // the two center warps, then one thread a point: the test, then the label

@@ -77,25 +77,17 @@ struct TcCandEpi : TcEpiBase {
     }
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
+    each_row_values<Wg, R>(acc, norms, [&](int r, int grp, const float (&w)[16], float mn) {
+      if (mn < thr[r]) {  // (rare: a few centers a row in all)
+        const long long e = cur * kTcBM + row_of<Wg>(r);
 #pragma unroll
-    for (int grp = 0; grp < G; ++grp) {  // (a row's group 0 before its group 1: index order)
-      float2 nv[8];
-      norms_of<Wg>(norms, nv, grp);
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        float w[16];
-        const float mn = row_values<Wg>(acc, r, nv, w, grp);
-        if (mn < thr[r]) {  // (rare: a few centers a row in all)
-          const long long e = cur * kTcBM + row_of<Wg>(r);
-#pragma unroll
-          for (int v = 0; v < 16; ++v)
-            if (w[v] < thr[r]) {
-              const int p = atomicAdd(&count[e], 1);
-              if (p < kDfCand) cand[e * kDfCand + p] = center<Wg>(c0, v, grp);
-            }
-        }
+        for (int v = 0; v < 16; ++v)
+          if (w[v] < thr[r]) {
+            const int p = atomicAdd(&count[e], 1);
+            if (p < kDfCand) cand[e * kDfCand + p] = center<Wg>(c0, v, grp);
+          }
       }
-    }
+    });
   }
   __device__ __forceinline__ void finish(long long bt, const int *, const float *) {
     cur = bt + gridDim.x;
