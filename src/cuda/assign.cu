@@ -246,7 +246,7 @@ bool wgmma_device(const gk_cuda_data *D) {
 
 // Blocks a multiprocessor holds of a packed-tile kernel with smem bytes of
 // dynamic shared memory (0: it cannot run here).
-int tc_blocks_per_sm(gk_cuda_data *D, const void *kernel, size_t smem) {
+int tc_blocks_per_sm(const gk_cuda_data *D, const void *kernel, size_t smem) {
   int per_sm = 0;
   if (allow_dynamic_smem(D, kernel, smem) != cudaSuccess ||
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kTcThreads, smem) != cudaSuccess) {
@@ -263,12 +263,8 @@ cudaError_t prepare_tc(gk_cuda_data *D, int k, cudaStream_t s) {
   if (D->tc_state == 0) {
     D->tc_state = -1;
     // a device that cannot hold the kernel's shared memory keeps the unpacked kernel
-    if (allow_dynamic_smem(D, (const void *)k_assign_tc<false>, kTcSmem) != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_per_sm, k_assign_tc<false>, kTcThreads, kTcSmem) != cudaSuccess ||
-        D->tc_per_sm < 1) {
-      cudaGetLastError();
-      return cudaSuccess;
-    }
+    D->tc_per_sm = tc_blocks_per_sm(D, (const void *)k_assign_tc<false>, kTcSmem);
+    if (D->tc_per_sm < 1) return cudaSuccess;
     D->tc_wg_per_sm = wgmma_device(D) ? tc_blocks_per_sm(D, (const void *)k_assign_tc<true>, kTcSmem) : 0;
     const size_t bytes = tc_points_floats(D->n, d) * sizeof(float);
     if (!optional_fits(D, bytes)) return cudaSuccess;
@@ -536,13 +532,15 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
                                              : (const void *)k_assign_tc_filter<false, false, true>)
                           : f.top2 ? (const void *)k_assign_tc_filter<false, true>
                                    : (const void *)k_assign_tc_filter<false>;
-  cudaError_t err = tc1 ? allow_dynamic_smem(D, (const void *)k_assign_tf32_filter, df_tc_smem)
-                        : allow_dynamic_smem(D, tc_kernel, kTcSmem);
-  if (err == cudaSuccess && !tc1)
-    err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&D->tc_filter_per_sm, tc_kernel, kTcThreads, kTcSmem);
-  if (err != cudaSuccess || (!tc1 && D->tc_filter_per_sm < 1)) {  // a device that cannot hold it: the exact kernel
-    cudaGetLastError();
-    return cudaSuccess;
+  // (a device that cannot hold it: the exact kernel)
+  if (tc1) {
+    if (allow_dynamic_smem(D, (const void *)k_assign_tf32_filter, df_tc_smem) != cudaSuccess) {
+      cudaGetLastError();
+      return cudaSuccess;
+    }
+  } else {
+    D->tc_filter_per_sm = tc_blocks_per_sm(D, tc_kernel, kTcSmem);
+    if (D->tc_filter_per_sm < 1) return cudaSuccess;
   }
   const void *cand_kernel = f.pair ? (const void *)k_assign_tc_cand<false>
                             : f.wg ? (const void *)k_assign_tc_cand<true, true>
@@ -559,7 +557,7 @@ cudaError_t prepare_dfilter(gk_cuda_data *D, int k, const Plan &plan, DFilter &f
   if (tc1) f.im = init::float_image(M, false, D->d_mean, d, true);
   f.im.kappa = (float)((8.0 * (2.0 * d + 8.0) + (tc1 ? 0.0 : 32.0)) * std::ldexp(1.0, -24));
   f.absd = dfilter_absd(d, f.im.scale);
-  err = cudaMemsetAsync(f.tot, 0, 3 * sizeof(unsigned long long), s);
+  const cudaError_t err = cudaMemsetAsync(f.tot, 0, 3 * sizeof(unsigned long long), s);
   if (err != cudaSuccess) return err;
   f.on = true;
   D->df_used = 1;

@@ -1010,9 +1010,9 @@ struct TcEpiBase {
   // kappa) - 2 x.c (the norms' term as packed; each step rounded down), in
   // index order, and their minimum (fminf: NaN ignored; +inf if all NaN).
   // (The single argmin's accumulators hold its values themselves: TcArgmin.)
-  template <bool Wg = false>
+  template <bool Wg>
   __device__ __forceinline__ float row_values(const float (&acc)[4][8][4], int r, const float2 (&nv)[8],
-                                              float (&v)[16], int grp = 0) const {
+                                              float (&v)[16], int grp) const {
     float m = pos_inf<float>();
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
@@ -1027,14 +1027,14 @@ struct TcEpiBase {
   // f(r, grp, w, m) for each of a thread's rows r and groups grp of a tile:
   // w the group's 16 values (row_values, norms from the tile's), m their
   // least; a row's group 0 before its group 1 (index order).
-  template <bool Wg, int R, class F>
+  template <bool Wg, class F>
   __device__ __forceinline__ void each_row_values(const float (&acc)[4][8][4], const float *norms, F &&f) const {
 #pragma unroll
-    for (int grp = 0; grp < (Wg ? 2 : 1); ++grp) {
+    for (int grp = 0; grp < tc_groups(Wg); ++grp) {
       float2 nv[8];
       norms_of<Wg>(norms, nv, grp);
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
+      for (int r = 0; r < tc_rows(Wg); ++r) {
         float w[16];
         const float m = row_values<Wg>(acc, r, nv, w, grp);
         f(r, grp, w, m);
@@ -1082,14 +1082,14 @@ struct TcEpiBase {
     o.m2 = fminf(fminf(o.b3 ? s[0] : s[1], o.b2 ? qa : qb), fminf(o.b1 ? pa : pb, o.b0 ? wa : wb));
     return o;
   }
-  template <bool Wg = false>
-  __device__ __forceinline__ void norms_of(const float *norms, float2 (&nv)[8], int grp = 0) const {
+  template <bool Wg>
+  __device__ __forceinline__ void norms_of(const float *norms, float2 (&nv)[8], int grp) const {
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt) nv[nt] = *reinterpret_cast<const float2 *>(norms + base_of<Wg>(grp) + nt * 8);
   }
   // The center of value v (0..15) of group grp of a tile at c0.
-  template <bool Wg = false>
-  __device__ __forceinline__ int center(int c0, int v, int grp = 0) const {
+  template <bool Wg>
+  __device__ __forceinline__ int center(int c0, int v, int grp) const {
     return c0 + base_of<Wg>(grp) + (v >> 1) * 8 + (v & 1);
   }
 };
@@ -1106,7 +1106,7 @@ template <bool Wg = false>
 struct TcArgmin : TcEpiBase {
   static constexpr bool kZeroFirst = true, kSplitB = true, kNorms = true, kUnrolledCopies = true,
                         kWgmma = Wg;  // (tc_main_loop)
-  static constexpr int R = Wg ? 4 : 8, G = Wg ? 2 : 1;  // rows a thread, groups of 16 values a row
+  static constexpr int R = tc_rows(Wg), G = tc_groups(Wg);
   float best[R];
   int bidx[R];
   __device__ __forceinline__ void reset() {
@@ -1216,7 +1216,7 @@ struct TcFilterEpi : TcEpiBase {
   // Wg: wgmma's products, without the pair only)
   static constexpr bool kZeroFirst = !Pair, kSplitB = !Pair, kNorms = false, kUnrolledCopies = false, kWgmma = Wg;
   static_assert(!(Wg && Pair), "wgmma: split centers, so no pair");
-  static constexpr int R = Wg ? 4 : 8, G = Wg ? 2 : 1;  // rows a thread, groups of 16 values a row (TcEpiBase)
+  static constexpr int R = tc_rows(Wg);
   int k, d;
   const DFArgs *fa;
   float *rbs, *rb3;  // shared: kTcBM each (second lowest w, the lowest of the others)
@@ -1231,7 +1231,7 @@ struct TcFilterEpi : TcEpiBase {
     }
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
-    each_row_values<Wg, R>(acc, norms, [&](int r, int grp, const float (&w)[16], float m) {
+    each_row_values<Wg>(acc, norms, [&](int r, int grp, const float (&w)[16], float m) {
       if (!Pair && Top2) {  // (few center tiles a row: the update below would run on most tiles;
                             // the least and the second least make the same update; m unused)
         const TreeMin tm = tree_min(w);

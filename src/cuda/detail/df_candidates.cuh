@@ -63,7 +63,7 @@ template <bool SplitB, bool Wg = false>
 struct TcCandEpi : TcEpiBase {
   static constexpr bool kZeroFirst = true, kSplitB = SplitB, kNorms = false, kUnrolledCopies = true, kWgmma = Wg;
   static_assert(!Wg || SplitB, "wgmma: split centers");
-  static constexpr int R = Wg ? 4 : 8, G = Wg ? 2 : 1;  // rows a thread, groups of 16 values a row (TcEpiBase)
+  static constexpr int R = tc_rows(Wg);
   const float *thr_g;
   int *count, *cand;
   long long m, cur;  // (cur: the point tile being computed)
@@ -77,7 +77,7 @@ struct TcCandEpi : TcEpiBase {
     }
   }
   __device__ __forceinline__ void tile(const float (&acc)[4][8][4], int c0, const float *norms) {
-    each_row_values<Wg, R>(acc, norms, [&](int r, int grp, const float (&w)[16], float mn) {
+    each_row_values<Wg>(acc, norms, [&](int r, int grp, const float (&w)[16], float mn) {
       if (mn < thr[r]) {  // (rare: a few centers a row in all)
         const long long e = cur * kTcBM + row_of<Wg>(r);
 #pragma unroll

@@ -65,7 +65,8 @@ __host__ __device__ constexpr int tc_chunk_b(bool split) { return split ? 2 * kT
 // before.  4 stages of split ones (104 KB) gave the same times on an H100
 // (E 13.9 ms either way) and would leave one block an SM on an A100.  The
 // stage of a chunk is counted, not taken modulo 3 of a 64-bit index: E
-// 15.0 -> 13.8 ms.  GK_TC_STAGES: another depth, for tools/cuda-dev.)
+// 15.0 -> 13.8 ms.  4 for the wgmma kernels gave E the same time too: H200,
+// 2026-12-01.  GK_TC_STAGES: another depth, for tools/cuda-dev.)
 constexpr int kTcStage = kTcChunk + tc_chunk_b(true) + 3 * kTcBM;
 constexpr size_t kTcSmem = (size_t)kTcStages * kTcStage * sizeof(float);
 
@@ -352,8 +353,7 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
   // tile lct (counters, not divisions: a 64-bit division a chunk was a
   // tenth of D's instructions).
   long long lbt = blockIdx.x;
-  constexpr int S = kTcStages;  // (4 for the wgmma kernels gave E the same time: H200, 2026-12-01)
-  int lct = 0, lk16 = 0, lst = 0;  // (lst: lq's stage, lq % S)
+  int lct = 0, lk16 = 0, lst = 0;  // (lst: lq's stage, lq % kTcStages)
   auto load = [&](long long lq) {
     if (lq < nq) {
       const float4 *ga = reinterpret_cast<const float4 *>(xp + ((size_t)lbt * K16 + lk16) * kTcChunk);
@@ -402,21 +402,21 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
         }
       }
     }
-    if (++lst == S) lst = 0;
+    if (++lst == kTcStages) lst = 0;
     cp_async_commit();  // (an empty group past the end keeps the counting uniform)
   };
 #pragma unroll
-  for (int q = 0; q < S - 1; ++q) load(q);
+  for (int q = 0; q < kTcStages - 1; ++q) load(q);
   float acc[4][8][4];
   int k16 = 0, ct = 0, stg = 0;  // (stg: q's stage)
   long long bt = blockIdx.x;
   for (long long q = 0; q < nq; ++q) {
-    cp_async_wait<S - 2>();  // chunk q has landed (for this thread's copies)
+    cp_async_wait<kTcStages - 2>();  // chunk q has landed (for this thread's copies)
     if constexpr (Epi::kWgmma) wg_fence_smem();  // (... for wgmma's reads too)
     __syncthreads();           // ... for every thread's; and chunk q - 1's buffer is free
-    load(q + S - 1);
+    load(q + kTcStages - 1);
     const float *sa = smem + (size_t)stg * kTcStage, *sb = sa + kTcChunk, *sr = sb + kChunkB;
-    if (++stg == S) stg = 0;
+    if (++stg == kTcStages) stg = 0;
     if constexpr (Epi::kWgmma) {  // (chunk q's products done before the next barrier frees its buffer)
       static_assert(Epi::kSplitB && Epi::kZeroFirst, "wgmma: split centers (TcPack::argmin_wg, split_wg)");
       if (k16 == 0) wg_chunk<true, Epi::kNorms>(acc, sa, sb, warp, lane, sr);
@@ -453,6 +453,10 @@ __device__ __forceinline__ void tc_main_loop(const float *__restrict__ xp, const
 // wm 64 + 16 (r >> 1) + 8 (r & 1) + g; column (nt, e) the center
 // c0 + wn 64 + 8 nt + 2 t + e.
 __device__ __forceinline__ int tc_row(int r, int wm, int g) { return wm * 64 + (r >> 1) * 16 + (r & 1) * 8 + g; }
+// A thread's rows of the block tile, and groups of 16 values (centers) a
+// row, from mma.sync's products (8, 1) or wgmma's (4, 2: wgmma.cuh).
+__host__ __device__ constexpr int tc_rows(bool wg) { return wg ? 4 : 8; }
+__host__ __device__ constexpr int tc_groups(bool wg) { return wg ? 2 : 1; }
 
 }  // namespace gk
 

@@ -37,8 +37,8 @@
 namespace gk {
 
 // Where the kernels of this file are compiled with their bodies: device
-// code for sm_90a.  The host launches them only where gk_wgmma_built() says
-// so and the device is of compute capability 9.0 (assign.cu).
+// code for sm_90a.  The host launches them only where wgmma_device() says so
+// (assign.cu: such a build, a device of compute capability 9.0).
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define GK_WGMMA_BODY 1
 #else
@@ -46,7 +46,7 @@ namespace gk {
 #endif
 
 // Offset (floats) of center r of group n8, coordinate 8 kk8 + 4 kc + c, part
-// 0 (hi) or 1 (lo), in a chunk of TcPack::argmin_wg.
+// 0 (hi) or 1 (lo), in a chunk of TcPack::argmin_wg or split_wg.
 __host__ __device__ constexpr int wg_b_at(int part, int kk8, int n8, int kc, int r, int c) {
   return part * 2048 + kk8 * 1024 + n8 * 64 + kc * 32 + r * 4 + c;
 }
