@@ -694,10 +694,10 @@ template <typename T, int DM>
 cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st, int max_iter,
                         u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d, float *upd_cen_f,
                         cudaStream_t s) {
-  wbox_kernel<T, DM>(plan)<<<plan.ord_grid, 256, plan.ord_smem, s>>>(
-      (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts, scale, upd_cen_d,
-      upd_cen_f, plan.sums_carried());
-  return cudaGetLastError();
+  // (each iteration's kernel a programmatic dependent of the last one's)
+  return launch_kernel(wbox_kernel<T, DM>(plan), (unsigned int)plan.ord_grid, plan.ord_smem, s, D->pdl,
+                       (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts,
+                       scale, upd_cen_d, upd_cen_f, plan.sums_carried());
 }
 
 }  // namespace

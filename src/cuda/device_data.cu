@@ -294,6 +294,9 @@ int new_handle(const gk_cuda_options *opts, int64_t n, int d, bool single, gk_cu
   D->opts = *opts;
   D->sms = sms;
   D->smem_optin = (size_t)optin;
+  int major = 0;
+  GK_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, opts->device), "querying the device");
+  D->pdl = major >= 9 && env_switch("GPUKMEANS_PDL") != 0;
   *out = D;
   return GK_CUDA_OK;
 }

@@ -183,11 +183,12 @@ cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass,
   const size_t smem = pass == 0 ? (p.w_shared ? 4 * (size_t)k : 0) : p.w_smem;
   if (!x) x = D->x;
   int *back = pass == 1 && perm ? D->labels : nullptr;
-  if (D->single) withinss_kernel<float>(pass, terms != nullptr, p.w_points)<<<p.w_grid, 256, smem, s>>>(
-      (const float *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms, perm, back);
-  else withinss_kernel<double>(pass, terms != nullptr, p.w_points)<<<p.w_grid, 256, smem, s>>>(
-      (const double *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms, perm, back);
-  return cudaGetLastError();
+  const unsigned int g = (unsigned int)p.w_grid;
+  if (D->single)
+    return launch_kernel(withinss_kernel<float>(pass, terms != nullptr, p.w_points), g, smem, s, D->pdl,
+                         (const float *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms, perm, back);
+  return launch_kernel(withinss_kernel<double>(pass, terms != nullptr, p.w_points), g, smem, s, D->pdl,
+                       (const double *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms, perm, back);
 }
 
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *labels,

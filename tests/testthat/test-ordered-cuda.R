@@ -16,7 +16,10 @@
 # sums are carried from one iteration to the next (only the points that
 # moved are added and taken away; GPUKMEANS_DELTA_SUMS=0 makes them afresh),
 # and the update runs in the assignment kernel's last block
-# (GPUKMEANS_ORDER_FUSED=0: in a kernel of its own).
+# (GPUKMEANS_ORDER_FUSED=0: in a kernel of its own).  On sm_90+ each
+# iteration's kernel, and each within-SS pass, is launched as a
+# programmatic dependent of the kernel before (GPUKMEANS_PDL=0, read at
+# the upload: one after the other).
 # The upload keeps the ordering's memory in its own allocation
 # (GPUKMEANS_ORDER_ROOM=0: it does not, and the fit allocates it).  The raw
 # fit's rows_ordered is 1 where the iterations ran on the ordered rows.
@@ -160,7 +163,7 @@ test_that("cuda ordered rows: by shape, and not where the fit reads rows in thei
   expect_identical(fits[[2]], fits[[1]])
 })
 
-test_that("cuda ordered rows: sums carried or afresh, the update fused or not, memory kept or not: the same fit", {
+test_that("cuda ordered rows: sums carried or afresh, the update fused or not, memory kept or not, dependent launches or not: the same fit", {
   skip_if_no_gpu()
   set.seed(65)
   x <- make_blobs(300000, 2, 60, sd = 1.5, spread = 30)
@@ -175,6 +178,8 @@ test_that("cuda ordered rows: sums carried or afresh, the update fused or not, m
                            env = c(GPUKMEANS_ORDER_FUSED = "0"))
       expect_ordered_exact(x, c0, single, iters, label = paste(label, "the fit's own memory"),
                            env = c(GPUKMEANS_ORDER_ROOM = "0"))
+      expect_ordered_exact(x, c0, single, iters, label = paste(label, "each kernel launched after the last"),
+                           env = c(GPUKMEANS_PDL = "0"))
     }
   # the centers of empty clusters (NaN) and points that keep moving between
   # near-equal centers

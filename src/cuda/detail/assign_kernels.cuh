@@ -385,9 +385,7 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
       }
     }
     // warp-aggregated changed count
-    unsigned int wsum = ch;
-#pragma unroll
-    for (int off = 16; off; off >>= 1) wsum += __shfl_xor_sync(0xffffffffu, wsum, off);
+    const unsigned int wsum = __reduce_add_sync(0xffffffffu, ch);
     if ((tid & 31) == 0 && wsum) atomicAdd(sh_changed, wsum);
     if (UPDATE && ++since == kLimbFlush / (256 * P)) {
       since = 0;

@@ -259,6 +259,20 @@ template <typename T> __device__ __forceinline__ T quiet_nan();
 template <> __device__ __forceinline__ float quiet_nan<float>() { return __int_as_float(0x7fffffff); }
 template <> __device__ __forceinline__ double quiet_nan<double>() { return __longlong_as_double(0x7fffffffffffffffLL); }
 
+// Programmatic dependent launch (sm_90+; no-ops before, and where the
+// kernel was launched without it): wait for the grid this one depends on
+// to finish, its writes visible; let the dependent grid start its blocks.
+__device__ __forceinline__ void grid_dependency_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void grid_dependents_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Early exit for kernels inside a captured batch of iterations.
 __device__ __forceinline__ bool fit_finished(const State *st, int max_iter) {
   return st && (st->flag || st->iter_done >= max_iter);

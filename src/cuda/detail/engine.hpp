@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <utility>
 #include <vector>
 
 #include "common.cuh"
@@ -49,6 +50,7 @@ struct gk_cuda_data {
   void *x = nullptr;            // n x d column-major, double or float (inside block);
                                 // nullptr when x is streamed (src below)
   int sms = 1;                  // multiprocessors of the device
+  bool pdl = false;             // programmatic dependent launches (launch_kernel): sm_90+, GPUKMEANS_PDL not 0
   size_t smem_optin = 48 * 1024;  // dynamic shared memory a block may have (see smem_limit)
   // One device allocation made at upload: x | labels (n ints, the fits'
   // labels) | d_scale | small scratch.  Freed by gk_cuda_free.
@@ -217,6 +219,24 @@ struct Plan {
 // An internal on/off switch of the environment (GPUKMEANS_GRID, ..._TC,
 // ..._DELTA_SUMS ...): -1 unset (or empty), 0 when it starts with '0', else 1.
 int env_switch(const char *name);
+// A kernel launch on s, as a programmatic dependent of the stream's last
+// kernel where pdl (D->pdl): its blocks may start while that kernel's last
+// ones run, so the kernel calls grid_dependency_wait (common.cuh) before
+// it reads anything that kernel wrote.
+template <typename... K, typename... A>
+cudaError_t launch_kernel(void (*kern)(K...), unsigned int grid, size_t smem, cudaStream_t s, bool pdl, A &&...args) {
+  cudaLaunchAttribute at;
+  at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  at.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(256);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cfg.attrs = &at;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kern, std::forward<A>(args)...);
+}
 // Fills the assignment part of plan (path, dm, smem, grid) for k centers.
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
 // The assignment's buffers, where the device has the memory (plan_assign

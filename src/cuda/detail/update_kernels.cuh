@@ -255,16 +255,21 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
   double *spw = reinterpret_cast<double *>(scnt + k + (k & 1));    // PASS 1: k scales
   unsigned int *smax = reinterpret_cast<unsigned int *>(smem);   // PASS 0: k maxima
   const int tid = threadIdx.x;
+  // (launched as a programmatic dependent: its dependent may start its
+  // blocks at once, which wait for this grid's end in their turn)
+  grid_dependents_launch();
   if (use_shared) {
     if (PASS == 0) {
       for (int c = tid; c < k; c += blockDim.x) smax[c] = 0;
     } else {
       for (int e = tid; e < 4 * k; e += blockDim.x) slimb[e] = 0;
-      for (int c = tid; c < k; c += blockDim.x) {
-        scnt[c] = 0;
-        spw[c] = pow2(wss_scale(gmax[c]));
-      }
+      for (int c = tid; c < k; c += blockDim.x) scnt[c] = 0;
     }
+  }
+  grid_dependency_wait();  // (the labels, centers and maxima of the kernels before)
+  if (use_shared) {
+    if (PASS == 1)
+      for (int c = tid; c < k; c += blockDim.x) spw[c] = pow2(wss_scale(gmax[c]));
     __syncthreads();
   }
   int since = 0;
