@@ -1,6 +1,6 @@
 // ordfit.cu: what ordering the rows in space costs a fit, and what it
 // saves, as bench.R sees it (issue 15, problem B; dev tool, not the engine).
-//   ordfit [n] [k] [timeline]   (blobs as bench.R's B: d = 2, centers U(0, 100),
+//   ordfit [n] [k] [timeline|sorts]   (blobs as bench.R's B: d = 2, centers U(0, 100),
 //                          noise N(0, 1))
 // For both precisions and 10 / 500 iterations, the engine's own fits
 // (gk_cuda_lloyd, bounds off as in bench.R) with the rows as given and
@@ -109,6 +109,77 @@ struct SortBuffers {
     cub::DeviceRadixSort::SortPairs(tmp, bytes, keys, rows, (int)n, 0, 16, s);
   }
 };
+
+// cub's radix sort of n (key, row) pairs as the ordering runs it, by key
+// type and bits: device time of a graph replay (no host in the way), the
+// graph's node count (cub's launches and memsets), and host enqueue and
+// device time of a direct call (median of 7).
+template <typename K>
+void sort_variant(long long n, int bits, cudaStream_t s) {
+  K *kb;
+  int *rb;
+  cudaMalloc(&kb, 2 * (size_t)n * sizeof(K));
+  cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
+  size_t bytes = 0;
+  {
+    cub::DoubleBuffer<K> keys(kb, kb + n);
+    cub::DoubleBuffer<int> rows(rb, rb + n);
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, rows, (int)n, 0, bits, s);
+  }
+  void *tmp;
+  cudaMalloc(&tmp, bytes);
+  std::vector<K> hk(n);
+  std::mt19937 r2(7);
+  for (long long i = 0; i < n; ++i) hk[i] = (K)(r2() & ((1u << bits) - 1));
+  auto run = [&](cudaStream_t t) {
+    cub::DoubleBuffer<K> keys(kb, kb + n);
+    cub::DoubleBuffer<int> rows(rb, rb + n);
+    cub::DeviceRadixSort::SortPairs(tmp, bytes, keys, rows, (int)n, 0, bits, t);
+  };
+  std::vector<double> dh, dd, gd;
+  size_t nodes = 0;
+  for (int rep = 0; rep < 8; ++rep) {
+    cudaMemcpy(kb, hk.data(), n * sizeof(K), cudaMemcpyHostToDevice);
+    const Enqueued e = enqueued(s, [&] { run(s); });
+    cudaStream_t cs;
+    cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
+    cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal);
+    run(cs);
+    cudaGraph_t g;
+    cudaStreamEndCapture(cs, &g);
+    cudaGraphGetNodes(g, nullptr, &nodes);
+    cudaGraphExec_t gx;
+    cudaGraphInstantiate(&gx, g, 0);
+    cudaMemcpy(kb, hk.data(), n * sizeof(K), cudaMemcpyHostToDevice);
+    const Enqueued r = enqueued(s, [&] { cudaGraphLaunch(gx, s); });
+    cudaGraphExecDestroy(gx);
+    cudaGraphDestroy(g);
+    cudaStreamDestroy(cs);
+    if (rep) {
+      dh.push_back(e.host);
+      dd.push_back(e.device);
+      gd.push_back(r.device);
+    }
+  }
+  printf("sort %zu-byte keys, %d bits, n=%lld: graph replay device %.1f us (%zu nodes); direct: host %.1f us, device "
+         "%.1f us; temp %zu bytes\n",
+         sizeof(K), bits, n, median(gd), nodes, median(dh), median(dd), bytes);
+  cudaFree(tmp);
+  cudaFree(kb);
+  cudaFree(rb);
+}
+
+int sorts(long long n) {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  for (int bits : {16, 14, 12}) {
+    sort_variant<unsigned int>(n, bits, s);
+    sort_variant<unsigned short>(n, bits, s);
+  }
+  sort_variant<unsigned char>(n, 8, s);
+  cudaStreamDestroy(s);
+  return 0;
+}
 
 // An ordered 10-iteration fit on fresh handles, each kernel between CUDA
 // events (device time, launches queued ahead): the ordering, each
@@ -262,6 +333,7 @@ int main(int argc, char **argv) {
     for (int j = 0; j < d; ++j) cen0[c + (size_t)k * j] = x[i + n * j];
   }
   if (argc > 3 && !strcmp(argv[3], "timeline")) return timeline(x, cen0, n, d, k);
+  if (argc > 3 && !strcmp(argv[3], "sorts")) return sorts(n);
   cudaDeviceProp prop;
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) { printf("no device\n"); return 1; }
   printf("ordfit | %s | n=%lld d=%d k=%d | ms of compute a fit, median of 6\n", prop.name, n, d, k);
