@@ -259,6 +259,16 @@ template <typename T> __device__ __forceinline__ T quiet_nan();
 template <> __device__ __forceinline__ float quiet_nan<float>() { return __int_as_float(0x7fffffff); }
 template <> __device__ __forceinline__ double quiet_nan<double>() { return __longlong_as_double(0x7fffffffffffffffLL); }
 
+// Floats (not NaN) as unsigned integers in the same order, and back:
+// min / max by integer atomics or REDUX (ordered.cu, wbox_kernels.cuh).
+__device__ __forceinline__ unsigned int float_order_bits(float f) {
+  const unsigned int b = __float_as_uint(f);
+  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+__device__ __forceinline__ float order_bits_float(unsigned int u) {
+  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
+
 // Programmatic dependent launch (sm_90+; no-ops before, and where the
 // kernel was launched without it): wait for the grid this one depends on
 // to finish, its writes visible; let the dependent grid start its blocks.

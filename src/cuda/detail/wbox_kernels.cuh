@@ -59,21 +59,13 @@ __device__ __forceinline__ void wbox_center(const float *sbox, int c, float (&cv
   }
 }
 
-// A float's bits as an unsigned integer of the same order (NaN excluded):
-// the warp's least and largest by one REDUX (redux.sync, sm_80+) instead
-// of five shuffles and five fminf / fmaxf.
-__device__ __forceinline__ unsigned int wb_ordered_bits(float f) {
-  const unsigned int b = __float_as_uint(f);
-  return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
-__device__ __forceinline__ float wb_from_ordered_bits(unsigned int u) {
-  return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
-}
+// The warp's least and largest float by one REDUX (redux.sync, sm_80+) on
+// their ordered bits instead of five shuffles and five fminf / fmaxf.
 __device__ __forceinline__ float wb_warp_min(float v) {
-  return wb_from_ordered_bits(__reduce_min_sync(0xffffffffu, wb_ordered_bits(v)));
+  return order_bits_float(__reduce_min_sync(0xffffffffu, float_order_bits(v)));
 }
 __device__ __forceinline__ float wb_warp_max(float v) {
-  return wb_from_ordered_bits(__reduce_max_sync(0xffffffffu, wb_ordered_bits(v)));
+  return order_bits_float(__reduce_max_sync(0xffffffffu, float_order_bits(v)));
 }
 
 template <typename T, int DM, bool UPDATE, bool CARRY>
