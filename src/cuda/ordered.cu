@@ -30,7 +30,6 @@ constexpr int kOrderBits = 16;
 // Rows below which the ordering is never worth it (or its memory kept).
 constexpr long long kOrderMinRows = 1 << 16;
 
-
 // Each column's least and largest value, in float: range[j] (min) and
 // range[d + j] (max) as float_order_bits (set to 0xffffffff and 0 before).  One
 // atomic a block and column (one a warp: 17 us at 1e6 rows, ncu on an

@@ -2,10 +2,10 @@
 # and to convergence under the ordered rows' internal switches, taking turns
 # in one run (issue 15): ms an iteration of the compute phase over the
 # iterations run (as bench.R: R's iter is iter.max + 1 where a fit did not
-# converge, as stats'; the runs of 2026-12-02 divided by that), median of 9 fits (a fresh upload each, as bench.R), and whether every
-# variant's fit is the default's, bit for bit.  no_pdl: each kernel
-# launched after the last (GPUKMEANS_PDL=0, read at the upload).  Run on
-# the GPU machine:
+# converge, as stats'; the runs of 2026-12-02 divided by that), median of
+# 9 fits (a fresh upload each, as bench.R), and whether every variant's
+# fit is the default's, bit for bit.  no_pdl: each kernel launched after
+# the last (GPUKMEANS_PDL=0, read at the upload).  Run on the GPU machine:
 #   sh tools/gpu/run-r.sh tools/gpu/b-variants.R
 library(gpukmeans)
 options(gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L), gpukmeans.progress = FALSE)
