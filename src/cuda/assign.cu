@@ -230,14 +230,8 @@ bool grow_buffer(gk_cuda_data *D, void **buf, size_t *have, size_t bytes) {
 // compare both).
 bool wgmma_device(const gk_cuda_data *D) {
 #if defined(GK_SM90A)
-  int major = 0, minor = 0;
-  if (env_switch("GPUKMEANS_TC_WGMMA") == 0 ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, D->device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, D->device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  return major == 9 && minor == 0;
+  // (the capability as new_handle read it; the switch read at every call)
+  return D->cc_major == 9 && D->cc_minor == 0 && env_switch("GPUKMEANS_TC_WGMMA") != 0;
 #else
   (void)D;
   return false;

@@ -241,9 +241,18 @@ int column_scales(gk_cuda_data *D, char *err, size_t errlen) {
   cudaStream_t s = D->stream;
   u64 *mx = D->scratch + 2 * (size_t)d + 2;  // scratch[0, 2d + 2): totss sums
   const dim3 grid = column_grid(D);
-  if (D->single) k_col_maxabs<float><<<grid, 256, 0, s>>>((const float *)D->x, D->n, mx);
-  else k_col_maxabs<double><<<grid, 256, 0, s>>>((const double *)D->x, D->n, mx);
+  // (and the columns' ranges of the ordering, where the upload kept its
+  // room: ordered.cu's prepare_ordered then need not read x for them)
+  unsigned int *range = ordered_range_in_room(D);
+  D->ord_range_ready = false;
+  if (range) {
+    GK_CHECK(cudaMemsetAsync(range, 0xff, d * sizeof(unsigned int), s), "clearing the columns' ranges");
+    GK_CHECK(cudaMemsetAsync(range + d, 0, d * sizeof(unsigned int), s), "clearing the columns' ranges");
+  }
+  if (D->single) k_col_maxabs<float><<<grid, 256, 0, s>>>((const float *)D->x, D->n, mx, range);
+  else k_col_maxabs<double><<<grid, 256, 0, s>>>((const double *)D->x, D->n, mx, range);
   GK_CHECK(cudaGetLastError(), "computing column maxima");
+  D->ord_range_ready = range != nullptr;
   return scales_from_maxima(D, mx, err, errlen);
 }
 
@@ -294,9 +303,11 @@ int new_handle(const gk_cuda_options *opts, int64_t n, int d, bool single, gk_cu
   D->opts = *opts;
   D->sms = sms;
   D->smem_optin = (size_t)optin;
-  int major = 0;
-  GK_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, opts->device), "querying the device");
-  D->pdl = major >= 9 && env_switch("GPUKMEANS_PDL") != 0;
+  GK_CHECK(cudaDeviceGetAttribute(&D->cc_major, cudaDevAttrComputeCapabilityMajor, opts->device),
+           "querying the device");
+  GK_CHECK(cudaDeviceGetAttribute(&D->cc_minor, cudaDevAttrComputeCapabilityMinor, opts->device),
+           "querying the device");
+  D->pdl = D->cc_major >= 9 && env_switch("GPUKMEANS_PDL") != 0;
   *out = D;
   return GK_CUDA_OK;
 }

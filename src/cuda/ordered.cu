@@ -3,7 +3,9 @@
 //
 // Made once for the data handle, at the first fit that wants it
 // (ordered_wanted): every row's key is its cell on a Z curve over the
-// columns' ranges (256 cells a side at d = 2, 2^16 at d = 1), the
+// columns' ranges (256 cells a side at d = 2, 2^16 at d = 1; the ranges
+// found by the upload's column pass where it kept the ordering's room,
+// else by k_order_range: ordered_range_in_room), the
 // rows are sorted by key (cub's radix sort, stable: ties keep row order)
 // and x is gathered in that order, all in one allocation kept with the
 // handle.  The fit's plain iterations then read the
@@ -67,28 +69,49 @@ __global__ void __launch_bounds__(256) k_order_range(const T *__restrict__ x, lo
   }
 }
 
-// Row i's key: its cell on a Z curve over the columns' ranges.
+// Row i's key: its cell on a Z curve over the columns' ranges.  A thread
+// takes kKeyRows rows a block's width apart (their loads in flight
+// together), the columns' offsets and factors read once.
+constexpr int kKeyRows = 4;
+
+// The low 16 bits of v spread to the even bits (bit t to bit 2 t).
+__device__ __forceinline__ unsigned int spread_bits(unsigned int v) {
+  v &= 0xffffu;
+  v = (v | (v << 8)) & 0x00ff00ffu;
+  v = (v | (v << 4)) & 0x0f0f0f0fu;
+  v = (v | (v << 2)) & 0x33333333u;
+  return (v | (v << 1)) & 0x55555555u;
+}
+
 template <typename T>
-__global__ void k_order_keys(const T *__restrict__ x, long long n, int d, const unsigned int *__restrict__ range,
-                             unsigned int *__restrict__ key, int *__restrict__ row) {
-  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+__global__ void __launch_bounds__(256) k_order_keys(const T *__restrict__ x, long long n, int d,
+                                                    const unsigned int *__restrict__ range,
+                                                    unsigned int *__restrict__ key, int *__restrict__ row) {
   const int side = d == 1 ? (1 << kOrderBits) : (1 << (kOrderBits / 2));
-  unsigned int cell[2] = {0, 0};
+  float lo[2] = {0.f, 0.f}, f[2] = {0.f, 0.f};
   for (int j = 0; j < d; ++j) {
-    const float lo = order_bits_float(range[j]), hi = order_bits_float(range[d + j]);
-    const float w = hi - lo;
-    const float t = w > 0 ? ((float)x[i + n * j] - lo) * ((float)side / w) : 0.f;
-    cell[j] = (unsigned int)fminf((float)(side - 1), fmaxf(0.f, t));  // (NaN: 0)
+    lo[j] = order_bits_float(range[j]);
+    const float w = order_bits_float(range[d + j]) - lo[j];
+    f[j] = w > 0 ? (float)side / w : 0.f;  // (0: every row in cell 0)
   }
-  unsigned int z = cell[0];
-  if (d == 2) {
-    z = 0;
-    for (int t = 0; t < kOrderBits / 2; ++t)
-      z |= (((cell[0] >> t) & 1u) << (2 * t)) | (((cell[1] >> t) & 1u) << (2 * t + 1));
+  const long long i0 = (long long)blockIdx.x * blockDim.x * kKeyRows + threadIdx.x;
+  unsigned int cell[kKeyRows][2];
+#pragma unroll
+  for (int r = 0; r < kKeyRows; ++r) {
+    const long long i = i0 + (long long)r * blockDim.x;
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const float t = (i < n && j < d) ? ((float)x[i + n * j] - lo[j]) * f[j] : 0.f;
+      cell[r][j] = (unsigned int)fminf((float)(side - 1), fmaxf(0.f, t));  // (NaN: 0)
+    }
   }
-  key[i] = z;
-  row[i] = (int)i;
+#pragma unroll
+  for (int r = 0; r < kKeyRows; ++r) {
+    const long long i = i0 + (long long)r * blockDim.x;
+    if (i >= n) break;
+    key[i] = d == 2 ? spread_bits(cell[r][0]) | (spread_bits(cell[r][1]) << 1) : cell[r][0];
+    row[i] = (int)i;
+  }
 }
 
 template <typename T>
@@ -173,6 +196,13 @@ size_t ordered_room(const gk_cuda_data *D) {
   return shape_may_order(D, env_switch("GPUKMEANS_ORDER")) && D->n >= kOrderMinRows ? OrderLayout(D).total : 0;
 }
 
+unsigned int *ordered_range_in_room(const gk_cuda_data *D) {
+  if (!D->ord_room) return nullptr;
+  const OrderLayout L(D);
+  if (!L.total || D->ord_room_bytes < L.total) return nullptr;
+  return (unsigned int *)((char *)D->ord_room + L.xb + 2 * L.ib);
+}
+
 cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   if (D->ord_state != 0) return cudaSuccess;
   D->ord_state = -1;
@@ -201,17 +231,24 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   cub::DoubleBuffer<unsigned int> keys((unsigned int *)b, (unsigned int *)b + n);
   cub::DoubleBuffer<int> rows(rows_a, rows_b);
   cudaError_t e;
-  const int nb = blocks_of(n), rb = std::min(nb, 4 * D->sms);
-  e = cudaMemsetAsync(range, 0xff, d * sizeof(unsigned int), s);
-  if (e == cudaSuccess) e = cudaMemsetAsync(range + d, 0, d * sizeof(unsigned int), s);
-  if (e == cudaSuccess) {
-    if (D->single) {
-      k_order_range<<<rb, 256, 0, s>>>((const float *)D->x, n, d, range);
-      k_order_keys<<<nb, 256, 0, s>>>((const float *)D->x, n, d, range, keys.Current(), rows.Current());
-    } else {
-      k_order_range<<<rb, 256, 0, s>>>((const double *)D->x, n, d, range);
-      k_order_keys<<<nb, 256, 0, s>>>((const double *)D->x, n, d, range, keys.Current(), rows.Current());
+  // (the keys' blocks: kKeyRows rows a thread)
+  const int nb = blocks_of(n), rb = std::min(nb, 4 * D->sms), tb = (int)((n + 256 * kKeyRows - 1) / (256 * kKeyRows));
+  // (the ranges: from the upload's column pass where it left them in the
+  // room, else a pass of their own)
+  const bool ranged = block == D->ord_room && D->ord_range_ready;  // (the same layout: the same place)
+  e = cudaSuccess;
+  if (!ranged) {
+    e = cudaMemsetAsync(range, 0xff, d * sizeof(unsigned int), s);
+    if (e == cudaSuccess) e = cudaMemsetAsync(range + d, 0, d * sizeof(unsigned int), s);
+    if (e == cudaSuccess) {
+      if (D->single) k_order_range<<<rb, 256, 0, s>>>((const float *)D->x, n, d, range);
+      else k_order_range<<<rb, 256, 0, s>>>((const double *)D->x, n, d, range);
+      e = cudaGetLastError();
     }
+  }
+  if (e == cudaSuccess) {
+    if (D->single) k_order_keys<<<tb, 256, 0, s>>>((const float *)D->x, n, d, range, keys.Current(), rows.Current());
+    else k_order_keys<<<tb, 256, 0, s>>>((const double *)D->x, n, d, range, keys.Current(), rows.Current());
     e = cudaGetLastError();
   }
   if (e == cudaSuccess) e = cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys, rows, (int)n, 0, kOrderBits, s);

@@ -391,8 +391,8 @@ int stream_upload(gk_cuda_data *D, const double *x, char *err, size_t errlen, co
   st = for_each_chunk(D, D->labels, [&](const gk_cuda_data &V) -> cudaError_t {
     const long long g = std::max<long long>(1, std::min<long long>((V.n + 255) / 256, 4LL * V.sms));
     const dim3 grid((unsigned int)g, V.d);
-    if (V.single) k_col_maxabs<float><<<grid, 256, 0, D->stream>>>((const float *)V.x, V.n, mx);
-    else k_col_maxabs<double><<<grid, 256, 0, D->stream>>>((const double *)V.x, V.n, mx);
+    if (V.single) k_col_maxabs<float><<<grid, 256, 0, D->stream>>>((const float *)V.x, V.n, mx, nullptr);
+    else k_col_maxabs<double><<<grid, 256, 0, D->stream>>>((const double *)V.x, V.n, mx, nullptr);
     return cudaGetLastError();
   }, err, errlen);
   if (st != GK_CUDA_OK) return st;

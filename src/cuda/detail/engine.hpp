@@ -50,6 +50,7 @@ struct gk_cuda_data {
   void *x = nullptr;            // n x d column-major, double or float (inside block);
                                 // nullptr when x is streamed (src below)
   int sms = 1;                  // multiprocessors of the device
+  int cc_major = 0, cc_minor = 0;  // the device's compute capability (new_handle)
   bool pdl = false;             // programmatic dependent launches (launch_kernel): sm_90+, GPUKMEANS_PDL not 0
   size_t smem_optin = 48 * 1024;  // dynamic shared memory a block may have (see smem_limit)
   // One device allocation made at upload: x | labels (n ints, the fits'
@@ -148,6 +149,7 @@ struct gk_cuda_data {
   void *ord_x = nullptr;
   int *ord_perm = nullptr, *ord_labels = nullptr;
   int ord_state = 0;
+  bool ord_range_ready = false;  // the upload's column pass left the columns' ranges in ord_room
   int ord_used = 0;  // the last fit ran on the ordered rows
   // The tiled path's carried sums (Plan::prev, Plan::moves): the labels the
   // sums hold and the list of moved points, n ints each, made at the first
@@ -257,6 +259,10 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s);
 // upload keeps them in its allocation where the device has them to spare
 // (D->ord_room).
 size_t ordered_room(const gk_cuda_data *D);
+// Where the ordering keeps the columns' ranges (2 d unsigned ints) in the
+// upload's room, D->ord_room (nullptr where there is none): the upload's
+// column pass finds them there (D->ord_range_ready).
+unsigned int *ordered_range_in_room(const gk_cuda_data *D);
 // The warp boxes' step on the ordered copy (plan.ordered, after
 // plan_ordered): D->ord_labels and st->changed, the sums into acc/counts;
 // with upd_cen_d (plan.ord_fused), the update too: the new centers into

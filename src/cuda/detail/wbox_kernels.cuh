@@ -231,7 +231,7 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
         for (int c0 = 0; c0 < k; c0 += 128) {
           unsigned int m[4];
 #pragma unroll
-          for (int q = 0; q < 4; ++q) m[q] = listed(c0 + 32 * q + lane);
+          for (int q = 0; q < 4; ++q) m[q] = c0 + 32 * q < k ? listed(c0 + 32 * q + lane) : 0u;  // (uniform)
 #pragma unroll
           for (int q = 0; q < 4; ++q) take(c0 + 32 * q, m[q]);
         }
