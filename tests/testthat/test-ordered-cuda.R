@@ -20,8 +20,9 @@
 # iteration's kernel, and each within-SS pass, is launched as a
 # programmatic dependent of the kernel before (GPUKMEANS_PDL=0, read at
 # the upload: one after the other).
-# The upload keeps the ordering's memory in its own allocation
-# (GPUKMEANS_ORDER_ROOM=0: it does not, and the fit allocates it).  The raw
+# The upload keeps the ordering's memory in its own allocation and leaves
+# the columns' ranges there from its pass over x (GPUKMEANS_ORDER_ROOM=0: it
+# does not, and the fit allocates it and finds the ranges itself).  The raw
 # fit's rows_ordered is 1 where the iterations ran on the ordered rows.
 # Fits need n >= 2^18 (below, the persistent kernel runs).
 local_edition(3)

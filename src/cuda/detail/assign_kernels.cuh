@@ -308,6 +308,14 @@ template <int DM> struct Small<double, DM> {
 // its new one's, and a warp where none changed adds nothing.  Exact
 // integers, so the same bits as sums made afresh; on rows ordered in space
 // (wbox_kernels.cuh) the points that move lie in few warps.
+// Lanes of a warp that moved to one cluster (or left one) from which their
+// sums go in as one warp sum (group_same, limb_apply_group) rather than
+// lane by lane.
+#ifndef GK_GROUP_MOVES
+#define GK_GROUP_MOVES 3
+#endif
+constexpr int kGroupMoves = GK_GROUP_MOVES;
+
 template <typename T, int DM, bool UPDATE, int P, bool CARRY = false, bool WARP_ROWS = false, typename Near>
 __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n, int d, int k,
                                            int *__restrict__ labels, unsigned int *slimb,
@@ -362,18 +370,28 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
       }
       if (UPDATE && CARRY) {  // (b >= 0 wherever i < n)
         const bool moved = i < n && b != old;
-        if (__any_sync(0xffffffffu, moved)) {
+        const unsigned int mv = __ballot_sync(0xffffffffu, moved);
+        if (mv) {
           const bool left = moved && old >= 0;
-          const bool wn = warp_same(moved, b), wo = warp_same(left, old);
+          const unsigned int lv = __ballot_sync(0xffffffffu, left);
+          // (kGroupMoves or more lanes that moved to one cluster, or left
+          // one: one warp sum a limb and count, as a whole warp's)
+          const bool gn = __popc(mv) >= kGroupMoves && group_same(moved, b, mv);
+          const bool go = __popc(lv) >= kGroupMoves && group_same(left, old, lv);
           const size_t to = moved ? (size_t)b : 0, from = left ? (size_t)old : 0;
 #pragma unroll
           for (int j = 0; j < DM; ++j)
             if (j < d) {
-              limb_apply_any<false>(slimb, to + (size_t)k * j, (size_t)k * d, (double)xr[r][j], pw[j], moved, wn);
-              limb_apply_any<true>(slimb, from + (size_t)k * j, (size_t)k * d, (double)xr[r][j], pw[j], left, wo);
+              const size_t m = (size_t)k * d;
+              const double v = (double)xr[r][j];
+              if (gn) limb_apply_group<false>(slimb, to + (size_t)k * j, m, v, pw[j], moved, mv);
+              else if (moved) limb_apply<false>(slimb, to + (size_t)k * j, m, v, pw[j]);
+              if (go) limb_apply_group<true>(slimb, from + (size_t)k * j, m, v, pw[j], left, lv);
+              else if (left) limb_apply<true>(slimb, from + (size_t)k * j, m, v, pw[j]);
             }
-          count_any<false>(&scnt[to], moved, wn);
-          count_any<true>(&scnt[from], left, wo);
+          const int lane = (int)(threadIdx.x & 31);
+          if (gn ? lane == __ffs(mv) - 1 : moved) limb_atomic<false>(&scnt[to], gn ? (unsigned int)__popc(mv) : 1u);
+          if (go ? lane == __ffs(lv) - 1 : left) limb_atomic<true>(&scnt[from], go ? (unsigned int)__popc(lv) : 1u);
         }
       } else if (UPDATE) {  // (the whole warp is here: the loop's bounds are the block's)
         const bool whole = warp_same(i < n, b);

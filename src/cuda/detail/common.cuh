@@ -196,6 +196,22 @@ __device__ __forceinline__ void limb_apply_warp(unsigned int *s, size_t e, size_
     for (int t = 0; t < 4; ++t) limb_atomic<SUB>(s + e + t * m, l[t]);
   }
 }
+// limb_apply_warp for the lanes of mask (their ballot of `on`), all naming
+// entry e (group_same): each limb summed over them (the other lanes' parts
+// 0), then one atomic a limb from the first of them.  The whole warp calls
+// it.  Exact as limb_apply_warp: at most 32 parts of < 2^15 a limb.
+template <bool SUB>
+__device__ __forceinline__ void limb_apply_group(unsigned int *s, size_t e, size_t m, double v, double pow2s,
+                                                 bool on, unsigned int mask) {
+  unsigned int l[4] = {0u, 0u, 0u, 0u};
+  if (on) limb_parts(v, pow2s, l);
+#pragma unroll
+  for (int t = 0; t < 4; ++t) l[t] = __reduce_add_sync(0xffffffffu, l[t]);
+  if ((int)(threadIdx.x & 31) == __ffs(mask) - 1) {
+#pragma unroll
+    for (int t = 0; t < 4; ++t) limb_atomic<SUB>(s + e + t * m, l[t]);
+  }
+}
 // limb_add / limb_sub of this lane's value, for the whole warp at once
 // where `whole` (warp_same's answer; every lane then calls it), else lane by
 // lane where `on`.

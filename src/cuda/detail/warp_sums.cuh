@@ -26,6 +26,14 @@ __device__ __forceinline__ bool warp_same(bool on, int c) {
   return __all_sync(0xffffffffu, on && c == c0);
 }
 
+// Whether the lanes that are `on` (mask: their ballot, not 0) all name the
+// same entry c: the points of a warp of ordered rows that moved mostly
+// cross one boundary, to one cluster and from one.  The whole warp calls it.
+__device__ __forceinline__ bool group_same(bool on, int c, unsigned int mask) {
+  const int c0 = __shfl_sync(0xffffffffu, c, __ffs(mask) - 1);
+  return __all_sync(0xffffffffu, !on || c == c0);
+}
+
 // A count of one a point into *p, for the whole warp at once
 // where `whole` (warp_same), else lane by lane where `on`.
 template <bool SUB>
