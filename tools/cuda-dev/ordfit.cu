@@ -75,19 +75,22 @@ Enqueued enqueued(cudaStream_t s, F work) {
   return {1000 * (h1 - h0), 1000.0 * ms};
 }
 
-// cub's radix sort of n (16-bit random key, row) pairs, its buffers and room.
+// cub's radix sort of n (key, row) pairs as the ordering runs it (random
+// keys of `bits` bits in K), its double buffers and room.
+template <typename K>
 struct SortBuffers {
   long long n;
-  unsigned int *kb = nullptr;
+  int bits;
+  K *kb = nullptr;
   int *rb = nullptr;
   void *tmp = nullptr;
   size_t bytes = 0;
-  SortBuffers(long long n_, int seed, cudaStream_t s) : n(n_) {
-    cudaMalloc(&kb, 2 * (size_t)n * sizeof(unsigned int));
+  SortBuffers(long long n_, int bits_, int seed, cudaStream_t s) : n(n_), bits(bits_) {
+    cudaMalloc(&kb, 2 * (size_t)n * sizeof(K));
     cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
-    cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
+    cub::DoubleBuffer<K> keys(kb, kb + n);
     cub::DoubleBuffer<int> rows(rb, rb + n);
-    cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, rows, (int)n, 0, 16, s);
+    cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, rows, (int)n, 0, bits, s);
     cudaMalloc(&tmp, bytes);
     fill(seed);
   }
@@ -97,60 +100,40 @@ struct SortBuffers {
     cudaFree(rb);
   }
   void fill(int seed) {
-    std::vector<unsigned int> hk(n);
+    std::vector<K> hk(n);
     std::mt19937 r2(seed);
-    for (long long i = 0; i < n; ++i) hk[i] = r2() & 0xffffu;
-    cudaMemcpy(kb, hk.data(), n * sizeof(unsigned int), cudaMemcpyHostToDevice);
+    for (long long i = 0; i < n; ++i) hk[i] = (K)(r2() & ((1u << bits) - 1));
+    cudaMemcpy(kb, hk.data(), n * sizeof(K), cudaMemcpyHostToDevice);
     cudaDeviceSynchronize();
   }
   void sort(cudaStream_t s) {
-    cub::DoubleBuffer<unsigned int> keys(kb, kb + n);
+    cub::DoubleBuffer<K> keys(kb, kb + n);
     cub::DoubleBuffer<int> rows(rb, rb + n);
-    cub::DeviceRadixSort::SortPairs(tmp, bytes, keys, rows, (int)n, 0, 16, s);
+    cub::DeviceRadixSort::SortPairs(tmp, bytes, keys, rows, (int)n, 0, bits, s);
   }
 };
 
-// cub's radix sort of n (key, row) pairs as the ordering runs it, by key
-// type and bits: device time of a graph replay (no host in the way), the
-// graph's node count (cub's launches and memsets), and host enqueue and
-// device time of a direct call (median of 7).
+// The sort by key type and bits: device time of a graph replay (no host in
+// the way), the graph's node count (cub's launches and memsets), and host
+// enqueue and device time of a direct call (median of 7).
 template <typename K>
 void sort_variant(long long n, int bits, cudaStream_t s) {
-  K *kb;
-  int *rb;
-  cudaMalloc(&kb, 2 * (size_t)n * sizeof(K));
-  cudaMalloc(&rb, 2 * (size_t)n * sizeof(int));
-  size_t bytes = 0;
-  {
-    cub::DoubleBuffer<K> keys(kb, kb + n);
-    cub::DoubleBuffer<int> rows(rb, rb + n);
-    cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, rows, (int)n, 0, bits, s);
-  }
-  void *tmp;
-  cudaMalloc(&tmp, bytes);
-  std::vector<K> hk(n);
-  std::mt19937 r2(7);
-  for (long long i = 0; i < n; ++i) hk[i] = (K)(r2() & ((1u << bits) - 1));
-  auto run = [&](cudaStream_t t) {
-    cub::DoubleBuffer<K> keys(kb, kb + n);
-    cub::DoubleBuffer<int> rows(rb, rb + n);
-    cub::DeviceRadixSort::SortPairs(tmp, bytes, keys, rows, (int)n, 0, bits, t);
-  };
+  SortBuffers<K> sb(n, bits, 7, s);
   std::vector<double> dh, dd, gd;
   size_t nodes = 0;
   for (int rep = 0; rep < 8; ++rep) {
-    cudaMemcpy(kb, hk.data(), n * sizeof(K), cudaMemcpyHostToDevice);
-    const Enqueued e = enqueued(s, [&] { run(s); });
+    sb.fill(7);
+    const Enqueued e = enqueued(s, [&] { sb.sort(s); });
     cudaStream_t cs;
     cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking);
     cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal);
-    run(cs);
+    sb.sort(cs);
     cudaGraph_t g;
     cudaStreamEndCapture(cs, &g);
     cudaGraphGetNodes(g, nullptr, &nodes);
     cudaGraphExec_t gx;
     cudaGraphInstantiate(&gx, g, 0);
-    cudaMemcpy(kb, hk.data(), n * sizeof(K), cudaMemcpyHostToDevice);
+    sb.fill(7);
     const Enqueued r = enqueued(s, [&] { cudaGraphLaunch(gx, s); });
     cudaGraphExecDestroy(gx);
     cudaGraphDestroy(g);
@@ -163,10 +146,7 @@ void sort_variant(long long n, int bits, cudaStream_t s) {
   }
   printf("sort %zu-byte keys, %d bits, n=%lld: graph replay device %.1f us (%zu nodes); direct: host %.1f us, device "
          "%.1f us; temp %zu bytes\n",
-         sizeof(K), bits, n, median(gd), nodes, median(dh), median(dd), bytes);
-  cudaFree(tmp);
-  cudaFree(kb);
-  cudaFree(rb);
+         sizeof(K), bits, n, median(gd), nodes, median(dh), median(dd), sb.bytes);
 }
 
 int sorts(long long n) {
@@ -278,7 +258,7 @@ int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long
       if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) return 1;
       cudaStream_t s = E->stream;
       const Enqueued ord = enqueued(s, [&] { prepare_ordered(E, s); });
-      SortBuffers sb(n, rep, s);
+      SortBuffers<unsigned int> sb(n, 16, rep, s);
       const Enqueued srt = enqueued(s, [&] { sb.sort(s); });
       // the same sort captured (host: capture, instantiation), then replayed
       sb.fill(rep);
