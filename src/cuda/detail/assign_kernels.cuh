@@ -173,6 +173,11 @@ __device__ __forceinline__ void add_changed(unsigned int mine, unsigned int *sh,
 //   float:  [-2 c_0 .. -2 c_{DM-1}, |c|^2, 0...]: dd = |c|^2 + sum_j x_j (-2 c_j),
 //           DM FMAs per point and center;
 //   double: [c_0 .. c_{DM-1}]: the exact rules.
+// Small<T, DM>::load's default: nothing more done with the values it reads.
+struct NoAlso {
+  template <typename V>
+  __device__ __forceinline__ void operator()(int, int, V) const {}
+};
 template <typename T, int DM> struct Small;
 template <int DM> struct Small<float, DM> {
   // G: centers per group.  The argmin takes each group's minimum with fminf
@@ -190,7 +195,10 @@ template <int DM> struct Small<float, DM> {
   // conflict on average on B (ncu, H100, 2026-11-26).
   static __host__ __device__ constexpr size_t row_at(int c) { return (size_t)c * SD + (size_t)(c / G) * 4; }
   static __host__ __device__ constexpr size_t values(int k) { return row_at(padded(k)); }
-  static __device__ __forceinline__ void load(float *sc, const float *cen, int k, int d, bool cg) {
+  // (also(c, j, v) for each center's value as read, 0 where j >= d: the
+  // warp boxes' float images from the same loads)
+  template <typename Also = NoAlso>
+  static __device__ __forceinline__ void load(float *sc, const float *cen, int k, int d, bool cg, Also also = {}) {
     const int kp = padded(k);
     for (int c = threadIdx.x; c < kp; c += blockDim.x) {
       float cc = 0;
@@ -200,6 +208,7 @@ template <int DM> struct Small<float, DM> {
         float v = 0;
         if (c >= k) v = quiet_nan<float>();
         else if (j < d) v = cg ? __ldcg(&cen[c + (size_t)k * j]) : cen[c + (size_t)k * j];
+        if (c < k) also(c, j, v);
         cc = fmaf(v, v, cc);
         p[j] = -2.0f * v;
       }
@@ -262,11 +271,13 @@ template <int DM> struct Small<double, DM> {
   static __host__ __device__ constexpr int padded(int k) { return k; }
   static __host__ __device__ constexpr size_t row_at(int c) { return (size_t)c * SD; }
   static __host__ __device__ constexpr size_t values(int k) { return (size_t)k * SD; }  // (no groups, no padding)
-  static __device__ __forceinline__ void load(double *sc, const double *cen, int k, int d, bool cg) {
+  template <typename Also = NoAlso>
+  static __device__ __forceinline__ void load(double *sc, const double *cen, int k, int d, bool cg, Also also = {}) {
     for (int e = threadIdx.x; e < k * DM; e += blockDim.x) {
       int c = e / DM, j = e - c * DM;
       double v = 0;
       if (j < d) v = cg ? __ldcg(&cen[c + (size_t)k * j]) : cen[c + (size_t)k * j];
+      also(c, j, v);
       sc[e] = v;
     }
   }

@@ -92,22 +92,29 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
   // (gk_cuda_data::pdl), the block got here while that kernel's last block
   // ran the update: what follows reads its state, centers and labels.
   grid_dependency_wait();
-  if (fit_finished(st, max_iter)) return;
-  Small<T, DM>::load(sc, cen, k, d, false);
-  // (a thread's values are of column tid % DM: blockDim.x is a multiple of
-  // DM; their largest finite |value| kept as bits, non-negative floats
-  // ordering as their bits)
-  unsigned int mine = 0;
-  for (int e = tid; e < k * DM; e += blockDim.x) {
-    const int c = e / DM, j = e - c * DM;
-    const float v = j < d ? (float)cen[c + (size_t)k * j] : 0.f;
-    sbox[e] = v;
-    if (fabsf(v) <= 3.4e38f) mine = max(mine, __float_as_uint(fabsf(v)));  // (NaN and inf left out)
-  }
+  // The state and the centers read together (one wait on L2, not two; a
+  // finished fit's block leaves after reading centers it does not use),
+  // the centers' float images for the box tests from the same loads, with
+  // each column's largest finite |value| (as bits: non-negative floats
+  // order as their bits).
+  const int st_flag = st ? st->flag : 0, st_done = st ? st->iter_done : 0;  // (fit_finished's, loaded at once)
+  const bool finished = st_flag || st_done >= max_iter;
+  unsigned int mine[DM];
+#pragma unroll
+  for (int j = 0; j < DM; ++j) mine[j] = 0;
+  Small<T, DM>::load(sc, cen, k, d, false, [&](int c, int j, T tv) {
+    const float v = (float)tv;
+    sbox[(size_t)c * DM + j] = v;
+    if (fabsf(v) <= 3.4e38f)  // (NaN and inf left out; j a constant index, mine kept in registers)
+#pragma unroll
+      for (int q = 0; q < DM; ++q)
+        if (q == j) mine[q] = max(mine[q], __float_as_uint(fabsf(v)));
+  });
+  if (finished) return;  // (the same in every thread of the grid)
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < DM; ++j) {
-    const unsigned int m = __reduce_max_sync(0xffffffffu, tid % DM == j ? mine : 0u);
+    const unsigned int m = __reduce_max_sync(0xffffffffu, mine[j]);
     if (lane == 0 && m) atomicMax(reinterpret_cast<unsigned int *>(&smc[j]), m);
   }
   __syncthreads();
