@@ -197,7 +197,8 @@ int alloc_block(gk_cuda_data *D, size_t staging_bytes, char *err, size_t errlen)
   // without an allocation of its own (which costs as much as the
   // ordering's work at 1e6 rows)
   // (GPUKMEANS_ORDER_ROOM=0: none kept, for the tests of the fit's own)
-  const size_t ord = env_switch("GPUKMEANS_ORDER_ROOM") == 0 ? 0 : ordered_room(D);
+  size_t range_at = 0;
+  const size_t ord = env_switch("GPUKMEANS_ORDER_ROOM") == 0 ? 0 : ordered_room(D, &range_at);
   bool room = ord && !(cap > 0 && need + (double)ord > cap);
   if (room && need + (double)ord >= 67108864.0) {
     size_t free_b = 0, total_b = 0;
@@ -210,6 +211,7 @@ int alloc_block(gk_cuda_data *D, size_t staging_bytes, char *err, size_t errlen)
     if (ea == cudaSuccess) {
       D->ord_room = (char *)D->block + L.total;
       D->ord_room_bytes = ord;
+      D->ord_range = (unsigned int *)((char *)D->ord_room + range_at);
     } else {
       cudaGetLastError();
     }
@@ -243,8 +245,7 @@ int column_scales(gk_cuda_data *D, char *err, size_t errlen) {
   const dim3 grid = column_grid(D);
   // (and the columns' ranges of the ordering, where the upload kept its
   // room: ordered.cu's prepare_ordered then need not read x for them)
-  unsigned int *range = ordered_range_in_room(D);
-  D->ord_range_ready = false;
+  unsigned int *range = D->ord_range;
   if (range) {
     GK_CHECK(cudaMemsetAsync(range, 0xff, d * sizeof(unsigned int), s), "clearing the columns' ranges");
     GK_CHECK(cudaMemsetAsync(range + d, 0, d * sizeof(unsigned int), s), "clearing the columns' ranges");
@@ -252,7 +253,6 @@ int column_scales(gk_cuda_data *D, char *err, size_t errlen) {
   if (D->single) k_col_maxabs<float><<<grid, 256, 0, s>>>((const float *)D->x, D->n, mx, range);
   else k_col_maxabs<double><<<grid, 256, 0, s>>>((const double *)D->x, D->n, mx, range);
   GK_CHECK(cudaGetLastError(), "computing column maxima");
-  D->ord_range_ready = range != nullptr;
   return scales_from_maxima(D, mx, err, errlen);
 }
 

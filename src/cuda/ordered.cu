@@ -5,7 +5,7 @@
 // (ordered_wanted): every row's key is its cell on a Z curve over the
 // columns' ranges (256 cells a side at d = 2, 2^16 at d = 1; the ranges
 // found by the upload's column pass where it kept the ordering's room,
-// else by k_order_range: ordered_range_in_room), the
+// else by k_order_range: gk_cuda_data::ord_range), the
 // rows are sorted by key (cub's radix sort, stable: ties keep row order)
 // and x is gathered in that order, all in one allocation kept with the
 // handle.  The fit's plain iterations then read the
@@ -33,13 +33,10 @@ constexpr int kOrderBits = 16;
 constexpr long long kOrderMinRows = 1 << 16;
 
 // Each column's least and largest value, in float: range[j] (min) and
-// range[d + j] (max) as float_order_bits (set to 0xffffffff and 0 before).  One
-// atomic a block and column (one a warp: 17 us at 1e6 rows, ncu on an
-// H200, caches flushed; one a block: 7).
+// range[d + j] (max) as float_order_bits (set to 0xffffffff and 0 before),
+// one atomic a block and column (block_range_atomics).
 template <typename T>
 __global__ void __launch_bounds__(256) k_order_range(const T *__restrict__ x, long long n, int d, unsigned int *range) {
-  __shared__ float wlo[8], whi[8];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int j = 0; j < d; ++j) {
     float lo = 3.4e38f, hi = -3.4e38f;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -47,25 +44,7 @@ __global__ void __launch_bounds__(256) k_order_range(const T *__restrict__ x, lo
       lo = fminf(lo, v);
       hi = fmaxf(hi, v);
     }
-#pragma unroll
-    for (int o = 16; o; o >>= 1) {
-      lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o));
-      hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
-    }
-    if (lane == 0) {
-      wlo[warp] = lo;
-      whi[warp] = hi;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
-        lo = fminf(lo, wlo[w]);
-        hi = fmaxf(hi, whi[w]);
-      }
-      atomicMin(&range[j], float_order_bits(lo));
-      atomicMax(&range[d + j], float_order_bits(hi));
-    }
-    __syncthreads();  // (wlo and whi free for the next column)
+    block_range_atomics(lo, hi, &range[j], &range[d + j]);
   }
 }
 
@@ -187,20 +166,17 @@ struct OrderLayout {
     }
     total = xb + 2 * ib + 256 + (cub_bytes + 255) / 256 * 256;
   }
+  size_t range_at() const { return xb + 2 * ib; }  // (d minima, then d maxima: 256 bytes)
 };
 
 }  // namespace
 
-size_t ordered_room(const gk_cuda_data *D) {
+size_t ordered_room(const gk_cuda_data *D, size_t *range_at) {
   // (forced on few rows, the fit allocates its own)
-  return shape_may_order(D, env_switch("GPUKMEANS_ORDER")) && D->n >= kOrderMinRows ? OrderLayout(D).total : 0;
-}
-
-unsigned int *ordered_range_in_room(const gk_cuda_data *D) {
-  if (!D->ord_room) return nullptr;
+  if (!shape_may_order(D, env_switch("GPUKMEANS_ORDER")) || D->n < kOrderMinRows) return 0;
   const OrderLayout L(D);
-  if (!L.total || D->ord_room_bytes < L.total) return nullptr;
-  return (unsigned int *)((char *)D->ord_room + L.xb + 2 * L.ib);
+  if (range_at) *range_at = L.range_at();
+  return L.total;
 }
 
 cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
@@ -226,7 +202,7 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   }
   char *b = (char *)block;
   int *rows_a = (int *)(b + xb), *rows_b = (int *)(b + xb + ib);
-  unsigned int *range = (unsigned int *)(b + xb + 2 * ib);  // d minima, then d maxima
+  unsigned int *range = (unsigned int *)(b + L.range_at());  // d minima, then d maxima
   void *cub_tmp = b + xb + 2 * ib + 256;
   cub::DoubleBuffer<unsigned int> keys((unsigned int *)b, (unsigned int *)b + n);
   cub::DoubleBuffer<int> rows(rows_a, rows_b);
@@ -235,7 +211,7 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   const int nb = blocks_of(n), rb = std::min(nb, 4 * D->sms), tb = (int)((n + 256 * kKeyRows - 1) / (256 * kKeyRows));
   // (the ranges: from the upload's column pass where it left them in the
   // room, else a pass of their own)
-  const bool ranged = block == D->ord_room && D->ord_range_ready;  // (the same layout: the same place)
+  const bool ranged = block == D->ord_room && D->ord_range;  // (the same layout: the same place)
   e = cudaSuccess;
   if (!ranged) {
     e = cudaMemsetAsync(range, 0xff, d * sizeof(unsigned int), s);

@@ -37,7 +37,7 @@ __device__ __forceinline__ double block_sum(double v, double *sh) {
 }
 
 // max |x| per column: bits of non-negative doubles order like the values.
-// With range (the ordering's, ordered_range_in_room): also each column's
+// With range (the ordering's: gk_cuda_data::ord_range): also each column's
 // least and largest float image, range[j] and range[d + j] as
 // float_order_bits (set to 0xffffffff and 0 before), as k_order_range
 // (ordered.cu) finds them; the same pass over x, so that a fit's ordering
@@ -46,7 +46,6 @@ template <typename T>
 __global__ void __launch_bounds__(256)
 k_col_maxabs(const T *__restrict__ x, long long n, u64 *__restrict__ out, unsigned int *__restrict__ range) {
   __shared__ double sh[256];
-  __shared__ float wlo[8], whi[8];
   const int j = blockIdx.y;
   double m = 0;
   float lo = 3.4e38f, hi = -3.4e38f;
@@ -54,37 +53,19 @@ k_col_maxabs(const T *__restrict__ x, long long n, u64 *__restrict__ out, unsign
        i += (long long)gridDim.x * blockDim.x) {
     const T v = x[i + n * j];
     m = fmax(m, fabs((double)v));
-    lo = fminf(lo, (float)v);
-    hi = fmaxf(hi, (float)v);
+    if (range) {  // (the same in the whole grid)
+      lo = fminf(lo, (float)v);
+      hi = fmaxf(hi, (float)v);
+    }
   }
+  if (range) block_range_atomics(lo, hi, &range[j], &range[gridDim.y + j]);
   sh[threadIdx.x] = m;
-  if (range) {
-#pragma unroll
-    for (int o = 16; o; o >>= 1) {
-      lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o));
-      hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
-    }
-    if ((threadIdx.x & 31) == 0) {
-      wlo[threadIdx.x >> 5] = lo;
-      whi[threadIdx.x >> 5] = hi;
-    }
-  }
   __syncthreads();
   for (int s = blockDim.x / 2; s > 0; s >>= 1) {
     if (threadIdx.x < s) sh[threadIdx.x] = fmax(sh[threadIdx.x], sh[threadIdx.x + s]);
     __syncthreads();
   }
-  if (threadIdx.x == 0) {
-    atomicMax(&out[j], (u64)__double_as_longlong(sh[0]));
-    if (range) {
-      for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
-        lo = fminf(lo, wlo[w]);
-        hi = fmaxf(hi, whi[w]);
-      }
-      atomicMin(&range[j], float_order_bits(lo));
-      atomicMax(&range[gridDim.y + j], float_order_bits(hi));
-    }
-  }
+  if (threadIdx.x == 0) atomicMax(&out[j], (u64)__double_as_longlong(sh[0]));
 }
 
 // Column sums (fixed point, per-column scale).

@@ -149,7 +149,10 @@ struct gk_cuda_data {
   void *ord_x = nullptr;
   int *ord_perm = nullptr, *ord_labels = nullptr;
   int ord_state = 0;
-  bool ord_range_ready = false;  // the upload's column pass left the columns' ranges in ord_room
+  // The columns' ranges in ord_room, where the ordering keeps them: the
+  // upload's column pass (column_scales, which every handle runs before its
+  // first fit) leaves them there for it.
+  unsigned int *ord_range = nullptr;
   int ord_used = 0;  // the last fit ran on the ordered rows
   // The tiled path's carried sums (Plan::prev, Plan::moves): the labels the
   // sums hold and the list of moved points, n ints each, made at the first
@@ -257,12 +260,9 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s);
 // The bytes the ordering takes for D's shape (0 where it never runs: d > 2,
 // d = 1 unless forced, few or too many rows, GPUKMEANS_ORDER=0): the
 // upload keeps them in its allocation where the device has them to spare
-// (D->ord_room).
-size_t ordered_room(const gk_cuda_data *D);
-// Where the ordering keeps the columns' ranges (2 d unsigned ints) in the
-// upload's room, D->ord_room (nullptr where there is none): the upload's
-// column pass finds them there (D->ord_range_ready).
-unsigned int *ordered_range_in_room(const gk_cuda_data *D);
+// (D->ord_room); range_at (where not null): the offset in them of the
+// columns' ranges, 2 d unsigned ints (D->ord_range).
+size_t ordered_room(const gk_cuda_data *D, size_t *range_at);
 // The warp boxes' step on the ordered copy (plan.ordered, after
 // plan_ordered): D->ord_labels and st->changed, the sums into acc/counts;
 // with upd_cen_d (plan.ord_fused), the update too: the new centers into

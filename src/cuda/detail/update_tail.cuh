@@ -31,8 +31,10 @@ __device__ __forceinline__ void update_elements(u64 *acc, const unsigned int *co
                                                 size_t first, size_t step) {
   const size_t kd = (size_t)k * d;
   for (size_t e = first; e < kd; e += step) {
+    // (the sums loaded whether or not they are used: their loads need not
+    // wait on changed's, loaded just before by update_by_last_block)
+    const double v = center_from_sums(acc, counts, e, k, scale);
     if (changed != 0) {
-      const double v = center_from_sums(acc, counts, e, k, scale);
       cen_d[e] = v;
       if (cen_f) cen_f[e] = (float)v;
     }

@@ -97,8 +97,7 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
   // the centers' float images for the box tests from the same loads, with
   // each column's largest finite |value| (as bits: non-negative floats
   // order as their bits).
-  const int st_flag = st ? st->flag : 0, st_done = st ? st->iter_done : 0;  // (fit_finished's, loaded at once)
-  const bool finished = st_flag || st_done >= max_iter;
+  const bool finished = fit_finished(st, max_iter);
   unsigned int mine[DM];
 #pragma unroll
   for (int j = 0; j < DM; ++j) mine[j] = 0;
