@@ -5,7 +5,7 @@
 // (ordered_wanted): every row's key is its cell on a Z curve over the
 // columns' ranges (256 cells a side at d = 2, 2^16 at d = 1; the ranges
 // found by the upload's column pass where it kept the ordering's room,
-// else by k_order_range: gk_cuda_data::ord_range), the
+// gk_cuda_data::ord_range, else by k_order_range), the
 // rows are sorted by key (cub's radix sort, stable: ties keep row order)
 // and x is gathered in that order, all in one allocation kept with the
 // handle.  The fit's plain iterations then read the
@@ -164,9 +164,10 @@ struct OrderLayout {
       cudaGetLastError();
       return;  // (total 0: no ordering)
     }
-    total = xb + 2 * ib + 256 + (cub_bytes + 255) / 256 * 256;
+    total = cub_at() + (cub_bytes + 255) / 256 * 256;
   }
   size_t range_at() const { return xb + 2 * ib; }  // (d minima, then d maxima: 256 bytes)
+  size_t cub_at() const { return range_at() + 256; }
 };
 
 }  // namespace
@@ -203,7 +204,7 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   char *b = (char *)block;
   int *rows_a = (int *)(b + xb), *rows_b = (int *)(b + xb + ib);
   unsigned int *range = (unsigned int *)(b + L.range_at());  // d minima, then d maxima
-  void *cub_tmp = b + xb + 2 * ib + 256;
+  void *cub_tmp = b + L.cub_at();
   cub::DoubleBuffer<unsigned int> keys((unsigned int *)b, (unsigned int *)b + n);
   cub::DoubleBuffer<int> rows(rows_a, rows_b);
   cudaError_t e;
@@ -211,7 +212,8 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
   const int nb = blocks_of(n), rb = std::min(nb, 4 * D->sms), tb = (int)((n + 256 * kKeyRows - 1) / (256 * kKeyRows));
   // (the ranges: from the upload's column pass where it left them in the
   // room, else a pass of their own)
-  const bool ranged = block == D->ord_room && D->ord_range;  // (the same layout: the same place)
+  // (the upload's room holds this layout, its ranges at D->ord_range)
+  const bool ranged = block == D->ord_room;
   e = cudaSuccess;
   if (!ranged) {
     e = cudaMemsetAsync(range, 0xff, d * sizeof(unsigned int), s);
