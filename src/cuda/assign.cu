@@ -674,24 +674,33 @@ namespace gk {
 namespace {
 
 // The warp boxes' kernel of one precision and dm (its sums carried or
-// not, plan.ord_carry), its blocks (small_grid), and its launch on D's
-// ordered copy.
+// not, plan.ord_carry; first: a fit's first iteration, whose labels are
+// unset), its blocks (small_grid: the later iterations' kernel; the
+// first's made launchable too), and its launch on D's ordered copy (first
+// == 2: on the rows as given through the permutation, the copy made on the
+// way).
 template <typename T, int DM>
-auto wbox_kernel(const Plan &plan) -> decltype(&k_assign_wbox<T, DM, true, true>) {
-  return plan.ord_carry ? k_assign_wbox<T, DM, true, true> : k_assign_wbox<T, DM, true, false>;
+auto wbox_kernel(const Plan &plan, bool first) -> decltype(&k_assign_wbox<T, DM, true, true, false>) {
+  if (first) return plan.ord_carry ? k_assign_wbox<T, DM, true, true, true> : k_assign_wbox<T, DM, true, false, true>;
+  return plan.ord_carry ? k_assign_wbox<T, DM, true, true, false> : k_assign_wbox<T, DM, true, false, false>;
 }
 template <typename T, int DM>
 cudaError_t wbox_blocks(const gk_cuda_data *D, const Plan &plan, int &grid) {
-  return small_grid(D, wbox_kernel<T, DM>(plan), Small<T, DM>::PPT, plan.ord_smem, grid);
+  int first_grid = 0;
+  const cudaError_t e = small_grid(D, wbox_kernel<T, DM>(plan, true), Small<T, DM>::PPT, plan.ord_smem, first_grid);
+  if (e != cudaSuccess) return e;
+  return small_grid(D, wbox_kernel<T, DM>(plan, false), Small<T, DM>::PPT, plan.ord_smem, grid);
 }
 template <typename T, int DM>
 cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st, int max_iter,
                         u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d, float *upd_cen_f,
-                        cudaStream_t s) {
+                        int first, cudaStream_t s) {
+  const bool gather = first == 2;
   // (each iteration's kernel a programmatic dependent of the last one's)
-  return launch_kernel(wbox_kernel<T, DM>(plan), (unsigned int)plan.ord_grid, plan.ord_smem, s, D->pdl,
-                       (const T *)D->ord_x, D->n, D->d, (const T *)cen, k, D->ord_labels, st, max_iter, acc, counts,
-                       scale, upd_cen_d, upd_cen_f, plan.sums_carried());
+  return launch_kernel(wbox_kernel<T, DM>(plan, first != 0), (unsigned int)plan.ord_grid, plan.ord_smem, s, D->pdl,
+                       (const T *)(gather ? D->x : D->ord_x), D->n, D->d, (const T *)cen, k, D->ord_labels, st,
+                       max_iter, acc, counts, scale, upd_cen_d, upd_cen_f, plan.sums_carried(),
+                       gather ? (const int *)D->ord_perm : nullptr, gather ? (T *)D->ord_x : nullptr);
 }
 
 }  // namespace
@@ -704,7 +713,7 @@ cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
   // the update in the kernel's last block (GPUKMEANS_ORDER_FUSED=0: a
   // kernel of its own, as the other paths)
   plan.ord_fused = env_switch("GPUKMEANS_ORDER_FUSED") != 0;
-  if (D->ord_state != 1 || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
+  if ((D->ord_state != 1 && D->ord_state != 2) || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
   const bool two = plan.dm == 2;
   plan.ord_smem = D->single ? (two ? wbox_smem_bytes<float, 2>(k, D->d) : wbox_smem_bytes<float, 1>(k, D->d))
                             : (two ? wbox_smem_bytes<double, 2>(k, D->d) : wbox_smem_bytes<double, 1>(k, D->d));
@@ -722,14 +731,22 @@ cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
 
 cudaError_t launch_assign_ordered(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st,
                                   int max_iter, u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d,
-                                  float *upd_cen_f, cudaStream_t s) {
+                                  float *upd_cen_f, bool first, cudaStream_t s) {
   const bool two = plan.dm == 2;
-  return D->single
-             ? (two ? wbox_launch<float, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d, upd_cen_f, s)
-                    : wbox_launch<float, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d, upd_cen_f, s))
-             : (two ? wbox_launch<double, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d, upd_cen_f, s)
-                    : wbox_launch<double, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d, upd_cen_f,
-                                             s));
+  const bool gather = D->ord_state == 2;  // (the copy not made yet: a first iteration makes it)
+  if (gather && !first) return cudaErrorInvalidValue;
+  const int mode = first ? (gather ? 2 : 1) : 0;
+  const cudaError_t e =
+      D->single ? (two ? wbox_launch<float, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d,
+                                               upd_cen_f, mode, s)
+                       : wbox_launch<float, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d,
+                                               upd_cen_f, mode, s))
+                : (two ? wbox_launch<double, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d,
+                                                upd_cen_f, mode, s)
+                       : wbox_launch<double, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d,
+                                                upd_cen_f, mode, s));
+  if (e == cudaSuccess && gather) D->ord_state = 1;  // (queued: every later kernel on the stream sees the copy)
+  return e;
 }
 
 }  // namespace gk

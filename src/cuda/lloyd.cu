@@ -334,7 +334,9 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
       }
       return GK_CUDA_OK;
     }
-    if (have) {
+    // (a graph's kernels read the ordered copy: the first iteration makes it)
+    if (have && !(f.plan.ordered && D->ord_state == 2)) {
+      GK_CHECK(f.labels_unset(), "initialising labels");
       // a batch of fewer than bsz iterations after bounded ones may match no
       // graph: the full one then runs, its extra iterations exit at once
       // (they see max_iter reached)
@@ -479,8 +481,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
     if (!pp.ok && ordered_wanted(D, k, max_iter, f.plan)) {  // rows ordered in space (ordered.cu)
       GK_CHECK(prepare_ordered(D, f.s), "ordering the rows");
       GK_CHECK(plan_ordered(D, k, f.plan), "planning the assignment");
-      if (f.plan.ordered)
-        GK_CHECK(cudaMemsetAsync(D->ord_labels, 0xff, (size_t)D->n * sizeof(int), f.s), "initialising labels");
+      f.ord_first = f.plan.ordered;  // (its labels start unset: the first iteration's kernel knows)
       D->ord_used = f.plan.ordered ? 1 : 0;
     }
     st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, err, errlen);

@@ -6,10 +6,15 @@
 // columns' ranges (256 cells a side at d = 2, 2^16 at d = 1; the ranges
 // found by the upload's column pass where it kept the ordering's room,
 // gk_cuda_data::ord_range, else by k_order_range), the
-// rows are sorted by key (cub's radix sort, stable: ties keep row order)
-// and x is gathered in that order, all in one allocation kept with the
-// handle.  The fit's plain iterations then read the
-// ordered copy and keep their labels in its order; the within-SS runs on
+// rows are sorted by key (cub's radix sort, stable: ties keep row order),
+// all in one allocation kept with the handle.  The copy of x in that order
+// is made by the next fit's first iteration, which reads x through the
+// permutation and writes each row to its ordered place as it goes
+// (ord_state 2, then 1).  A gather kernel of its own cost 17 us at 1e6
+// rows on an H200; in the first iteration the copy adds 4-10 us
+// (tools/cuda-dev/LOG.md, twenty-ninth session).  The fit's later
+// iterations then read the ordered copy and keep their labels in its
+// order; the within-SS runs on
 // them too (Fit::withinss), whose second pass puts the labels back in row
 // order (labels[perm[i]] = ordered[i]) before anything reads them as the
 // rows' own.  The sums are exact integers, so the order of the rows
@@ -93,15 +98,6 @@ __global__ void __launch_bounds__(256) k_order_keys(const T *__restrict__ x, lon
   }
 }
 
-template <typename T>
-__global__ void k_order_gather(const T *__restrict__ x, long long n, int d, const int *__restrict__ perm,
-                               T *__restrict__ xo) {
-  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const long long r = perm[i];
-  for (int j = 0; j < d; ++j) xo[i + n * j] = x[r + n * j];
-}
-
 int blocks_of(long long n) { return (int)((n + 255) / 256); }
 
 // Whether D's shape may have its rows ordered (mode: GPUKMEANS_ORDER):
@@ -121,14 +117,15 @@ bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan
     return false;
   if (mode == 1) return true;
   // Ordering a handle's rows costs about 0.1 ms at 1e6 rows on an H200
-  // (keys, sort, gather; its memory kept by the upload), 0.25-0.33 at 4e6,
+  // (keys, sort and the copy, which the first iteration now makes at about
+  // half a gather kernel's cost; its memory kept by the upload), 0.25-0.33 at 4e6,
   // paid once a handle.  A fit that may run few iterations orders only where
   // they repay it (tools/cuda-dev/ordfit, a fresh handle each fit as
   // bench.R, ms of a 10-iteration fit as given / ordered): 1e6 rows, k =
   // 100: single 0.449 / 0.406, double 0.504 / 0.466; k = 20 (an iteration
   // saves a third as much): single 0.316 / 0.347; 4e6 rows, k = 100, double
   // 1.12 / 1.37 (to convergence, 239 iterations: 23.3 / 18.3).
-  if (D->ord_state != 1) {
+  if (D->ord_state != 1 && D->ord_state != 2) {
     int repay = k >= 50 ? 10 : 30;
     if (!D->single && D->n > (1LL << 21)) repay *= 5;
     if (max_iter < repay) return false;
@@ -230,17 +227,11 @@ cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s) {
     e = cudaGetLastError();
   }
   if (e == cudaSuccess) e = cub::DeviceRadixSort::SortPairs(cub_tmp, cub_bytes, keys, rows, (int)n, 0, kOrderBits, s);
-  int *perm = rows.Current(), *olabels = rows.Alternate();
-  if (e == cudaSuccess) {  // (over the keys: the sort is done with them)
-    if (D->single) k_order_gather<<<nb, 256, 0, s>>>((const float *)D->x, n, d, perm, (float *)block);
-    else k_order_gather<<<nb, 256, 0, s>>>((const double *)D->x, n, d, perm, (double *)block);
-    e = cudaGetLastError();
-  }
   if (e != cudaSuccess) return e;  // (an owned block goes with the handle)
-  D->ord_x = block;
-  D->ord_perm = perm;
-  D->ord_labels = olabels;
-  D->ord_state = 1;
+  D->ord_x = block;  // (over the keys, once the first iteration writes it: the sort is done with them)
+  D->ord_perm = rows.Current();
+  D->ord_labels = rows.Alternate();
+  D->ord_state = 2;
   return cudaSuccess;
 }
 

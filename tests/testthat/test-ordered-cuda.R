@@ -22,7 +22,10 @@
 # the upload: one after the other).
 # The upload keeps the ordering's memory in its own allocation and leaves
 # the columns' ranges there from its pass over x (GPUKMEANS_ORDER_ROOM=0: it
-# does not, and the fit allocates it and finds the ranges itself).  The raw
+# does not, and the fit allocates it and finds the ranges itself).  The
+# ordering sorts the rows; the ordered copy of x is made by the first
+# iteration of the handle's first ordered fit, which reads x through the
+# permutation (later fits on the handle, nstart, read the copy).  The raw
 # fit's rows_ordered is 1 where the iterations ran on the ordered rows.
 # Fits need n >= 2^18 (below, the persistent kernel runs).
 local_edition(3)
@@ -76,9 +79,12 @@ test_that("cuda ordered rows: blobs at d = 1, 2 give the scan's fit and predicti
         set.seed(62)
         list(strip_gk(suppressWarnings(gpu_kmeans(x, 12L, iter.max = 300L, nstart = 3L, precision = prec,
                                                   backend = "cuda"))),
-             strip_gk(suppressWarnings(gpu_kmeans(x, c0, iter.max = 2L, precision = prec, backend = "cuda"))))
+             strip_gk(suppressWarnings(gpu_kmeans(x, c0, iter.max = 2L, precision = prec, backend = "cuda"))),
+             # (one iteration a start: the first start's makes the ordered copy, the second reads it)
+             strip_gk(suppressWarnings(gpu_kmeans(x, 12L, iter.max = 1L, nstart = 2L, precision = prec,
+                                                  backend = "cuda"))))
       })
-      expect_identical(fits[[2]], fits[[1]], label = paste("d", d, prec, "nstart 3 and iter.max 2"))
+      expect_identical(fits[[2]], fits[[1]], label = paste("d", d, prec, "nstart 3, iter.max 2, one iteration a start"))
     }
   }
 })
@@ -170,7 +176,7 @@ test_that("cuda ordered rows: sums carried or afresh, the update fused or not, m
   x <- make_blobs(300000, 2, 60, sd = 1.5, spread = 30)
   c0 <- x[seq_len(80), ]
   for (single in c(FALSE, TRUE))
-    for (iters in c(3L, 200L)) {
+    for (iters in c(1L, 3L, 200L)) {
       label <- paste(if (single) "single" else "double", iters, "iterations:")
       expect_ordered_exact(x, c0, single, iters, label = paste(label, "sums carried"))
       expect_ordered_exact(x, c0, single, iters, label = paste(label, "sums afresh"),

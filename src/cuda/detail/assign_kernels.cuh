@@ -319,6 +319,11 @@ template <int DM> struct Small<double, DM> {
 // its new one's, and a warp where none changed adds nothing.  Exact
 // integers, so the same bits as sums made afresh; on rows ordered in space
 // (wbox_kernels.cuh) the points that move lie in few warps.
+// FIRST: the fit's first iteration, whose labels are all unset (-1, not
+// read); with perm (and xout), x is the rows as given, read through the
+// permutation, and each row is written to xout in its ordered place as it is
+// read: the ordered copy made on the way (ordered.cu) instead of by a
+// gather of its own.
 // Lanes of a warp that moved to one cluster (or left one) from which their
 // sums go in as one warp sum (group_same, limb_apply_group) rather than
 // lane by lane.
@@ -327,11 +332,13 @@ template <int DM> struct Small<double, DM> {
 #endif
 constexpr int kGroupMoves = GK_GROUP_MOVES;
 
-template <typename T, int DM, bool UPDATE, int P, bool CARRY = false, bool WARP_ROWS = false, typename Near>
+template <typename T, int DM, bool UPDATE, int P, bool CARRY = false, bool WARP_ROWS = false, bool FIRST = false,
+          typename Near>
 __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n, int d, int k,
                                            int *__restrict__ labels, unsigned int *slimb,
                                            unsigned int *scnt, const double (&pw)[DM], u64 *acc,
-                                           unsigned int *counts, unsigned int *sh_changed, Near near) {
+                                           unsigned int *counts, unsigned int *sh_changed, Near near,
+                                           const int *__restrict__ perm = nullptr, T *__restrict__ xout = nullptr) {
   const int tid = threadIdx.x;
   const long long stride = (long long)gridDim.x * blockDim.x * P;
   // Point r of this thread in a round from base: r blockDim.x + tid; with
@@ -349,8 +356,18 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
     for (int r = 0; r < P; ++r) {
       const long long i = base + (long long)r * step + first;
       if (i < n) valid |= 1u << r;
+      const long long src = FIRST && perm ? (i < n ? (long long)perm[i] : 0) : i;
 #pragma unroll
-      for (int j = 0; j < DM; ++j) xr[r][j] = (i < n && j < d) ? x[i + n * j] : T(0);
+      for (int j = 0; j < DM; ++j) xr[r][j] = (i < n && j < d) ? x[src + n * j] : T(0);
+    }
+    if (FIRST && perm) {
+#pragma unroll
+      for (int r = 0; r < P; ++r) {
+        const long long i = base + (long long)r * step + first;
+#pragma unroll
+        for (int j = 0; j < DM; ++j)
+          if (i < n && j < d) xout[i + n * j] = xr[r][j];
+      }
     }
     int bi[P];
     // A near that takes the points' labels as they are (the warp boxes'
@@ -362,7 +379,7 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
 #pragma unroll
       for (int r = 0; r < P; ++r) {
         const long long i = base + (long long)r * step + first;
-        olds[r] = i < n ? labels[i] : -1;
+        olds[r] = i < n && !FIRST ? labels[i] : -1;
       }
       near(xr, valid, bi, olds);
     } else {
@@ -374,7 +391,7 @@ __device__ __forceinline__ void small_pass(const T *__restrict__ x, long long n,
       const long long i = base + (long long)r * step + first;
       int b = -1, old = -1;
       if (i < n) {
-        old = kOldFirst ? olds[r] : labels[i];
+        old = kOldFirst ? olds[r] : FIRST ? -1 : labels[i];
         b = bi[r];
         if (b < 0) b = label_kept(old);  // no finite distance (overflow)
         label_commit(&labels[i], old, b, ch);

@@ -140,7 +140,8 @@ struct gk_cuda_data {
   // through warp boxes: one layout (the ordered copy of x | the
   // permutation, n ints: row perm[i] is ordered row i | the ordered labels,
   // n ints | the sort's room), made at the first fit that wants it
-  // (ord_state 1; -1: no room), in the room the upload kept for it in
+  // (ord_state 2: sorted, the copy of x made by the next ordered fit's
+  // first iteration, which then sets 1; -1: no room), in the room the upload kept for it in
   // `block` (ord_room, ordered_room) or else an allocation of its own
   // (ord_block, freed with the handle).
   void *ord_block = nullptr;
@@ -148,7 +149,7 @@ struct gk_cuda_data {
   size_t ord_room_bytes = 0;
   void *ord_x = nullptr;
   int *ord_perm = nullptr, *ord_labels = nullptr;
-  int ord_state = 0;
+  mutable int ord_state = 0;  // (mutable: the launch that makes the copy records it)
   // The columns' ranges in ord_room, where the ordering keeps them: the
   // upload's column pass (column_scales, which every handle runs before its
   // first fit) leaves them there for it.
@@ -251,8 +252,9 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
 cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s);
 // Rows ordered in space (ordered.cu): whether a fit of k centers and at
 // most max_iter iterations wants them (GPUKMEANS_ORDER=0/1, else by shape);
-// the ordered copy made (D->ord_state
-// 1, or -1 where it does not fit: the fit then runs as planned).  The
+// the rows sorted (D->ord_state
+// 2: the first ordered iteration makes the copy; -1 where it does not fit:
+// the fit then runs as planned).  The
 // ordered labels go back into D->labels in row order with the within-SS
 // (launch_withinss's perm).
 bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan);
@@ -267,10 +269,14 @@ size_t ordered_room(const gk_cuda_data *D, size_t *range_at);
 // plan_ordered): D->ord_labels and st->changed, the sums into acc/counts;
 // with upd_cen_d (plan.ord_fused), the update too: the new centers into
 // upd_cen_d and upd_cen_f (where not null), as launch_finalize would.
+// first: the fit's first iteration, whose labels are unset (not read, no
+// memset); where the ordered copy is not made yet (ord_state 2) it reads x
+// through the permutation and makes the copy (then ord_state 1; a later
+// iteration without it is refused).
 cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan);
 cudaError_t launch_assign_ordered(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st,
                                   int max_iter, u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d,
-                                  float *upd_cen_f, cudaStream_t s);
+                                  float *upd_cen_f, bool first, cudaStream_t s);
 
 // One assignment step: labels (0-based, -1 = none yet) and st->changed; with
 // plan.path == 0 and update, also adds the centroid sums into acc/counts.

@@ -23,6 +23,11 @@ struct Fit {
   DFilter df;  // double precision, tiled path: the certified filter (assign.cu)
   const int *scale;
   cudaStream_t s;
+  // Rows ordered in space: the next iteration is the fit's first, whose
+  // labels start unset: its kernel does not read them (nor, where the
+  // ordered copy is not made yet, the copy: launch_assign_ordered).  Set
+  // by the fit's start, cleared by the first launch.
+  mutable bool ord_first = false;
 
   // The centers as the assignment kernels read them (single precision: the
   // float copy).
@@ -30,7 +35,7 @@ struct Fit {
   cudaError_t assign_and_sum() const {
     const void *cen = centers();
     if (plan.ordered)  // rows ordered in space: the warp boxes (labels in D->ord_labels)
-      return launch_assign_ordered(D, plan, cen, k, w.st, max_iter, w.acc, w.counts, scale, nullptr, nullptr, s);
+      return ordered_launch(cen, nullptr, nullptr);
     if (df.on) {  // labels only (the tiled path), then the sums
       cudaError_t e = launch_assign_df(D, plan, df, w.cen_d, k, D->labels, w.st, max_iter, s);
       if (e != cudaSuccess) return e;
@@ -72,10 +77,23 @@ struct Fit {
   }
   cudaError_t iteration() const {
     if (plan.ordered && plan.ord_fused)  // one kernel: the warp boxes' last block runs the update
-      return launch_assign_ordered(D, plan, centers(), k, w.st, max_iter, w.acc, w.counts, scale, w.cen_d, w.cen_f,
-                                   s);
+      return ordered_launch(centers(), w.cen_d, w.cen_f);
     cudaError_t e = assign_and_sum();
     return e != cudaSuccess ? e : finalize();
+  }
+  cudaError_t ordered_launch(const void *cen, double *upd_cen_d, float *upd_cen_f) const {
+    const cudaError_t e = launch_assign_ordered(D, plan, cen, k, w.st, max_iter, w.acc, w.counts, scale, upd_cen_d,
+                                                upd_cen_f, ord_first, s);
+    if (e == cudaSuccess) ord_first = false;
+    return e;
+  }
+  // Before a captured batch of iterations (whose kernels read the labels):
+  // the fit's unset labels written (-1) where its first iteration is in it.
+  cudaError_t labels_unset() const {
+    if (!plan.ordered || !ord_first) return cudaSuccess;
+    const cudaError_t e = cudaMemsetAsync(D->ord_labels, 0xff, (size_t)D->n * sizeof(int), s);
+    if (e == cudaSuccess) ord_first = false;
+    return e;
   }
   cudaError_t withinss() const {
     if (D->weighted) return launch_withinss_w(D, plan, k, w, s);

@@ -68,12 +68,15 @@ __device__ __forceinline__ float wb_warp_max(float v) {
   return order_bits_float(__reduce_max_sync(0xffffffffu, float_order_bits(v)));
 }
 
-template <typename T, int DM, bool UPDATE, bool CARRY>
+// FIRST: the fit's first iteration (its labels unset, not read); with
+// perm, x is the rows as given and xout the ordered copy, made on the way
+// (small_pass).
+template <typename T, int DM, bool UPDATE, bool CARRY, bool FIRST>
 __global__ void __launch_bounds__(256)
 k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__ cen, int k,
               int *__restrict__ labels, State *st, int max_iter, u64 *__restrict__ acc,
               unsigned int *__restrict__ counts, const int *__restrict__ scale, double *upd_cen_d, float *upd_cen_f,
-              bool keep) {
+              bool keep, const int *__restrict__ perm, T *__restrict__ xout) {
   constexpr int P = Small<T, DM>::PPT;
   constexpr bool kSingle = std::is_same<T, float>::value;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -109,7 +112,12 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
       for (int q = 0; q < DM; ++q)
         if (q == j) mine[q] = max(mine[q], __float_as_uint(fabsf(v)));
   });
-  if (finished) return;  // (the same in every thread of the grid)
+  if (finished) {  // (the same in every thread of the grid)
+    if (FIRST && perm)  // (never on a fit's first launch; the copy made all the same)
+      for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        for (int j = 0; j < d; ++j) xout[i + n * j] = x[(long long)perm[i] + n * j];
+    return;
+  }
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < DM; ++j) {
@@ -125,7 +133,7 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
   // those images, within a float ulp of the values: the factor in
   // wb_center_eps covers it)
   const double eps = kSingle ? 0.0 : wb_center_eps(Mcd * (1 + 0x1p-23), DM);
-  small_pass<T, DM, UPDATE, P, CARRY, true>(
+  small_pass<T, DM, UPDATE, P, CARRY, true, FIRST>(
       x, n, d, k, labels, slimb, scnt, pw, acc, counts, &sh_changed,
       [&](const T (&xr)[P][DM], unsigned int valid, int (&bi)[P], const int (&olds)[P]) {
         // the warp's box, in float (double: rounded outward)
@@ -241,7 +249,8 @@ k_assign_wbox(const T *__restrict__ x, long long n, int d, const T *__restrict__
 #pragma unroll
           for (int q = 0; q < 4; ++q) take(c0 + 32 * q, m[q]);
         }
-      });
+      },
+      perm, xout);
   // (small_pass ends with a barrier: sh_changed is complete)
   if (tid == 0 && st && sh_changed) atomicAdd(&st->changed, (u64)sh_changed);
   // (the block's part is done: the next iteration's kernel may start its
