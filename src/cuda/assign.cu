@@ -676,9 +676,9 @@ namespace {
 // The warp boxes' kernel of one precision and dm (its sums carried or
 // not, plan.ord_carry; first: a fit's first iteration, whose labels are
 // unset), its blocks (small_grid: the later iterations' kernel; the
-// first's made launchable too), and its launch on D's ordered copy (first
-// == 2: on the rows as given through the permutation, the copy made on the
-// way).
+// first's made launchable too), and its launch on D's ordered copy (gather,
+// a first iteration's: on the rows as given through the permutation, the
+// copy made on the way).
 template <typename T, int DM>
 auto wbox_kernel(const Plan &plan, bool first) -> decltype(&k_assign_wbox<T, DM, true, true, false>) {
   if (first) return plan.ord_carry ? k_assign_wbox<T, DM, true, true, true> : k_assign_wbox<T, DM, true, false, true>;
@@ -694,10 +694,9 @@ cudaError_t wbox_blocks(const gk_cuda_data *D, const Plan &plan, int &grid) {
 template <typename T, int DM>
 cudaError_t wbox_launch(const gk_cuda_data *D, const Plan &plan, const void *cen, int k, State *st, int max_iter,
                         u64 *acc, unsigned int *counts, const int *scale, double *upd_cen_d, float *upd_cen_f,
-                        int first, cudaStream_t s) {
-  const bool gather = first == 2;
+                        bool first, bool gather, cudaStream_t s) {
   // (each iteration's kernel a programmatic dependent of the last one's)
-  return launch_kernel(wbox_kernel<T, DM>(plan, first != 0), (unsigned int)plan.ord_grid, plan.ord_smem, s, D->pdl,
+  return launch_kernel(wbox_kernel<T, DM>(plan, first), (unsigned int)plan.ord_grid, plan.ord_smem, s, D->pdl,
                        (const T *)(gather ? D->x : D->ord_x), D->n, D->d, (const T *)cen, k, D->ord_labels, st,
                        max_iter, acc, counts, scale, upd_cen_d, upd_cen_f, plan.sums_carried(),
                        gather ? (const int *)D->ord_perm : nullptr, gather ? (T *)D->ord_x : nullptr);
@@ -713,7 +712,7 @@ cudaError_t plan_ordered(const gk_cuda_data *D, int k, Plan &plan) {
   // the update in the kernel's last block (GPUKMEANS_ORDER_FUSED=0: a
   // kernel of its own, as the other paths)
   plan.ord_fused = env_switch("GPUKMEANS_ORDER_FUSED") != 0;
-  if ((D->ord_state != 1 && D->ord_state != 2) || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
+  if (!ordered_sorted(D) || plan.path != 0 || (plan.dm != 1 && plan.dm != 2)) return cudaSuccess;
   const bool two = plan.dm == 2;
   plan.ord_smem = D->single ? (two ? wbox_smem_bytes<float, 2>(k, D->d) : wbox_smem_bytes<float, 1>(k, D->d))
                             : (two ? wbox_smem_bytes<double, 2>(k, D->d) : wbox_smem_bytes<double, 1>(k, D->d));
@@ -735,16 +734,15 @@ cudaError_t launch_assign_ordered(const gk_cuda_data *D, const Plan &plan, const
   const bool two = plan.dm == 2;
   const bool gather = D->ord_state == 2;  // (the copy not made yet: a first iteration makes it)
   if (gather && !first) return cudaErrorInvalidValue;
-  const int mode = first ? (gather ? 2 : 1) : 0;
   const cudaError_t e =
       D->single ? (two ? wbox_launch<float, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d,
-                                               upd_cen_f, mode, s)
+                                               upd_cen_f, first, gather, s)
                        : wbox_launch<float, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d,
-                                               upd_cen_f, mode, s))
+                                               upd_cen_f, first, gather, s))
                 : (two ? wbox_launch<double, 2>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d,
-                                                upd_cen_f, mode, s)
+                                                upd_cen_f, first, gather, s)
                        : wbox_launch<double, 1>(D, plan, cen, k, st, max_iter, acc, counts, scale, upd_cen_d,
-                                                upd_cen_f, mode, s));
+                                                upd_cen_f, first, gather, s));
   if (e == cudaSuccess && gather) D->ord_state = 1;  // (queued: every later kernel on the stream sees the copy)
   return e;
 }

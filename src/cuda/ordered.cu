@@ -125,7 +125,7 @@ bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan
   // 100: single 0.449 / 0.406, double 0.504 / 0.466; k = 20 (an iteration
   // saves a third as much): single 0.316 / 0.347; 4e6 rows, k = 100, double
   // 1.12 / 1.37 (to convergence, 239 iterations: 23.3 / 18.3).
-  if (D->ord_state != 1 && D->ord_state != 2) {
+  if (!ordered_sorted(D)) {
     int repay = k >= 50 ? 10 : 30;
     if (!D->single && D->n > (1LL << 21)) repay *= 5;
     if (max_iter < repay) return false;

@@ -258,6 +258,9 @@ cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s);
 // ordered labels go back into D->labels in row order with the within-SS
 // (launch_withinss's perm).
 bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan);
+// Whether D's rows are sorted (ord_state 2, the copy still to be made by
+// a first iteration, or 1, made).
+inline bool ordered_sorted(const gk_cuda_data *D) { return D->ord_state == 1 || D->ord_state == 2; }
 cudaError_t prepare_ordered(gk_cuda_data *D, cudaStream_t s);
 // The bytes the ordering takes for D's shape (0 where it never runs: d > 2,
 // d = 1 unless forced, few or too many rows, GPUKMEANS_ORDER=0): the
