@@ -198,3 +198,30 @@ test_that("cuda ordered rows: sums carried or afresh, the update fused or not, m
                          env = c(GPUKMEANS_DELTA_SUMS = "0"))
   }
 })
+
+test_that("cuda ordered rows: crowded cells (a far outlier, every row one point), n not a multiple of a warp", {
+  # The ordering's cells are 1/256 of each column's range a side: a single
+  # far row puts every other row in one cell (one key), and rows all equal
+  # leave the range empty (every key 0).  Boxes then hold rows from one
+  # cell only, ties everywhere: the fit must still be the scan's.
+  skip_if_no_gpu()
+  set.seed(73)
+  n <- 2^18 + 12345
+  u <- matrix(runif(n * 2), ncol = 2)
+  far <- rbind(u[-1, ], c(1e9, -1e9))
+  c_far <- rbind(u[1:40, ], c(1e9, -1e9))
+  same <- matrix(c(2.5, -7.25), n, 2, byrow = TRUE)
+  c_same <- rbind(c(2.5, -7.25), c(3, -7), c(2, -7.5), c(2.5, -7.25) + 1e-6)
+  for (single in c(FALSE, TRUE)) {
+    prec <- if (single) "single" else "double"
+    expect_ordered_exact(far, c_far, single, 12L, label = paste("far outlier", prec))
+    expect_ordered_exact(same, c_same, single, 4L, label = paste("every row one point", prec))
+    expect_ordered_exact(u, u[1:60, ], single, 12L, label = paste("uniform, odd n", prec))
+  }
+  # every row one point: every row takes the center on it, the others are
+  # empty, and the second iteration changes nothing
+  got <- ordered_raw(same, c_same, "1", FALSE, 4L)
+  expect_identical(got$rows_ordered, 1L)
+  expect_identical(tabulate(got$cluster, 4L), c(as.integer(n), 0L, 0L, 0L))
+  expect_identical(got$iter, 2L)
+})

@@ -18,15 +18,17 @@ stage=$(mktemp -d)
 mkdir -p "$stage/usr/lib/R/site-library" "$stage/opt/rlibs" "$stage/usr/share/R/doc" "$stage/etc"
 excl=""
 for p in $skip; do excl="$excl --exclude=usr/lib/R/library/$p"; done
+# (no help pages, manuals or HTML: the runs never read them, and a device
+# call carries at most 64 MiB in all)
 # shellcheck disable=SC2086
-tar -C / --exclude=usr/lib/R/site-library $excl --exclude='*/html' --exclude='*/doc' \
+tar -C / --exclude=usr/lib/R/site-library $excl --exclude='*/html' --exclude='*/doc' --exclude='*/help' \
     --exclude=usr/lib/R/modules/R_X11.so --exclude=usr/lib/R/modules/R_de.so \
     --exclude=usr/lib/R/library/grDevices/libs/cairo.so -cf - usr/lib/R | tar -C "$stage" -xf -
 cp -a /usr/share/R/share /usr/share/R/include "$stage/usr/share/R/"
 cp -aL /etc/R "$stage/etc/"
 for p in $pkgs; do
   [ -d "/usr/lib/R/site-library/$p" ] || continue
-  tar -C /usr/lib/R/site-library --exclude="$p/html" --exclude="$p/doc" --exclude="$p/include" -chf - "$p" |
+  tar -C /usr/lib/R/site-library --exclude="$p/html" --exclude="$p/doc" --exclude="$p/help" --exclude="$p/include" -chf - "$p" |
     tar -C "$stage/usr/lib/R/site-library" -xf -
 done
 # the shared libraries all of it links, except the C and C++ runtimes
