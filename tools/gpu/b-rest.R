@@ -1,0 +1,34 @@
+# Where the wall time of bench.R's problem B goes (1e6 x 2, k = 100, 10
+# iterations from fixed rows, a fresh handle each call): the timing
+# attribute's parts, R's gc time, the engine's stages (GPUKMEANS_STAGE_LOG)
+# and what R spends around gk_fit_cpp (wall less the stages' sum).
+# GPU machine:  sh tools/gpu/run-r.sh tools/gpu/b-rest.R [fits]
+suppressPackageStartupMessages(library(gpukmeans))
+options(gpukmeans.progress = FALSE, gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L))
+args <- commandArgs(trailingOnly = TRUE)
+fits <- if (length(args)) as.integer(args[1]) else 5L
+set.seed(1)  # (bench.R's blobs and starts)
+centers <- matrix(runif(100 * 2, 0, 100), 100, 2)
+x <- centers[sample.int(100, 1e6, replace = TRUE), , drop = FALSE]
+x <- x + rnorm(length(x))
+set.seed(2)
+c0 <- x[sample.int(nrow(x), 100), , drop = FALSE]
+cat("B wall time |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()), "\n")
+for (prec in c("single", "double")) {
+  invisible(suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, precision = prec, backend = "cuda")))
+  for (r in seq_len(fits)) {
+    sl <- tempfile()
+    Sys.setenv(GPUKMEANS_STAGE_LOG = sl)
+    g0 <- gc.time()[1]
+    t0 <- Sys.time()
+    f <- suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, precision = prec, backend = "cuda"))
+    wall <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
+    Sys.unsetenv("GPUKMEANS_STAGE_LOG")
+    tm <- attr(f, "timing")
+    st <- utils::read.table(sl, col.names = c("stage", "seconds"))
+    cat(sprintf("%s fit %d: wall %.2f ms | upload %.2f compute %.2f download %.2f | R gc %.2f | around the engine %.2f | stages (ms): %s\n",
+                prec, r, 1e3 * wall, 1e3 * tm[["transfer_to_device"]], 1e3 * tm[["compute"]],
+                1e3 * tm[["transfer_to_host"]], 1e3 * (gc.time()[1] - g0), 1e3 * (wall - sum(st$seconds)),
+                paste(sprintf("%s %.2f", st$stage, 1e3 * st$seconds), collapse = " ")))
+  }
+}
