@@ -20,14 +20,18 @@ int main() {
   void *tmp; cudaMalloc(&tmp, tb);
   cudaStream_t s; cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
   cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+  // the keys and their sort, as ordered.cu enqueues them (launched, or captured)
+  auto enqueue = [&] {
+    keys<<<(n + 255) / 256, 256, 0, s>>>(k, r, n, 1);
+    cub::DoubleBuffer<unsigned int> kb2(k, k + n); cub::DoubleBuffer<int> rb2(r, r + n);
+    cub::DeviceRadixSort::SortPairs(tmp, tb, kb2, rb2, n, 0, 16, s);
+  };
   for (int mode = 0; mode < 2; ++mode) {
     cudaGraphExec_t ge = nullptr;
     if (mode == 1) {
       cudaGraph_t g;
       cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
-      keys<<<(n + 255) / 256, 256, 0, s>>>(k, r, n, 1);
-      cub::DoubleBuffer<unsigned int> kb2(k, k + n); cub::DoubleBuffer<int> rb2(r, r + n);
-      cub::DeviceRadixSort::SortPairs(tmp, tb, kb2, rb2, n, 0, 16, s);
+      enqueue();
       cudaStreamEndCapture(s, &g);
       cudaGraphInstantiate(&ge, g, 0);
     }
@@ -36,13 +40,8 @@ int main() {
       cudaStreamSynchronize(s);
       auto t0 = std::chrono::steady_clock::now();
       cudaEventRecord(e0, s);
-      if (mode == 0) {
-        keys<<<(n + 255) / 256, 256, 0, s>>>(k, r, n, 1);
-        cub::DoubleBuffer<unsigned int> kb2(k, k + n); cub::DoubleBuffer<int> rb2(r, r + n);
-        cub::DeviceRadixSort::SortPairs(tmp, tb, kb2, rb2, n, 0, 16, s);
-      } else {
-        cudaGraphLaunch(ge, s);
-      }
+      if (mode == 0) enqueue();
+      else cudaGraphLaunch(ge, s);
       cudaEventRecord(e1, s);
       auto t1 = std::chrono::steady_clock::now();
       cudaEventSynchronize(e1);

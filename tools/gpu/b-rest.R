@@ -7,11 +7,9 @@ suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE, gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L))
 args <- commandArgs(trailingOnly = TRUE)
 fits <- if (length(args)) as.integer(args[1]) else 5L
-set.seed(1)  # (bench.R's blobs and starts)
-centers <- matrix(runif(100 * 2, 0, 100), 100, 2)
-x <- centers[sample.int(100, 1e6, replace = TRUE), , drop = FALSE]
-x <- x + rnorm(length(x))
-set.seed(2)
+source(file.path("tools", "gpu", "blobs.R"))
+x <- bench_blobs(1e6, 2, 100)
+set.seed(2)  # (bench.R's starts)
 c0 <- x[sample.int(nrow(x), 100), , drop = FALSE]
 cat("B wall time |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()), "\n")
 for (prec in c("single", "double")) {

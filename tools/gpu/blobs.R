@@ -1,5 +1,5 @@
 # Shared by the probes of bench.R's problems (grid-shapes.R, grid-sorted.R,
-# prof-dexact.R, order-shapes.R):
+# prof-dexact.R, order-shapes.R, b-rest.R):
 # inst/bench/bench.R's blobs and an order of rows along a Z curve.  Sourced,
 # not run.
 
