@@ -16,6 +16,7 @@
 #include "fit_driver.h"
 #include "reader_blocks.h"
 #include "single_shift.h"
+#include "threads.h"
 #include "wall_clock.h"
 #endif
 
@@ -23,9 +24,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <future>
 #include <map>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -108,6 +111,7 @@ class CudaEngine final : public Engine {
       take_rows(*data.reader, data.finite, shift, data.reader_streams);
       return;
     }
+    if (data.totss_early && !gk_cuda_upload_stages(data.n, data.d, &opts)) start_totss();
     int64_t bad = 0;
     const int up = gk_cuda_upload(data.x, data.n, data.d, &opts, shift, &D_, &seconds_upload_,
                                   data.finite ? nullptr : &bad, err_, kErrLen);
@@ -136,7 +140,11 @@ class CudaEngine final : public Engine {
     name_ = cuda_device_name(device_);
     seconds_upload_ = seconds;
   }
-  ~CudaEngine() override { gk_cuda_free(D_); }
+  ~CudaEngine() override {
+    gk_cuda_free(D_);
+    if (early_.valid()) early_.wait();  // (its task reads only the caller's x and w)
+    if (early_seconds_ >= 0.0) stage_note("totss_early", early_seconds_);
+  }
 
   const char* backend() const override { return "cuda"; }
   std::string device() const override { return name_; }
@@ -158,6 +166,10 @@ class CudaEngine final : public Engine {
   // device in double precision, from the reader in single)
   bool totss_concurrent() const override { return reader_ == nullptr; }
   double totss() override {
+    if (!have_totss_ && early_.valid()) {
+      totss_ = early_.get();
+      have_totss_ = true;
+    }
     if (!have_totss_ && reader_) {
       totss_ = reader_totss();
       have_totss_ = true;
@@ -402,6 +414,32 @@ class CudaEngine final : public Engine {
   }
 
  private:
+  // totss on a thread of its own from here on (HostData::totss_early),
+  // beside a plain upload, which leaves the host waiting on the link (B's
+  // 16 MB: ~2 ms; the host's two passes over x ~1 ms on 3 threads).  The
+  // same function and chunks as totss() below: the same bits.  A thread
+  // per 2^19 values at most: a large team gains nothing at this size and
+  // waits on its slowest member on a busy host.  (No thread to be had:
+  // totss() computes it later, as without the early start.)
+  void start_totss() {
+    if (host_ld_ != n_ || !host_x_) return;  // (parts of a larger x: not asked)
+    const double* x = host_x_;
+    const double* w = w_;
+    const std::int64_t n = n_;
+    const int d = d_;
+    const int threads = threads_for(host_threads_, std::max<std::int64_t>(1, (n * d) >> 19));
+    double* seconds = &early_seconds_;
+    try {
+      early_ = std::async(std::launch::async, [=] {
+        const double t0 = wall_seconds();
+        const double v = w ? cpu_weighted_totss(x, n, d, w, threads) : cpu_totss(x, n, d, threads);
+        *seconds = wall_seconds() - t0;
+        return v;
+      });
+    } catch (const std::system_error&) {
+    }
+  }
+
   // What the last fit says of itself (its handle's): iterations, times, the
   // share of distances computed per iteration and the filter's exact share
   // (of `rows` points).
@@ -671,6 +709,9 @@ class CudaEngine final : public Engine {
   std::vector<double> means_;    // ... and its column means (totss)
   double totss_ = 0.0;
   bool have_totss_ = false;
+  double early_seconds_ = -1.0;  // the early totss task's own seconds (the stage log)
+  std::future<double> early_;    // totss, started beside the upload (start_totss; declared
+                                 // after what its task writes, so destroyed first: it waits)
   std::string name_;
   gk_cuda_data* D_ = nullptr;
   gk_cuda_options opts_ = {};  // as given to the upload (gathered() makes its engine with them)

@@ -141,6 +141,11 @@ struct HostData {
   // dgCMatrix's slots): the caller sends no fit that needs x on the host
   // (the quality passes of the sweep, weights).  false: SourceNotResident.
   bool reader_streams = false;
+  // The caller will ask for totss() (a fit): an engine whose upload leaves
+  // the host idle may start on it at once, on a thread of its own, beside
+  // the upload (the CUDA engine, x in host memory).  Engines made for a
+  // part of x, or for predictions, leave it false.
+  bool totss_early = false;
 };
 
 // The outcome of Lloyd's algorithm from one set of initial centers.

@@ -95,6 +95,13 @@ gk::HostData data_of(SEXP x, int threads, Rcpp::NumericMatrix* xm, std::unique_p
   return data;
 }
 
+// The internal GPUKMEANS_EARLY=0: no work started beside the upload (totss,
+// the labels' pages), as before (tools/gpu/b-rest.R compares the two).
+bool early_off() {
+  const char* e = std::getenv("GPUKMEANS_EARLY");
+  return e && e[0] == '0';
+}
+
 Rcpp::NumericMatrix as_matrix(const std::vector<double>& v, int nrow, int ncol) {
   Rcpp::NumericMatrix m(nrow, ncol);
   std::copy(v.begin(), v.end(), m.begin());
@@ -170,23 +177,29 @@ Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std:
     gk::HostData data = data_of(x, threads, &xm, &rows);
     data.finite = finite;
     data.reader_streams = true;  // (a fit needs no pass over x on the host: each runs on streamed x)
+    data.totss_early = !spherical && !early_off();  // (the spherical engine has a totss of its own)
     gk::set_weights(data, weights);
     gk::RObserver observer(trace, progress, progress_after);
     RStarts source(starts);
+    // the labels' destination: the result's vector, written in place by the
+    // engine (the internal GPUKMEANS_LABELS_OUT=0 gives the engine none and
+    // copies the labels, as before: tools/gpu/switch-turns.R compares them);
+    // made first, so that its pages are touched while x goes to the device
+    Rcpp::IntegerVector cluster = gk::label_vector(static_cast<R_xlen_t>(data.n));
     std::unique_ptr<gk::Engine> e;
-    try {
-      e = gk::make_fit_engine(data, engine, single, threads, std::vector<int>(device.begin(), device.end()), cuda);
-    } catch (const gk::SourceNotResident& why) {  // (nothing drawn or read yet: R reads x into memory)
-      return Rcpp::List::create(Rcpp::_["not_resident"] = std::string(why.what()));
+    {
+      gk::PageToucher touch(engine == "cuda" && !early_off() ? cluster.begin() : nullptr,
+                            static_cast<std::size_t>(data.n) * sizeof(int));
+      try {
+        e = gk::make_fit_engine(data, engine, single, threads, std::vector<int>(device.begin(), device.end()), cuda);
+      } catch (const gk::SourceNotResident& why) {  // (nothing drawn or read yet: R reads x into memory)
+        return Rcpp::List::create(Rcpp::_["not_resident"] = std::string(why.what()));
+      }
     }
     log.mark("engine");
     if (spherical && data.w)  // (R refuses them first: R/weights.R)
       throw gk::EngineError(gk::EngineError::Kind::kUnsupported, "spherical k-means has no observation weights yet");
     if (spherical) e = gk::make_spherical_engine(std::move(e));  // x: unit rows (src/spherical.h)
-    // the labels' destination: the result's vector, written in place by the
-    // engine (the internal GPUKMEANS_LABELS_OUT=0 gives the engine none and
-    // copies the labels, as before: tools/gpu/switch-turns.R compares them)
-    Rcpp::IntegerVector cluster = gk::label_vector(static_cast<R_xlen_t>(data.n));
     const char* out_env = std::getenv("GPUKMEANS_LABELS_OUT");
     int* labels_out = out_env && out_env[0] == '0' ? nullptr : cluster.begin();
     const gk::FitOutcome fit = gk::observed(

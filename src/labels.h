@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #if defined(__linux__)
@@ -36,6 +38,36 @@ inline void advise_huge_pages(void* p, std::size_t bytes) {
   (void)bytes;
 #endif
 }
+
+// The fresh pages of [p, p + bytes) touched (written, one int a 4 KiB page)
+// on a thread of its own while the caller does something else, and waited
+// for when this goes (or at wait()).  For a destination the device's labels
+// are copied into later: the copy then lands in pages already there (4 MB
+// of labels, the download of a 1e6-row fit: ~0.5 ms against ~2.3 ms into
+// fresh pages on an H200 host).  Below 1 MiB, or with no thread to be had,
+// nothing.  The caller writes nothing there before wait().
+class PageToucher {
+ public:
+  PageToucher(int* p, std::size_t bytes) {
+    if (!p || bytes < (std::size_t(1) << 20)) return;
+    try {
+      done_ = std::async(std::launch::async, [p, bytes] {
+        const std::size_t step = 4096 / sizeof(int), n = bytes / sizeof(int);
+        for (std::size_t i = 0; i < n; i += step) p[i] = 0;
+      });
+    } catch (const std::system_error&) {
+    }
+  }
+  ~PageToucher() { wait(); }
+  PageToucher(const PageToucher&) = delete;
+  PageToucher& operator=(const PageToucher&) = delete;
+  void wait() {
+    if (done_.valid()) done_.get();
+  }
+
+ private:
+  std::future<void> done_;
+};
 
 // std::allocator without value-initialisation of sized elements, 2 MiB
 // aligned with huge-page advice from 32 MiB on.

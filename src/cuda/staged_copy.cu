@@ -384,11 +384,13 @@ void fill_rows(void *dst, const double *x, long long n, int d, long long a, long
             [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift); });
 }
 
-bool staging_wanted(const gk_cuda_data *D) {
-  if (D->opts.staging == 1) return false;
-  if (D->opts.staging == 2) return true;
-  return (double)D->n * D->d * sizeof(double) >= kStagingMinBytes;
+bool staging_wanted(long long n, int d, int staging) {
+  if (staging == 1) return false;
+  if (staging == 2) return true;
+  return (double)n * d * sizeof(double) >= kStagingMinBytes;
 }
+
+bool staging_wanted(const gk_cuda_data *D) { return staging_wanted(D->n, D->d, D->opts.staging); }
 
 namespace {
 
@@ -679,6 +681,10 @@ int staged_download(gk_cuda_data *D, const int *dev, int *host, long long n, int
 }
 
 }  // namespace gk
+
+extern "C" int gk_cuda_upload_stages(int64_t n, int d, const gk_cuda_options *opts) {
+  return opts && n > 0 && d > 0 && gk::staging_wanted((long long)n, d, opts->staging) ? 1 : 0;
+}
 
 extern "C" void gk_cuda_release_kept(void) {
   std::lock_guard<std::mutex> lock(gk::kept_mutex);

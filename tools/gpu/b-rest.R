@@ -12,8 +12,10 @@ x <- bench_blobs(1e6, 2, 100)
 set.seed(2)  # (bench.R's starts)
 c0 <- x[sample.int(nrow(x), 100), , drop = FALSE]
 cat("B wall time |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()), "\n")
+early <- if (identical(Sys.getenv("GPUKMEANS_EARLY"), "0")) "off" else "on"
 for (prec in c("single", "double")) {
   invisible(suppressWarnings(gpu_kmeans(x, c0, iter.max = 10L, precision = prec, backend = "cuda")))
+  walls <- downs <- waits <- numeric(0)
   for (r in seq_len(fits)) {
     sl <- tempfile()
     Sys.setenv(GPUKMEANS_STAGE_LOG = sl)
@@ -28,5 +30,11 @@ for (prec in c("single", "double")) {
                 prec, r, 1e3 * wall, 1e3 * tm[["transfer_to_device"]], 1e3 * tm[["compute"]],
                 1e3 * tm[["transfer_to_host"]], 1e3 * (gc.time()[1] - g0), 1e3 * (wall - sum(st$seconds)),
                 paste(sprintf("%s %.2f", st$stage, 1e3 * st$seconds), collapse = " ")))
+    walls <- c(walls, wall)
+    downs <- c(downs, tm[["transfer_to_host"]])
+    waits <- c(waits, sum(st$seconds[st$stage == "fit"]))
   }
+  # (the work beside the upload: GPUKMEANS_EARLY=0 leaves it out)
+  cat(sprintf("%s, early work %s: median of %d calls: wall %.2f ms, download %.2f, after the fit (totss) %.2f\n",
+              prec, early, fits, 1e3 * median(walls), 1e3 * median(downs), 1e3 * median(waits)))
 }
