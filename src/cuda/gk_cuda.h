@@ -145,12 +145,13 @@ int gk_cuda_upload(const double *x, int64_t n, int d, const gk_cuda_options *opt
                    const double *shift, gk_cuda_data **out, double *seconds,
                    int64_t *nonfinite, char *err, size_t errlen);
 
-/* Whether gk_cuda_upload of an n x d x with these options means to stage
-   it through pinned buffers filled by host threads, which add its columns
-   up as they copy (gk_cuda_column_means): 1 (x of 256 MiB or more, or
-   options.staging = 2), else 0 (one plain copy).  A caller that computes
-   totss on the host may start it beside a plain upload; beside a staged
-   one it would compete with the threads that read x anyway. */
+/* Whether gk_cuda_upload of an n x d x with these options means to add
+   its columns up as host threads copy it through pinned buffers
+   (gk_cuda_column_means): 1 (x of 256 MiB or more, or options.staging =
+   2), else 0 (one plain copy, or a mid-sized x staged in small buffers
+   without the sums).  A caller that computes totss on the host may start
+   it beside an upload that does not; beside one that does, its passes
+   would compete with the threads that read x anyway. */
 int gk_cuda_upload_stages(int64_t n, int d, const gk_cuda_options *opts);
 
 /* x put on the device block of rows by block of rows, for data that is

@@ -10,9 +10,11 @@
 // In single precision the threads also convert (float(x - shift), the
 // rounding of the device's own conversion), so half the bytes cross the
 // link.  The device receives the same bits as from the plain copy.  As they
-// read x the threads also check that it is finite (when asked) and add the
-// columns up in totss' chunks (column_sum.h), so that x is read once for
-// the column means.
+// read x the threads also check that it is finite (when asked) and, for a
+// large x, add the columns up in totss' chunks (column_sum.h), so that x is
+// read once for the column means.  A mid-sized x (8 to 256 MiB) goes
+// through smaller buffers without the sums: the caller's totss then runs
+// on threads of its own beside the upload (src/cuda_engine.cpp).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -56,9 +58,23 @@ namespace {
 const int kBuffers = StagingBuffers::kCount;
 const size_t kBufferBytes = (size_t)32 << 20;      // each buffer, large uploads
 const size_t kTestBufferBytes = (size_t)64 << 10;  // staging = 2: many small chunks
-const double kStagingMinBytes = 256.0 * 1048576;   // below: one pageable copy
+const double kStagingMinBytes = 256.0 * 1048576;   // from here: kBufferBytes buffers, the columns added up
+// x of kMidMinBytes up to kStagingMinBytes (as doubles) is staged too, in
+// buffers of kMidBufferBytes (12 MiB pinned, made at the first such upload
+// and kept: a few ms once a process), without the column sums (the caller's
+// totss runs beside it: gk_cuda_upload_stages).  B's 16 MB crossed at 8 GB/s
+// as one pageable copy.  Below: one pageable copy.
+const double kMidMinBytes = 8.0 * 1048576;
+const size_t kMidBufferBytes = (size_t)4 << 20;
 const size_t kMinPart = (size_t)1 << 18;           // elements a thread takes at least
+// ... of a mid-sized x's smaller buffers (B on an H200 host: 2^17, 4
+// threads a double buffer, staged in 1.1-1.5 ms; 2^15, 16 threads, 1.4-2.0)
+const size_t kMidMinPart = (size_t)1 << 17;
 const size_t kAlign = 16;                          // parts start on 64-byte lines
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 // A freed handle's buffers are kept, one set per device (the larger, at
 // most kBuffers x kBufferBytes), for the next handle there: each fit makes
@@ -109,9 +125,10 @@ StagingBuffers *staging_buffers(gk_cuda_data *D, size_t bytes) {
   release_staging(D->staging, D->device);
   D->staging = take_kept(D->device, bytes);
   if (D->staging) return D->staging;
-  // (uploads ask for at most kBufferBytes: made that size, so that the set
-  // is kept for later handles)
-  if (bytes <= kBufferBytes && bytes > kTestBufferBytes) bytes = kBufferBytes;
+  // (uploads ask for at most kBufferBytes: made that size, or for a
+  // mid-sized x kMidBufferBytes, so that the set is kept for later handles)
+  if (bytes <= kBufferBytes && bytes > kMidBufferBytes) bytes = kBufferBytes;
+  else if (bytes <= kMidBufferBytes && bytes > kTestBufferBytes) bytes = kMidBufferBytes;
   StagingBuffers *b = new (std::nothrow) StagingBuffers;
   if (!b) return nullptr;
   for (int i = 0; i < kBuffers; ++i) {
@@ -384,10 +401,29 @@ void fill_rows(void *dst, const double *x, long long n, int d, long long a, long
             [=](size_t t0, size_t t1) { fill_block_range<false>(dst, x, n, a, len, t0, t1, shift); });
 }
 
+namespace {
+
+// x of mid size (kMidMinBytes to kStagingMinBytes), staged by size
+// (staging 0), unless the internal GPUKMEANS_MID_STAGING=0 (one pageable
+// copy, as before: tools/gpu/b-rest.R compares the two).
+bool mid_sized(long long n, int d, int staging) {
+  if (staging != 0 || env_switch("GPUKMEANS_MID_STAGING") == 0) return false;
+  const double bytes = (double)n * d * sizeof(double);
+  return bytes >= kMidMinBytes && bytes < kStagingMinBytes;
+}
+
+// The staged upload adds the columns up (ChunkSums) for totss' means.
+bool adds_columns(long long n, int d, int staging) {
+  if (staging == 1 || mid_sized(n, d, staging)) return false;
+  return staging == 2 || (double)n * d * sizeof(double) >= kStagingMinBytes;
+}
+
+}  // namespace
+
 bool staging_wanted(long long n, int d, int staging) {
   if (staging == 1) return false;
   if (staging == 2) return true;
-  return (double)n * d * sizeof(double) >= kStagingMinBytes;
+  return (double)n * d * sizeof(double) >= kStagingMinBytes || mid_sized(n, d, staging);
 }
 
 bool staging_wanted(const gk_cuda_data *D) { return staging_wanted(D->n, D->d, D->opts.staging); }
@@ -398,7 +434,10 @@ namespace {
 // least 1), at most `cap`.
 long long buffer_rows(const gk_cuda_data *D, long long cap) {
   const size_t esz = D->single ? sizeof(float) : sizeof(double);
-  const size_t per = (D->opts.staging == 2 ? kTestBufferBytes : kBufferBytes) / esz;  // elements per buffer
+  const size_t per = (D->opts.staging == 2                    ? kTestBufferBytes
+                      : mid_sized(D->n, D->d, D->opts.staging) ? kMidBufferBytes
+                                                               : kBufferBytes) /
+                     esz;  // elements per buffer
   return std::min<long long>(cap, std::max<long long>(1, (long long)(per / D->d)));
 }
 
@@ -427,6 +466,7 @@ cudaError_t copy_rows_to_device(gk_cuda_data *D, const void *src, long long a, l
 int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, int64_t *nonfinite, char *err,
                   size_t errlen) {
   *used = false;
+  const auto t_start = std::chrono::steady_clock::now();
   const long long n = D->n;
   if (ld != n && nonfinite) {
     set_msg(err, errlen, "staged_upload: a check of x needs contiguous columns");
@@ -448,8 +488,9 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
   // (GPUKMEANS_STAGE_SUMS, tools/cuda-dev: 0 no column sums here, the host
   // then makes the means; 1 one chunk a thread at a time; else up to 4)
   const char *mode = std::getenv("GPUKMEANS_STAGE_SUMS");
-  const bool add_up = !(mode && mode[0] == '0');
+  const bool add_up = !(mode && mode[0] == '0') && adds_columns(n, d, D->opts.staging);
   if (mode && mode[0] == '1') sums.group = 1;
+  const size_t min_part = mid_sized(n, d, D->opts.staging) ? kMidMinPart : kMinPart;
   std::atomic<bool> bad(false);
   cudaStream_t s = D->stream;
   long long c = 0;
@@ -473,7 +514,7 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
                                      : fill_block_range<false>(dst, x, ld, a, len, t0, t1, shift);
         if (found) bad = true;
       };
-      run_parts(team, reuse, (size_t)len * d, part);
+      run_parts(team, reuse, (size_t)len * d, part, min_part);
     }
     if (bad) {  // (blocks of rows: the first in x's order is looked for again)
       GK_CHECK(cudaStreamSynchronize(s), "copying x to the device");
@@ -487,6 +528,7 @@ int staged_upload(gk_cuda_data *D, const double *x, long long ld, bool *used, in
   D->host_means.clear();
   if (add_up)
     for (int j = 0; j < d; ++j) D->host_means.push_back(sums.mean(j));
+  stage_note(add_up ? "upload_staged" : "upload_staged_small", seconds_since(t_start));
   return GK_CUDA_OK;
 }
 
@@ -502,13 +544,6 @@ struct PutRows {
   PutRows(long long n, int d) : sums(n, d) {}
 };
 
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 // A source's block: cut into pieces of at most a staging buffer, each
 // filled (converted) by OpenMP threads (omp_parts: the reader's) into the
@@ -683,7 +718,7 @@ int staged_download(gk_cuda_data *D, const int *dev, int *host, long long n, int
 }  // namespace gk
 
 extern "C" int gk_cuda_upload_stages(int64_t n, int d, const gk_cuda_options *opts) {
-  return opts && n > 0 && d > 0 && gk::staging_wanted((long long)n, d, opts->staging) ? 1 : 0;
+  return opts && n > 0 && d > 0 && gk::adds_columns((long long)n, d, opts->staging) ? 1 : 0;
 }
 
 extern "C" void gk_cuda_release_kept(void) {

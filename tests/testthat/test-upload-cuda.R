@@ -88,6 +88,44 @@ test_that("cuda: gpu_kmeans with staging forced equals the default upload and st
   expect_equal(b$tot.withinss, s$tot.withinss, tolerance = 1e-12)
 })
 
+# A mid-sized x (8 MiB to 256 MiB of doubles) is staged by size too, in
+# 4 MiB buffers, without the column sums: totss then runs beside the upload
+# (stage "totss_early").  The internal GPUKMEANS_MID_STAGING=0 copies it the
+# plain way, as before.  The rows: 5e5 x 3 (12 MB, three buffers and a
+# part in double, two in single), and a block that ends mid-chunk.
+test_that("cuda: a mid-sized x staged in small buffers gives the plain copy's fit, bit for bit", {
+  skip_if_no_gpu()
+  set.seed(5)
+  x <- make_blobs(5e5 + 77, 3, 9, sd = 2, spread = 10) + 40
+  centers <- x[seq(1, nrow(x), length.out = 9), ]
+  for (single in c(FALSE, TRUE)) {
+    staged <- with_stages(fit_staged(x, centers, 0L, single), "^totss_early|^upload_staged")
+    plain <- local({
+      withr::local_envvar(GPUKMEANS_MID_STAGING = "0")
+      with_stages(fit_staged(x, centers, 0L, single), "^totss_early|^upload_staged")
+    })
+    expect_identical(staged$stages, c("upload_staged_small", "totss_early"))
+    expect_identical(plain$stages, "totss_early")
+    f <- staged$value
+    g <- plain$value
+    expect_identical(f$cluster, g$cluster)
+    expect_identical(f$centers, g$centers)
+    expect_identical(f$withinss, g$withinss)
+    expect_identical(f$iter, g$iter)
+    expect_identical(f$totss, g$totss)
+    expect_identical(f$totss, fit_staged(x, centers, 2L, single)$totss)
+    expect_equal(f$totss, sum(scale(x, scale = FALSE)^2), tolerance = 1e-12)
+  }
+  # a value that is not finite, found by the staged copy's check
+  y <- x
+  y[400000, 3] <- -Inf
+  e <- tryCatch(gpukmeans:::gk_fit_cpp(y, list(centers), 5L, FALSE, "cuda", 0L, 0L, FALSE, NULL, Inf,
+                                       list(tuning = c(0L, 0L, 0L, 0L, 0L)), finite = FALSE),
+                error = identity)
+  expect_s3_class(e, "gpukmeans_nonfinite")
+  expect_identical(e$index, 2 * nrow(y) + 400000)
+})
+
 test_that("the CUDA tuning option takes 4 or 5 numbers", {
   expect_identical(gpukmeans:::cuda_options(c(0, 0, 0, 0, 2))$tuning, c(0L, 0L, 0L, 0L, 2L))
   expect_identical(gpukmeans:::cuda_options(c(0, 0, 0, 1))$tuning, c(0L, 0L, 0L, 1L))
