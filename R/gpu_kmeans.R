@@ -218,7 +218,11 @@
 #' such data holds 96 MiB of page-locked host memory per GPU until it ends.  A Lloyd fit reads
 #' `x` on the host once: the threads that copy it also check that it has no
 #' `NA`, `NaN` or infinite value (the error names the first, as for any
-#' fit) and add up its columns for `totss`.
+#' fit) and add up its columns for `totss`.  Data of 8 MiB to 256 MiB goes
+#' through three pinned buffers of 4 MiB in the same way, kept as well (12
+#' MiB per GPU, unless a set of 32 MiB buffers is kept there), while `totss`
+#' is computed on other host threads beside the copy; smaller data is one
+#' plain copy, with `totss` beside it too.
 #'
 #' @section Processes and forks:
 #' Fits can run inside other parallel code.  A process forked after the
