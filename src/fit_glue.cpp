@@ -188,7 +188,8 @@ Rcpp::List gk_fit_cpp(SEXP x, Rcpp::List starts, int iter_max, bool single, std:
     Rcpp::IntegerVector cluster = gk::label_vector(static_cast<R_xlen_t>(data.n));
     std::unique_ptr<gk::Engine> e;
     {
-      gk::PageToucher touch(engine == "cuda" && !early_off() ? cluster.begin() : nullptr,
+      // (threads = 1, options(gpukmeans.threads = 1): no helper thread for this)
+      gk::PageToucher touch(engine == "cuda" && threads != 1 && !early_off() ? cluster.begin() : nullptr,
                             static_cast<std::size_t>(data.n) * sizeof(int));
       try {
         e = gk::make_fit_engine(data, engine, single, threads, std::vector<int>(device.begin(), device.end()), cuda);
