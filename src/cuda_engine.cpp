@@ -416,8 +416,9 @@ class CudaEngine final : public Engine {
  private:
   // totss on a thread of its own from here on (HostData::totss_early),
   // beside an upload that does not add x's columns up (a small or mid-sized
-  // x: one plain copy, or small pinned buffers; B's 16 MB ~2 ms, or ~0.5
-  // staged; the host's two passes over x ~2 ms on 3 threads).  The
+  // x: one plain copy, or small pinned buffers; B's 16 MB on an H200 host
+  // ~2 ms as one copy, 1.1-1.5 staged; the host's two passes over x 1.7-2.9
+  // ms on 3 threads).  The
   // same function and chunks as totss() below: the same bits.  A thread
   // per 2^19 values at most: a large team gains nothing at this size and
   // waits on its slowest member on a busy host.  (No thread to be had:

@@ -61,9 +61,10 @@ const size_t kTestBufferBytes = (size_t)64 << 10;  // staging = 2: many small ch
 const double kStagingMinBytes = 256.0 * 1048576;   // from here: kBufferBytes buffers, the columns added up
 // x of kMidMinBytes up to kStagingMinBytes (as doubles) is staged too, in
 // buffers of kMidBufferBytes (12 MiB pinned, made at the first such upload
-// and kept: a few ms once a process), without the column sums (the caller's
-// totss runs beside it: gk_cuda_upload_stages).  B's 16 MB crossed at 8 GB/s
-// as one pageable copy.  Below: one pageable copy.
+// and kept; their making did not show beside a process's first fit, 21-26
+// ms with its kernels' loading on an H200 host), without the column sums
+// (the caller's totss runs beside it: gk_cuda_upload_stages).  B's 16 MB
+// crossed at 8 GB/s as one pageable copy.  Below: one pageable copy.
 const double kMidMinBytes = 8.0 * 1048576;
 const size_t kMidBufferBytes = (size_t)4 << 20;
 const size_t kMinPart = (size_t)1 << 18;           // elements a thread takes at least
@@ -75,6 +76,9 @@ const size_t kAlign = 16;                          // parts start on 64-byte lin
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// Bytes of an n x d x as R holds it (doubles), which the upload's way is chosen by.
+double x_bytes(long long n, int d) { return (double)n * d * sizeof(double); }
 
 // A freed handle's buffers are kept, one set per device (the larger, at
 // most kBuffers x kBufferBytes), for the next handle there: each fit makes
@@ -408,14 +412,14 @@ namespace {
 // copy, as before: tools/gpu/b-rest.R compares the two).
 bool mid_sized(long long n, int d, int staging) {
   if (staging != 0 || env_switch("GPUKMEANS_MID_STAGING") == 0) return false;
-  const double bytes = (double)n * d * sizeof(double);
+  const double bytes = x_bytes(n, d);
   return bytes >= kMidMinBytes && bytes < kStagingMinBytes;
 }
 
 // The staged upload adds the columns up (ChunkSums) for totss' means.
 bool adds_columns(long long n, int d, int staging) {
   if (staging == 1 || mid_sized(n, d, staging)) return false;
-  return staging == 2 || (double)n * d * sizeof(double) >= kStagingMinBytes;
+  return staging == 2 || x_bytes(n, d) >= kStagingMinBytes;
 }
 
 }  // namespace
@@ -423,7 +427,7 @@ bool adds_columns(long long n, int d, int staging) {
 bool staging_wanted(long long n, int d, int staging) {
   if (staging == 1) return false;
   if (staging == 2) return true;
-  return (double)n * d * sizeof(double) >= kStagingMinBytes || mid_sized(n, d, staging);
+  return x_bytes(n, d) >= kStagingMinBytes || mid_sized(n, d, staging);
 }
 
 bool staging_wanted(const gk_cuda_data *D) { return staging_wanted(D->n, D->d, D->opts.staging); }
