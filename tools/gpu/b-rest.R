@@ -1,17 +1,20 @@
 # Where the wall time of bench.R's problem B goes (1e6 x 2, k = 100, 10
-# iterations from fixed rows, a fresh handle each call): the timing
+# iterations from fixed rows, a fresh handle each call), or of problem A
+# (21600 x 2, k = 12), whose call is nearly all fixed cost: the timing
 # attribute's parts, R's gc time, the engine's stages (GPUKMEANS_STAGE_LOG)
 # and what R spends around gk_fit_cpp (wall less the stages' sum).
-# GPU machine:  sh tools/gpu/run-r.sh tools/gpu/b-rest.R [fits]
+# GPU machine:  sh tools/gpu/run-r.sh tools/gpu/b-rest.R [fits] [B|A]
 suppressPackageStartupMessages(library(gpukmeans))
 options(gpukmeans.progress = FALSE, gpukmeans.cuda_tuning = c(0L, 0L, 0L, 1L))
 args <- commandArgs(trailingOnly = TRUE)
 fits <- if (length(args)) as.integer(args[1]) else 5L
 source(file.path("tools", "gpu", "blobs.R"))
-x <- bench_blobs(1e6, 2, 100)
+problem <- if (length(args) >= 2L) args[2] else "B"
+shape <- switch(problem, A = c(21600, 12), B = c(1e6, 100), stop("problem: A or B"))
+x <- bench_blobs(shape[1], 2, shape[2])
 set.seed(2)  # (bench.R's starts)
-c0 <- x[sample.int(nrow(x), 100), , drop = FALSE]
-cat("B wall time |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()), "\n")
+c0 <- x[sample.int(nrow(x), shape[2]), , drop = FALSE]
+cat(problem, "wall time |", gpukmeans_info()$devices$name[1], "|", format(Sys.Date()), "\n")
 early <- if (identical(Sys.getenv("GPUKMEANS_EARLY"), "0")) "off" else "on"
 mid <- if (identical(Sys.getenv("GPUKMEANS_MID_STAGING"), "0")) "one pageable copy" else "staged"
 for (prec in c("single", "double")) {
