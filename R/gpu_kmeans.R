@@ -609,11 +609,11 @@ stats_kmeans <- function(x, centers, iter.max, nstart, algorithm, trace, t_begin
   fit <- stats::kmeans(x, if (length(centers) == 1L) as.vector(centers) else centers,
                        iter.max = iter.max, nstart = nstart, algorithm = algorithm,
                        trace = trace)
-  compute <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
+  compute <- seconds_since(t0)
   class(fit) <- c("gpu_kmeans", "kmeans")
   attr(fit, "backend") <- "stats"
   attr(fit, "device") <- sprintf("CPU, 1 thread (stats::kmeans, %s)", algorithm)
   attr(fit, "timing") <- c(compute = compute,
-                           total = as.numeric(difftime(Sys.time(), t_begin, units = "secs")))
+                           total = seconds_since(t_begin))
   fit
 }

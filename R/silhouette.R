@@ -122,7 +122,7 @@ gpu_silhouette <- function(fit, x, method = c("exact", "sampled", "simplified"),
   attr(out, "backend") <- engine
   attr(out, "device") <- z$device
   attr(out, "timing") <- c(compute = z$seconds,
-                           total = as.numeric(difftime(Sys.time(), t_begin, units = "secs")))
+                           total = seconds_since(t_begin))
   class(out) <- "silhouette"
   out
 }

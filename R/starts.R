@@ -116,11 +116,19 @@ check_k <- function(size, m) {
 check_centers_matrix <- function(centers, m) {
   centers <- as.matrix(centers)
   storage.mode(centers) <- "double"
-  if (anyDuplicated(centers) > 0L) stop("initial centers are not distinct", call. = FALSE)
+  # (finite centers: distinct rows by the hash table of gk_unique_rows(),
+  # which compares values by == as duplicated() does for them, instead of
+  # anyDuplicated()'s split of the matrix into a list of rows: 96 -> 10 us
+  # at 12 x 2, 45 -> 20 ms at 4096 x 128 on a 2-core machine; NA and NaN,
+  # which == does not compare as duplicated() does, take duplicated()'s
+  # own way)
+  finite <- all(is.finite(centers))
+  dup <- if (finite) length(gk_unique_rows(centers)) < nrow(centers) else anyDuplicated(centers) > 0L
+  if (dup) stop("initial centers are not distinct", call. = FALSE)
   k <- nrow(centers)
   if (k == 0L) stop("'centers' must be at least 1", call. = FALSE)
   if (m < k) stop("more cluster centers than data points", call. = FALSE)
-  if (any(!is.finite(centers)))
+  if (!finite)
     stop("'centers' must not contain NA, NaN or infinite values", call. = FALSE)
   centers
 }

@@ -193,7 +193,7 @@ gpu_kmeans_sweep <- function(x, k = 2:10, nstart = 1L, iter.max = 100L,
                  silhouette_rows = if (length(rows)) rows else NULL,
                  timing = timing, backend = engine, device = z$device, n = n, d = d,
                  nstart = nstart, init = init, precision = precision, call = cll,
-                 seconds = as.numeric(difftime(Sys.time(), t_begin, units = "secs"))),
+                 seconds = seconds_since(t_begin)),
             class = "gpu_kmeans_sweep")
 }
 

@@ -92,6 +92,25 @@ test_that("duplicated center rows", {
   expect_error(gpu_kmeans(x, ctr), "initial centers are not distinct")
   expect_error(stats::kmeans(x, ctr, algorithm = "Lloyd"), "initial centers are not distinct")
   expect_error(gpu_kmeans(precip, matrix(c(10, 20, 10))), "initial centers are not distinct")
+  # rows equal in all but one column are distinct
+  ok <- gpu_kmeans(x, rbind(x[1, ], x[1, ] + c(0, 0, 0, 1e-12)), iter.max = 100L)
+  expect_identical(nrow(ok$centers), 2L)
+})
+
+test_that("centers with NA or NaN rows: duplicates first, as stats, then the values", {
+  na2 <- rbind(c(NA, 1), c(NA, 1), c(0, 0))
+  nan2 <- rbind(c(NaN, 1), c(NaN, 1), c(0, 0))
+  one <- rbind(c(NA, 1), c(NaN, 1), c(0, 0))  # (NA and NaN differ for duplicated())
+  x2 <- x[, 1:2]
+  for (ctr in list(na2, nan2)) {
+    expect_error(stats::kmeans(x2, ctr, algorithm = "Lloyd"), "initial centers are not distinct")
+    expect_error(gpu_kmeans(x2, ctr), "initial centers are not distinct")
+  }
+  expect_identical(anyDuplicated(one), 0L)
+  expect_error(gpu_kmeans(x2, one), "'centers' must not contain NA, NaN or infinite values", fixed = TRUE)
+  expect_error(gpu_kmeans(x2, rbind(c(Inf, 1), c(Inf, 1))), "initial centers are not distinct")
+  expect_error(gpu_kmeans(x2, rbind(c(Inf, 1), c(-Inf, 1))),
+               "'centers' must not contain NA, NaN or infinite values", fixed = TRUE)
 })
 
 test_that("column mismatch between x and centers", {
