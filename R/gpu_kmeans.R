@@ -527,20 +527,22 @@ gpu_kmeans <- function(x, centers, iter.max = 1000L, nstart = 1L,
     if (!engine_checks) return(expr)
     tryCatch(expr, gpukmeans_nonfinite = function(e) nonfinite(e$index), error = unless_nonfinite)
   }
-  w <- checked(check_weights(weights, nrow(x)))  # R/weights.R: NULL for none (or all 1)
-  if (cosine && !is.null(w)) weights_with_cosine()  # R/weights.R: not yet
-  if (cosine) x <- cosine_rows(x)  # unit rows: the engines' data
+  # (one handler around the weights, the starts and the engine's choice:
+  # a tryCatch() costs ~20 us)
+  checked({
+    w <- check_weights(weights, nrow(x))  # R/weights.R: NULL for none (or all 1)
+    if (cosine && !is.null(w)) weights_with_cosine()  # R/weights.R: not yet
+    if (cosine) x <- cosine_rows(x)  # unit rows: the engines' data
 
-  st <- checked(weighted_initial_centers(x, centers, nstart, init, w))
-  if (cosine) st <- cosine_starts(st)
-  k <- st$k
-  work <- as.numeric(nrow(x)) * k * ncol(x)
-  engine <- checked({
+    st <- weighted_initial_centers(x, centers, nstart, init, w)
+    if (cosine) st <- cosine_starts(st)
+    k <- st$k
+    work <- as.numeric(nrow(x)) * k * ncol(x)
     if (length(device) > 1L && !is.null(w))
       engine_error("unsupported", sprintf(
         "'weights' are not supported on several devices (device = %s) yet: fit on one device", format_devices(device)))
-    if (length(device) > 1L) resolve_backend_devices(backend, device, work)
-    else weighted_backend(backend, device, work, w)
+    engine <- if (length(device) > 1L) resolve_backend_devices(backend, device, work)
+              else weighted_backend(backend, device, work, w)
   })
   # stats runs MacQueen's algorithm for k = 1: one assignment and one update,
   # reported as iteration 1 and never "not converged".

@@ -180,3 +180,24 @@ test_that("errors leave the RNG state alone where stats would not draw", {
   expect_error(gpu_kmeans(x, x[c(1, 1), ]))
   expect_identical(get_seed(), before)
 })
+
+test_that("a CUDA device the probe marks unusable is named, with the reason, in backend = \"cuda\"'s error", {
+  state <- get(".gk_state", asNamespace("gpukmeans"))
+  old <- list(probe = state$probe, pid = state$probe_pid)
+  on.exit({
+    state$probe <- old$probe
+    state$probe_pid <- old$pid
+  })
+  state$probe <- list(built = TRUE, device_count = 2L, message = "",
+                      devices = data.frame(id = 0:1, name = c("Card A", "Card B"), usable = c(TRUE, FALSE),
+                                           why = c("", "compute capability 3.5 is below 6.0"),
+                                           stringsAsFactors = FALSE))
+  state$probe_pid <- Sys.getpid()
+  reason <- gpukmeans:::cuda_unavailable_reason
+  expect_null(reason(0L))
+  expect_identical(reason(1L), "CUDA device 1 (Card B) cannot be used: compute capability 3.5 is below 6.0")
+  expect_identical(reason(2L), "device 2 requested but only 2 CUDA devices are found")
+  expect_error(gpu_kmeans(x, 3, backend = "cuda", device = 1),
+               "backend = \"cuda\" is not available: CUDA device 1 (Card B) cannot be used: compute capability 3.5 is below 6.0",
+               fixed = TRUE)
+})
