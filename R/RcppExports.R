@@ -26,7 +26,7 @@ gk_greedy_candidates <- function(k) {
 }
 
 gk_cuda_release_kept_cpp <- function() {
-    .Call(`_gpukmeans_gk_cuda_release_kept_cpp`)
+    invisible(.Call(`_gpukmeans_gk_cuda_release_kept_cpp`))
 }
 
 gk_cuda_fault_test_cpp <- function(device) {

@@ -222,12 +222,7 @@
 #' through three pinned buffers of 4 MiB in the same way, kept as well (12
 #' MiB per GPU, unless a set of 32 MiB buffers is kept there), while `totss`
 #' is computed on other host threads beside the copy; smaller data is one
-#' plain copy, with `totss` beside it too.  A fit's device memory of at most
-#' 64 MiB (its copy of `x` with the labels, its centers and sums) is not
-#' given back to the driver when the fit ends but kept for the next fit on
-#' that GPU, at most 128 MiB per GPU (an allocation and its release cost
-#' about 60 us, a tenth of a small fit's call); it is given back when R
-#' ends, or at once where a later allocation finds the device full.
+#' plain copy, with `totss` beside it too.
 #'
 #' @section Processes and forks:
 #' Fits can run inside other parallel code.  A process forked after the

@@ -71,12 +71,11 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_cuda_release_kept_cpp
-double gk_cuda_release_kept_cpp();
+void gk_cuda_release_kept_cpp();
 RcppExport SEXP _gpukmeans_gk_cuda_release_kept_cpp() {
 BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    rcpp_result_gen = Rcpp::wrap(gk_cuda_release_kept_cpp());
-    return rcpp_result_gen;
+    gk_cuda_release_kept_cpp();
+    return R_NilValue;
 END_RCPP
 }
 // gk_cuda_fault_test_cpp

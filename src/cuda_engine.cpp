@@ -802,7 +802,7 @@ CudaInfo cuda_info() {
   return out;
 }
 
-double cuda_release_kept() { return gk_cuda_release_kept(); }
+void cuda_release_kept() { gk_cuda_release_kept(); }
 
 void cuda_fault_test(int device) {
   char err[kErrLen];
@@ -846,7 +846,7 @@ std::string cuda_device_name(int) { throw EngineError(EngineError::Kind::kNotBui
 
 void cuda_fault_test(int) { throw EngineError(EngineError::Kind::kNotBuilt, kNotBuilt); }
 
-double cuda_release_kept() { return 0; }
+void cuda_release_kept() {}
 
 #endif
 

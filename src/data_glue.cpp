@@ -121,10 +121,10 @@ int gk_cpu_threads_cpp() { return gk::resolve_threads(0); }
 // [[Rcpp::export(rng = false)]]
 int gk_greedy_candidates(int k) { return gk::greedy_candidates(k); }
 
-// Frees the pinned buffers and small device blocks kept between CUDA fits
-// (R/backend.R: an exit finalizer): the device bytes freed.
+// Frees the pinned buffers kept between CUDA fits (R/backend.R: an exit
+// finalizer).
 // [[Rcpp::export(rng = false)]]
-double gk_cuda_release_kept_cpp() { return gk::cuda_release_kept(); }
+void gk_cuda_release_kept_cpp() { gk::cuda_release_kept(); }
 
 // Internal (tests): a kernel that traps must come back as an R error.
 // [[Rcpp::export(rng = false)]]

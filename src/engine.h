@@ -490,10 +490,9 @@ bool cuda_supports_weights();
 // a kernel fault is an R error; the process cannot use CUDA afterwards).
 void cuda_fault_test(int device);
 
-// Frees the pinned buffers and small device blocks the CUDA engine keeps
-// between fits (at the end of R's session; a no-op without CUDA): the
-// device bytes freed.
-double cuda_release_kept();
+// Frees the pinned buffers the CUDA engine keeps between fits (at the end
+// of R's session; a no-op without CUDA).
+void cuda_release_kept();
 
 // What the CUDA side says about itself (never throws).
 struct CudaDevice {

@@ -42,7 +42,7 @@ void destroy(gk_cuda_data *D) {
   if (D->ev0) cudaEventDestroy(D->ev0);
   if (D->ev1) cudaEventDestroy(D->ev1);
   if (D->stream) cudaStreamDestroy(D->stream);
-  device_release(D->device, D->ws, D->ws_bytes);  // (kept for the next handle where small)
+  if (D->ws) cudaFree(D->ws);
   if (D->bounds) cudaFree(D->bounds);
   if (D->df_block) cudaFree(D->df_block);
   if (D->df_cand) cudaFree(D->df_cand);
@@ -53,7 +53,7 @@ void destroy(gk_cuda_data *D) {
   if (D->ord_block) cudaFree(D->ord_block);
   if (D->prev_labels) cudaFree(D->prev_labels);
   if (D->wspec.w) cudaFree((void *)D->wspec.w);
-  device_release(D->device, D->block, D->block_bytes);
+  if (D->block) cudaFree(D->block);
   delete D;
 }
 
@@ -207,7 +207,7 @@ int alloc_block(gk_cuda_data *D, size_t staging_bytes, char *err, size_t errlen)
   }
   cudaError_t ea = cudaErrorMemoryAllocation;
   if (room) {
-    ea = device_alloc(D->device, &D->block, L.total + ord, &D->block_bytes);
+    ea = cudaMalloc(&D->block, L.total + ord);
     if (ea == cudaSuccess) {
       D->ord_room = (char *)D->block + L.total;
       D->ord_room_bytes = ord;
@@ -216,7 +216,7 @@ int alloc_block(gk_cuda_data *D, size_t staging_bytes, char *err, size_t errlen)
       cudaGetLastError();
     }
   }
-  if (ea != cudaSuccess) ea = device_alloc(D->device, &D->block, L.total, &D->block_bytes);
+  if (ea != cudaSuccess) ea = cudaMalloc(&D->block, L.total);
   if (ea == cudaErrorMemoryAllocation) {
     cudaGetLastError();
     D->block = nullptr;

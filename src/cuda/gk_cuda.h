@@ -184,12 +184,10 @@ int gk_cuda_finish_rows(gk_cuda_data *data, char *err, size_t errlen);
 int gk_cuda_get_rows(gk_cuda_data *data, int64_t first, int64_t rows, double *block,
                      char *err, size_t errlen);
 
-/* Frees the pinned staging buffers and the small device blocks that freed
-   handles left on their devices for the next fit (staged_copy.cu,
-   kept_memory.cu); a no-op in a process that did not make them (a forked
-   child).  Returns the bytes of device memory freed.  R calls it when the
-   session ends. */
-double gk_cuda_release_kept(void);
+/* Frees the pinned staging buffers that freed handles left on their
+   devices for the next fit (staged_copy.cu); a no-op in a process that did
+   not make them (a forked child).  R calls it when the session ends. */
+void gk_cuda_release_kept(void);
 
 /* x never whole in host memory and larger than the device (a matrix
    source read in C++ from its own storage, src/cuda_engine.cpp): a

@@ -73,10 +73,7 @@ int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t err
   const Layout L(k, D->d);
   if (D->ws_bytes < L.total) {
     drop_graphs(D);  // they point into the old workspace
-    if (D->ws) {  // (kept for another handle where small: this one's work on it done first)
-      GK_CHECK(cudaStreamSynchronize(D->stream), "growing the fit workspace");
-      device_release(D->device, D->ws, D->ws_bytes);
-    }
+    if (D->ws) cudaFree(D->ws);
     D->ws = nullptr;
     D->ws_bytes = 0;
     size_t free_b = 0, total_b = 0;
@@ -85,8 +82,7 @@ int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t err
       GK_CHECK(cudaMemGetInfo(&free_b, &total_b), "querying device memory");
       fits = (double)L.total <= (double)free_b;
     }
-    size_t got = 0;
-    cudaError_t e = fits ? device_alloc(D->device, &D->ws, L.total, &got) : cudaErrorMemoryAllocation;
+    cudaError_t e = fits ? cudaMalloc(&D->ws, L.total) : cudaErrorMemoryAllocation;
     if (e == cudaErrorMemoryAllocation) {
       if (fits) cudaGetLastError();
       D->ws = nullptr;
@@ -100,7 +96,7 @@ int ensure_workspace(gk_cuda_data *D, int k, Workspace &w, char *err, size_t err
     // its gaps (alignment, the float centers in double) must not be
     // uninitialized memory (compute-sanitizer initcheck)
     GK_CHECK(cudaMemsetAsync(D->ws, 0, L.pack, D->stream), "clearing the fit workspace");
-    D->ws_bytes = got;
+    D->ws_bytes = L.total;
   }
   char *b = (char *)D->ws;
   w.st = (State *)(b + L.st);

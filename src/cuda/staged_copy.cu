@@ -725,14 +725,12 @@ extern "C" int gk_cuda_upload_stages(int64_t n, int d, const gk_cuda_options *op
   return opts && n > 0 && d > 0 && gk::adds_columns((long long)n, d, opts->staging) ? 1 : 0;
 }
 
-extern "C" double gk_cuda_release_kept(void) {
-  const double device_bytes = gk::release_kept_blocks();
+extern "C" void gk_cuda_release_kept(void) {
   std::lock_guard<std::mutex> lock(gk::kept_mutex);
   std::vector<gk::StagingBuffers *> &k = gk::kept();
-  if (gk::kept_pid != (long)getpid()) return device_bytes;  // (none here, or a forked child's copy of the parent's)
+  if (gk::kept_pid != (long)getpid()) return;  // (none here, or a forked child's copy of the parent's)
   for (gk::StagingBuffers *&b : k) {
     delete b;
     b = nullptr;
   }
-  return device_bytes;
 }

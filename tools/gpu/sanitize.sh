@@ -16,9 +16,7 @@ for t in $tools; do
   [ "$t" = memcheck ] && extra="--leak-check full"
   # racecheck runs the shared-memory kernels ~1000x slower: the small data
   quick=${GK_SANITIZE_QUICK:-}; [ "$t" = racecheck ] && [ -z "$quick" ] && quick=true
-  # (GPUKMEANS_KEEP_DEVICE=0: every handle on fresh memory, so that initcheck
-  # sees reads of what no one wrote, not an earlier handle's values)
-  GPUKMEANS_KEEP_DEVICE=0 GK_SANITIZE_QUICK=$quick timeout 300 "$CS" --tool "$t" $extra --target-processes all /usr/lib/R/bin/Rscript --vanilla \
+  GK_SANITIZE_QUICK=$quick timeout 300 "$CS" --tool "$t" $extra --target-processes all /usr/lib/R/bin/Rscript --vanilla \
     "$root/${GK_SANITIZE_SCRIPT:-tools/gpu/sanitize.R}" > "$out/sanitize-$t.txt" 2>&1
   echo "$t rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$out/sanitize-$t.txt" | tr '\n' ' ') $(grep -c 'sanitize.*R: done' "$out/sanitize-$t.txt")"
 done

@@ -38,14 +38,6 @@ struct PutRows;         // what gk_cuda_put_rows keeps between blocks (staged_co
 // device (staged_copy.cu).
 void release_staging(StagingBuffers *b, int device);
 void destroy_stream_source(StreamSource *s);
-// A handle's device memory (kept_memory.cu): *p from the blocks freed
-// handles left on `device` (the current one) or else cudaMalloc; *got is
-// its size (>= bytes).  device_release keeps a small block for the next
-// handle or frees it: its stream's work must be done.
-cudaError_t device_alloc(int device, void **p, size_t bytes, size_t *got);
-void device_release(int device, void *p, size_t bytes);
-// The kept blocks of every device freed (gk_cuda_release_kept): their bytes.
-double release_kept_blocks();
 }  // namespace gk
 
 // The opaque handle of gk_cuda.h.
@@ -64,7 +56,6 @@ struct gk_cuda_data {
   // One device allocation made at upload: x | labels (n ints, the fits'
   // labels) | d_scale | small scratch.  Freed by gk_cuda_free.
   void *block = nullptr;
-  size_t block_bytes = 0;  // its size, where device_alloc made it (0: freed, never kept)
   int *labels = nullptr;
   unsigned long long *scratch = nullptr;  // 2d + 2 words (totss) + d (column maxima)
   double *d_mean = nullptr;               // d column means (totss)
