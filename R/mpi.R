@@ -444,7 +444,7 @@ mpi_starts <- function(ctx, B, a, N) {
     idx <- draw_rank0(k, function() sample.int(N, size))
     first <- co_rows(ctx, B, idx - 1)
   }
-  if (a$nstart >= 2L || anyDuplicated(first) > 0L) {
+  if (a$nstart >= 2L || any_duplicated_rows(first)) {
     distinct <- mpi_distinct(ctx, B)
     mm <- sum(distinct$counts)
     if (mm < size) stop("more cluster centers than distinct data points.", call. = FALSE)

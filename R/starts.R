@@ -30,7 +30,7 @@ initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart
     if (nstart == 1L) {
       first <- x[sample.int(m, size), , drop = FALSE]
     }
-    if (nstart >= 2L || anyDuplicated(first) > 0L) {
+    if (nstart >= 2L || any_duplicated_rows(first)) {
       # Distinct rows in order of first occurrence, as unique(x) gives them
       # (of a large source: block by block, R/matrix_sources.R).
       keep <- if (inherits(x, "gk_source")) source_unique_rows(x) else gk_unique_rows(x)
@@ -113,18 +113,21 @@ check_k <- function(size, m) {
 }
 
 # A matrix of initial centers: double, distinct, finite, no more rows than x.
+# Whether the double matrix m has a row twice, as anyDuplicated(m) > 0 says.
+# Finite rows by the hash table of gk_unique_rows(), which compares values
+# by == as duplicated() does for them, instead of anyDuplicated()'s split of
+# the matrix into a list of rows (96 -> 10 us at 12 x 2, 45 -> 20 ms at 4096
+# x 128 on a 2-core machine); NA and NaN, which == does not compare as
+# duplicated() does, take duplicated()'s own way.
+any_duplicated_rows <- function(m, finite = all(is.finite(m))) {
+  if (finite) length(gk_unique_rows(m)) < nrow(m) else anyDuplicated(m) > 0L
+}
+
 check_centers_matrix <- function(centers, m) {
   centers <- as.matrix(centers)
   storage.mode(centers) <- "double"
-  # (finite centers: distinct rows by the hash table of gk_unique_rows(),
-  # which compares values by == as duplicated() does for them, instead of
-  # anyDuplicated()'s split of the matrix into a list of rows: 96 -> 10 us
-  # at 12 x 2, 45 -> 20 ms at 4096 x 128 on a 2-core machine; NA and NaN,
-  # which == does not compare as duplicated() does, take duplicated()'s
-  # own way)
   finite <- all(is.finite(centers))
-  dup <- if (finite) length(gk_unique_rows(centers)) < nrow(centers) else anyDuplicated(centers) > 0L
-  if (dup) stop("initial centers are not distinct", call. = FALSE)
+  if (any_duplicated_rows(centers, finite)) stop("initial centers are not distinct", call. = FALSE)
   k <- nrow(centers)
   if (k == 0L) stop("'centers' must be at least 1", call. = FALSE)
   if (m < k) stop("more cluster centers than data points", call. = FALSE)
