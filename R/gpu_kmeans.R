@@ -180,6 +180,18 @@
 #' those of the exact rule, bit for bit (on 1e5 x 64 data with k = 256 an
 #' iteration costs about a third of the exact one).
 #'
+#' With one or two columns (from 2^15 points and 8 centers, `iter.max` of 3
+#' or more, no weights) the CPU engine instead sorts the points once a fit
+#' along a Z curve, so that each block of 64 neighbouring points lies in a
+#' small box, and every iteration computes exact distances only to the
+#' centers that box can need (a rounding-error bound keeps the exact rule's
+#' choice on the list); a block whose points all keep one label, the only
+#' center its box can need, computes nothing.  Labels, centers and `iter`
+#' are again those of the exact rule, bit for bit (1e6 x 2 points, k = 100:
+#' about a third of the time an iteration takes with the distance bounds).
+#' Extra memory: a copy of the points and two integers per point, in place
+#' of the bounds.
+#'
 #' @section Limits:
 #' `n` (rows) up to 2^31 - 1 (R's limit for the rows of a matrix, and the
 #' labels are R integers); `k` up to `n`; `d` and `n * d` as memory allows

@@ -40,8 +40,9 @@
 //   GPUKMEANS_CPU_BOUNDS_LOG  a file to which every iteration appends one
 //                             line "iter kind changed evaluations n k seconds"
 //                             (kind P plain, F full with bounds set, B
-//                             bounded; evaluations = point-center distances
-//                             computed).
+//                             bounded, S on the points ordered in space,
+//                             src/cpu_spatial.h; evaluations = point-center
+//                             distances computed).
 #ifndef GPUKMEANS_CPU_BOUNDS_H
 #define GPUKMEANS_CPU_BOUNDS_H
 

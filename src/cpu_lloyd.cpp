@@ -8,7 +8,9 @@
 //
 // Lloyd's loop runs three kinds of iteration (src/cpu_bounds.h): plain (P:
 // every distance, no bounds), full (F: every distance, the bounds set) and
-// bounded (B: only the distances the bounds do not rule out).  All give the
+// bounded (B: only the distances the bounds do not rule out); at d <= 2 a
+// fourth instead, on the points ordered in space (S: each block's distances
+// to the centers its box can need, src/cpu_spatial.h).  All give the
 // labels of plain Lloyd.  The cluster sums are always those of a full pass
 // in point order per thread, threads combined in order: a bounded iteration
 // sums again only the clusters whose members changed in a thread's range
@@ -28,6 +30,7 @@
 #include "cpu_block.h"
 #include "cpu_bounds.h"
 #include "cpu_screen.h"
+#include "cpu_spatial.h"
 #include "cpu_weights.h"
 #include "pass_poll.h"
 
@@ -409,6 +412,65 @@ struct LloydState {
     return changed;
   }
 
+  // The assignment on the points ordered in space (cpu_spatial.h) and the
+  // cluster sums as assign_and_sum() would give them: each thread applies
+  // the new labels of its range of rows (from the blocks where one
+  // changed) to the labels and counts, then sums
+  // again, in point order, only the clusters whose members changed (the
+  // others' sums are the same additions in the same order).  *tot as
+  // bounded_and_sum()'s.
+  std::int64_t spatial_and_sum(SpatialOrder<T>& so, bool want_tot, double* tot, std::int64_t* evals,
+                               IterationObserver* observer) {
+    {
+      PassPoll poll(observer, nt);
+      *evals = so.assign(cen_rm.data(), k, nt, poll);
+      poll.finish();
+    }
+    int* cl = res.cluster.data();
+    part_dirty.assign(static_cast<std::size_t>(k) * nt, 0);
+    PassPoll poll(observer, nt);
+    for_each_slot(nt, poll, [&](int t) {
+      std::int64_t lo, hi;
+      thread_range(n, nt, t, &lo, &hi);
+      double* sum = part_sum.data() + kd * t;
+      std::int64_t* cnt = part_count.data() + static_cast<std::size_t>(k) * t;  // (0 before the first iteration)
+      unsigned char* dirty = part_dirty.data() + static_cast<std::size_t>(k) * t;
+      std::int64_t ch = 0;
+      so.each_changed(lo, hi, [&](std::int64_t row, int to) {
+        const int from = cl[row];
+        if (to == from) return;
+        cl[row] = to;
+        ++cnt[to];
+        dirty[to] = 1;
+        if (from >= 0) {
+          --cnt[from];
+          dirty[from] = 1;
+        }
+        ++ch;
+      });
+      bool any = false;
+      for (int j = 0; j < k; ++j)
+        if (dirty[j]) {
+          any = true;
+          std::fill(sum + static_cast<std::size_t>(j) * d, sum + static_cast<std::size_t>(j + 1) * d, 0.0);
+        }
+      double dist = 0.0;
+      if (any || want_tot) sum_range(lo, hi, false, dirty, want_tot, sum, &dist);
+      part_changed[t] = ch;
+      part_evals[t] = 0;
+      part_dist[t] = dist;
+    });
+    poll.finish();
+    std::int64_t changed = 0;
+    *tot = 0.0;
+    for (int t = 0; t < nt; ++t) {
+      changed += part_changed[t];
+      *tot += part_dist[t];
+    }
+    if (!want_tot) *tot = std::numeric_limits<double>::quiet_NaN();
+    return changed;
+  }
+
   // Combine the per-thread sums in thread order, then divide (0/0 = NaN for
   // an empty cluster, as in stats).
   void update_centers() {
@@ -530,14 +592,29 @@ std::unique_ptr<bounds::Bounds<T>> make_bounds(const T* x, std::int64_t n, int d
   }
 }
 
-// Lloyd's loop over the kinds of IterationKinds.  The sums are fused with
-// the assignment while most clusters change members.  Returns the
-// iterations run; *updated: the last one changed a label.
+// The points ordered in space for the fit (cpu_spatial.h), or nullptr
+// (not wanted, a value that is not finite, or no memory for it).
+template <typename T>
+std::unique_ptr<SpatialOrder<T>> make_spatial(const LloydState<T>& S, int max_iter) {
+  if (!SpatialOrder<T>::wanted(S.n, S.d, S.k, max_iter, S.w != nullptr)) return nullptr;
+  try {
+    std::unique_ptr<SpatialOrder<T>> so(new SpatialOrder<T>(S.x, S.n, S.d, S.nt));
+    if (so->ok()) return so;
+  } catch (const std::bad_alloc&) {
+  }
+  return nullptr;
+}
+
+// Lloyd's loop over the kinds of IterationKinds, or (S: points ordered in
+// space, cpu_spatial.h) every iteration on the ordered points.  The sums
+// are fused with the assignment while most clusters change members.
+// Returns the iterations run; *updated: the last one changed a label.
 template <typename T>
 int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers0, int max_iter,
                IterationObserver* observer, bool* updated) {
   constexpr double kFuseShare = 0.5;
-  std::unique_ptr<bounds::Bounds<T>> bd = make_bounds(S.x, S.n, S.d, S.k, plan, centers0, S.nt);
+  const std::unique_ptr<SpatialOrder<T>> so = make_spatial(S, max_iter);
+  std::unique_ptr<bounds::Bounds<T>> bd = so ? nullptr : make_bounds(S.x, S.n, S.d, S.k, plan, centers0, S.nt);
   const bool use_bounds = bd != nullptr;
   std::FILE* logf = plan.log.empty() ? nullptr : std::fopen(plan.log.c_str(), "a");
   const bool want_tot = observer && observer->wants_iterations();
@@ -549,13 +626,15 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
   try {
     for (iter = 0; iter < max_iter; ++iter) {
       const double t_iter = wall_seconds();
-      char kind = kinds.kind(iter);
+      char kind = so ? 'S' : kinds.kind(iter);
       S.load_centers(kind == 'P');
       if (kind == 'B' && !bd->begin_bounded(S.cen_rm.data(), S.res.size.data())) kind = 'F';
       if (kind == 'F') bd->begin_full(S.cen_rm.data());
       double tot = 0.0;
       std::int64_t evals = 0, changed = 0;
-      if (kind == 'P') {
+      if (kind == 'S') {
+        changed = S.spatial_and_sum(*so, want_tot, &tot, &evals, observer);
+      } else if (kind == 'P') {
         changed = S.assign_and_sum(&tot, &evals, observer);
       } else {
         const bool fused = kind == 'F' || dirty_share > kFuseShare;

@@ -1,7 +1,9 @@
 # CPU engine vs stats::kmeans(algorithm = "Lloyd") from the same centers,
-# with a fixed number of iterations, on 1 thread and on all threads, with the
-# engine's distance bounds (the default) and without them (plain: every
-# distance in every iteration; GPUKMEANS_CPU_BOUNDS=off, src/cpu_bounds.h).
+# with a fixed number of iterations, on 1 thread and on all threads, as the
+# engine chooses (the default: at d <= 2 the points ordered in space,
+# src/cpu_spatial.h; else distance bounds, src/cpu_bounds.h), at d <= 2
+# with the distance bounds instead (GPUKMEANS_CPU_SPATIAL=0), and plain
+# (every distance in every iteration; GPUKMEANS_CPU_BOUNDS=off).
 # Not a test: run by hand and commit the output with the date and machine.
 #   Rscript inst/bench/bench_cpu.R [iterations] > inst/bench/results/cpu-<date>-<machine>.txt
 suppressPackageStartupMessages(library(gpukmeans))
@@ -26,17 +28,19 @@ for (p in problems) {
   t_stats <- system.time(s <- suppressWarnings(kmeans(x, c0, iter.max = iters, algorithm = "Lloyd")))[["elapsed"]]
   ms_stats <- 1000 * t_stats / min(s$iter, iters)
   cat(sprintf("%-18s %-16s %8d %6d %12.1f %9s\n", label, "stats", 1L, min(s$iter, iters), ms_stats, "1.00x"))
-  for (th in unique(c(1L, cores))) for (bounds in c("auto", "off")) {
+  variants <- list(gpukmeans = c(GPUKMEANS_CPU_BOUNDS = "auto"),
+                   "gpukmeans bounds" = c(GPUKMEANS_CPU_BOUNDS = "auto", GPUKMEANS_CPU_SPATIAL = "0"),
+                   "gpukmeans plain" = c(GPUKMEANS_CPU_BOUNDS = "off"))
+  if (p$d > 2) variants[["gpukmeans bounds"]] <- NULL  # (the default there)
+  for (th in unique(c(1L, cores))) for (engine in names(variants)) {
     options(gpukmeans.threads = th)
-    Sys.setenv(GPUKMEANS_CPU_BOUNDS = bounds)
-    t <- system.time(g <- suppressWarnings(gpu_kmeans(x, c0, iter.max = iters, backend = "cpu")))[["elapsed"]]
+    t <- withr::with_envvar(variants[[engine]], system.time(
+      g <- suppressWarnings(gpu_kmeans(x, c0, iter.max = iters, backend = "cpu")))[["elapsed"]])
     stopifnot(identical(g$cluster, s$cluster), identical(g$iter, s$iter),
               isTRUE(all.equal(unname(g$centers), unname(s$centers), tolerance = 1e-10)))
     ms <- 1000 * t / min(g$iter, iters)
-    engine <- if (bounds == "auto") "gpukmeans" else "gpukmeans plain"
     cat(sprintf("%-18s %-16s %8d %6d %12.1f %8.2fx\n", label, engine, th, min(g$iter, iters), ms, ms_stats / ms))
   }
-  Sys.unsetenv("GPUKMEANS_CPU_BOUNDS")
 }
 cat("\n(ms/iter from R's elapsed time of the whole call; labels and iter checked identical to stats,",
     "centers equal to rounding (1 thread: identical))\n")
