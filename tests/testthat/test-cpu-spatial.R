@@ -80,6 +80,11 @@ test_that("cpu spatial: blocks and groups cut anywhere, tiny n, one and two iter
   expect_spatial_identical(x[, 1, drop = FALSE], x[1:25, 1, drop = FALSE], iter.max = 30, label = "d 1")
   for (it in 1:2) expect_spatial_identical(x, x[1:40, ], iter.max = it, label = paste("iter.max", it))
   expect_spatial_identical(x, x[1:40, ], iter.max = 30, precision = "single", label = "single precision")
+  # trace = TRUE: every iteration's line, its tot.withinss as before
+  tr <- lapply(c("0", "1"), function(m) withr::with_envvar(c(GPUKMEANS_CPU_SPATIAL = m), utils::capture.output(
+    fit <- suppressWarnings(gpu_kmeans(x, x[1:40, ], iter.max = 30, backend = "cpu", trace = TRUE)))))
+  expect_length(tr[[1]], 30)
+  expect_identical(tr[[2]], tr[[1]])
 })
 
 test_that("cpu spatial: chosen by shape, and nstart draws the numbers stats draws", {
