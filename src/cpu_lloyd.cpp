@@ -344,6 +344,20 @@ struct LloydState {
     }
   }
 
+  // The sums of the clusters marked in `dirty` made again over the thread's
+  // range [lo, hi), in point order (the others' sums kept: the same
+  // additions in the same order); want_tot as sum_range()'s.
+  void resum_dirty(std::int64_t lo, std::int64_t hi, const unsigned char* dirty, bool want_tot, double* sum,
+                   double* dist) {
+    bool any = false;
+    for (int j = 0; j < k; ++j)
+      if (dirty[j]) {
+        any = true;
+        std::fill(sum + static_cast<std::size_t>(j) * d, sum + static_cast<std::size_t>(j + 1) * d, 0.0);
+      }
+    if (any || want_tot) sum_range(lo, hi, false, dirty, want_tot, sum, dist);
+  }
+
   // The assignment with bounds (full: every distance, bounds set anew) and
   // the cluster sums, as assign_and_sum() would give them: fused (every
   // cluster summed again, chunk by chunk while the chunk's rows are in
@@ -385,13 +399,7 @@ struct LloydState {
           const std::int64_t c1 = std::min(hi, c0 + chunk);
           ch += full ? bd.full_pass(c0, c1, cl, cnt, &ev) : bd.bounded_pass(c0, c1, cl, cnt, dirty, &ev);
         }
-        bool any = false;
-        for (int j = 0; j < k; ++j)
-          if (dirty[j]) {
-            any = true;
-            std::fill(sum + static_cast<std::size_t>(j) * d, sum + static_cast<std::size_t>(j + 1) * d, 0.0);
-          }
-        if (any || want_tot) sum_range(lo, hi, false, dirty, want_tot, sum, &dist);
+        resum_dirty(lo, hi, dirty, want_tot, sum, &dist);
       }
       part_changed[t] = ch;
       part_evals[t] = ev;
@@ -448,14 +456,8 @@ struct LloydState {
         }
         ++ch;
       });
-      bool any = false;
-      for (int j = 0; j < k; ++j)
-        if (dirty[j]) {
-          any = true;
-          std::fill(sum + static_cast<std::size_t>(j) * d, sum + static_cast<std::size_t>(j + 1) * d, 0.0);
-        }
       double dist = 0.0;
-      if (any || want_tot) sum_range(lo, hi, false, dirty, want_tot, sum, &dist);
+      resum_dirty(lo, hi, dirty, want_tot, sum, &dist);
       part_changed[t] = ch;
       part_evals[t] = 0;
       part_dist[t] = dist;

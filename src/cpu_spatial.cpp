@@ -39,7 +39,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <string>
 
@@ -242,9 +241,10 @@ std::int64_t SpatialOrder<T>::assign(const T* cen, int k, int nt, PassPoll& poll
       const std::int64_t q1 = std::min(blocks_, (g + 1) * kSpatialGroup);
       for (std::int64_t q = g * kSpatialGroup; q < q1; ++q) {
         const int listed = list_centers(box_.data() + q * 2 * d, d, cen, glist, gm, list, least);
-        // (listed < k: a finite limit, so some center's distance is finite
-        // for every point, and the scan's choice is a listed one)
-        if (listed == 1 && listed < k && same_[q] == list[0]) continue;
+        // (one listed of k >= 2 centers: a finite limit, so some center's
+        // distance is finite for every point, and the scan's choice is a
+        // listed one)
+        if (listed == 1 && same_[q] == list[0]) continue;
         const std::int64_t i0 = q * kSpatialBlock, i1 = std::min(n, i0 + kSpatialBlock);
         const int m = static_cast<int>(i1 - i0);
         const T* xb = xo_.data() + i0 * d;
