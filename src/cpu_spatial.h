@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace gk {
@@ -61,11 +62,22 @@ class SpatialOrder {
   // computed.
   std::int64_t assign(const T* cen, int k, int nt, PassPoll& poll);
 
-  // f(row, label) for every point of the blocks where the last assign()
-  // changed a label, whose row is in [lo, hi): the rows of one range, for
-  // the thread that owns them.
+  // f(row, label) for every row in [lo, hi) of the blocks where the last
+  // assign() changed a label, and perhaps for other rows of [lo, hi) with
+  // their labels (unchanged): the rows of one range, for the thread that
+  // owns them.  Where the changed blocks hold more points than the range,
+  // every row of the range is read through its place instead: in the first
+  // iterations, when most blocks change, each of many threads would
+  // otherwise scan them all (1e6 points, 2 threads: the first iteration
+  // 5.8 -> 5.0 ms on this project's 2-core machine).
   template <typename F>
   void each_changed(std::int64_t lo, std::int64_t hi, F&& f) const {
+    std::int64_t blocks = 0;
+    for (int t = 0; t < slots_; ++t) blocks += changed_count_[t];
+    if (blocks * kSpatialBlock > hi - lo) {
+      for (std::int64_t row = lo; row < hi; ++row) f(row, lab_[place_[row]]);
+      return;
+    }
     for (int t = 0; t < slots_; ++t) {
       const std::int64_t* q = changed_.data() + slot_first_[t];
       for (std::int64_t c = 0; c < changed_count_[t]; ++c) {
@@ -82,8 +94,10 @@ class SpatialOrder {
   std::int64_t n_;
   int d_;
   bool ok_ = false;
-  std::vector<int> perm_;  // ordered point i is row perm_[i]
-  std::vector<int> lab_;   // the ordered points' labels (-1: none yet)
+  // (arrays that the constructor's slots fill, never zeroed serially first)
+  std::unique_ptr<int[]> perm_;   // ordered point i is row perm_[i]
+  std::unique_ptr<int[]> place_;  // and row r is ordered point place_[r]
+  std::unique_ptr<int[]> lab_;    // the ordered points' labels (-1: none yet)
   std::vector<int> same_;  // each block's one label, where its points hold one (else -1)
   // assign()'s record: slot t's blocks where a label changed, at
   // changed_[slot_first_[t] ...], changed_count_[t] of them
@@ -91,7 +105,7 @@ class SpatialOrder {
   int slots_ = 0;
   std::vector<int> scratch_;  // assign()'s lists, 3 k ints a slot
   std::vector<T> least_;      // and k values a slot
-  std::vector<T> xo_;      // the ordered points, d values each
+  std::unique_ptr<T[]> xo_;  // the ordered points, d values each
   std::vector<T> box_;     // each block's box, then each group's: d least values, then d largest
   std::int64_t blocks_ = 0, groups_ = 0;
 };

@@ -12,12 +12,14 @@ local_edition(3)
 
 spatial_parts <- c("cluster", "centers", "totss", "withinss", "tot.withinss", "betweenss", "size", "iter", "ifault")
 
-# A CPU fit under the switch `mode` (NA: unset) with `threads` threads: its
+# A CPU fit under the switch `mode` (NA: unset) with `threads` threads (two:
+# on small data too, so that the iterations' passes run on two slots): its
 # value, warnings and the kinds of iteration its log names.
 spatial_fit <- function(x, centers, mode, threads = 1L, ...) {
   log <- withr::local_tempfile()
   withr::local_envvar(GPUKMEANS_CPU_SPATIAL = mode, GPUKMEANS_CPU_BOUNDS_LOG = log)
-  withr::local_options(gpukmeans.threads = threads, gpukmeans.progress = FALSE)
+  withr::local_options(gpukmeans.threads = threads, gpukmeans.progress = FALSE,
+                       gpukmeans.work_per_thread = if (threads > 1L) 0 else NULL)
   r <- with_warnings(gpu_kmeans(x, centers, backend = "cpu", ...))
   r$kinds <- if (file.exists(log)) unique(utils::read.table(log)$V2) else character()
   r
@@ -85,6 +87,18 @@ test_that("cpu spatial: blocks and groups cut anywhere, tiny n, one and two iter
     fit <- suppressWarnings(gpu_kmeans(x, x[1:40, ], iter.max = 30, backend = "cpu", trace = TRUE)))))
   expect_length(tr[[1]], 30)
   expect_identical(tr[[2]], tr[[1]])
+})
+
+test_that("cpu spatial: the order made on two slots (n >= 2^17), d 1 and 2", {
+  # the columns' ranges, the keys, the counting sort and the scatter of the
+  # points each run on two stretches of rows; the first iterations apply
+  # the labels row by row through the points' places, the later ones from
+  # the changed blocks
+  set.seed(85)
+  x <- make_blobs(2^17 + 77, 2, 12, sd = 1, spread = 30)
+  expect_spatial_identical(x, x[1:12, ], iter.max = 40, stats = FALSE, label = "n = 2^17 + 77, d 2")
+  expect_spatial_identical(x[, 2, drop = FALSE], x[1:9, 2, drop = FALSE], iter.max = 40, stats = FALSE,
+                           label = "n = 2^17 + 77, d 1")
 })
 
 test_that("cpu spatial: chosen by shape, and nstart draws the numbers stats draws", {
