@@ -42,7 +42,8 @@ class CpuEngine final : public CpuEngineBase {
   LloydFit lloyd_mapped(const double* centers, int k, int max_iter, IterationObserver* observer,
                         const CenterMap& map, Labels into) override {
     if (!single())
-      return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer, map, w_, std::move(into));
+      return cpu_lloyd<double>(x_, n_, d_, k, centers, max_iter, threads_, observer, map, w_, std::move(into),
+                               &spatial_d_);
     // single precision works on float(x - shift): centers in and out of those coordinates
     std::vector<double> c(centers, centers + static_cast<std::size_t>(k) * d_);
     shift_centers(c.data(), k, -1.0);
@@ -52,7 +53,7 @@ class CpuEngine final : public CpuEngineBase {
       shift_centers(cen, kk, -1.0);
     };
     LloydFit fit = cpu_lloyd<float>(xf_.data(), n_, d_, k, c.data(), max_iter, threads_, observer,
-                                    map ? stored : CenterMap(), w_, std::move(into));
+                                    map ? stored : CenterMap(), w_, std::move(into), &spatial_f_);
     shift_centers(fit.centers.data(), k, 1.0);
     return fit;
   }
@@ -111,6 +112,11 @@ class CpuEngine final : public CpuEngineBase {
   const double* x_;
   HostPoints points_;      // x, for the initialisations
   std::vector<float> xf_;  // single precision: the one copy of x, as float(x - shift)
+  // the points ordered in space (cpu_spatial.h), made at the first fit that
+  // orders them and kept for the engine's next fits (nstart's starts):
+  // 12 + 4 d bytes a point in single precision, 12 + 8 d in double
+  SpatialCache<double> spatial_d_;
+  SpatialCache<float> spatial_f_;
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cpu_points.h"
+#include "cpu_spatial.h"
 #include "engine.h"
 #include "threads.h"
 
@@ -50,11 +51,13 @@ std::unique_ptr<Engine> make_cpu_stream_engine(const HostData& data, Precision p
 // x); throws Interrupted when the observer says stop.  map (optional): applied
 // to the centers after every update (Engine::lloyd_mapped).  weights:
 // observation weights (src/weights.h; sums in cpu_weights.h), or nullptr.
-// into: the labels' destination (Engine::lloyd).
+// into: the labels' destination (Engine::lloyd).  spatial (optional): where
+// the points ordered in space (cpu_spatial.h) are kept between the fits on
+// x; without it a fit that orders them makes its own.
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
                    IterationObserver* observer, const CenterMap& map = CenterMap(),
-                   const double* weights = nullptr, Labels into = Labels());
+                   const double* weights = nullptr, Labels into = Labels(), SpatialCache<T>* spatial = nullptr);
 
 // x given block by block, in row order (rows x d, column-major, in T):
 // blocks(fn) calls fn(first, rows, xb) for each (the streamed CPU engine's

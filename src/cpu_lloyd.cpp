@@ -594,14 +594,21 @@ std::unique_ptr<bounds::Bounds<T>> make_bounds(const T* x, std::int64_t n, int d
   }
 }
 
-// The points ordered in space for the fit (cpu_spatial.h), or nullptr
-// (not wanted, a value that is not finite, or no memory for it).
+// The points ordered in space for the fit (cpu_spatial.h), their layout
+// from `cache` where it holds x's (else made for this fit alone), or
+// nullptr (not wanted, a value that is not finite, or no memory for it).
 template <typename T>
-std::unique_ptr<SpatialOrder<T>> make_spatial(const LloydState<T>& S, int max_iter) {
+std::unique_ptr<SpatialOrder<T>> make_spatial(const LloydState<T>& S, int max_iter, SpatialCache<T>* cache) {
   if (!SpatialOrder<T>::wanted(S.n, S.d, S.k, max_iter, S.w != nullptr)) return nullptr;
   try {
-    std::unique_ptr<SpatialOrder<T>> so(new SpatialOrder<T>(S.x, S.n, S.d, S.nt));
-    if (so->ok()) return so;
+    std::shared_ptr<const SpatialLayout<T>> layout;
+    if (cache) {
+      layout = cache->get(S.x, S.n, S.d, S.nt);
+    } else {
+      std::shared_ptr<SpatialLayout<T>> own = std::make_shared<SpatialLayout<T>>(S.x, S.n, S.d, S.nt);
+      if (own->ok()) layout = std::move(own);
+    }
+    if (layout) return std::unique_ptr<SpatialOrder<T>>(new SpatialOrder<T>(std::move(layout)));
   } catch (const std::bad_alloc&) {
   }
   return nullptr;
@@ -613,9 +620,9 @@ std::unique_ptr<SpatialOrder<T>> make_spatial(const LloydState<T>& S, int max_it
 // Returns the iterations run; *updated: the last one changed a label.
 template <typename T>
 int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers0, int max_iter,
-               IterationObserver* observer, bool* updated) {
+               IterationObserver* observer, SpatialCache<T>* spatial, bool* updated) {
   constexpr double kFuseShare = 0.5;
-  const std::unique_ptr<SpatialOrder<T>> so = make_spatial(S, max_iter);
+  const std::unique_ptr<SpatialOrder<T>> so = make_spatial(S, max_iter, spatial);
   std::unique_ptr<bounds::Bounds<T>> bd = so ? nullptr : make_bounds(S.x, S.n, S.d, S.k, plan, centers0, S.nt);
   const bool use_bounds = bd != nullptr;
   std::FILE* logf = plan.log.empty() ? nullptr : std::fopen(plan.log.c_str(), "a");
@@ -663,14 +670,15 @@ int lloyd_loop(LloydState<T>& S, const bounds::Plan& plan, const double* centers
 
 template <typename T>
 LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* centers0, int max_iter, int threads,
-                   IterationObserver* observer, const CenterMap& map, const double* weights, Labels into) {
+                   IterationObserver* observer, const CenterMap& map, const double* weights, Labels into,
+                   SpatialCache<T>* spatial) {
   const double t_start = wall_seconds();
   LloydState<T> S(x, n, d, k, centers0, threads, weights, std::move(into));
   S.map = &map;
   const bounds::Plan plan =
       bounds::choose_plan(n, d, k, static_cast<double>(std::numeric_limits<T>::epsilon()) / 2.0);
   bool updated = true;
-  const int iter = lloyd_loop(S, plan, centers0, max_iter, observer, &updated);
+  const int iter = lloyd_loop(S, plan, centers0, max_iter, observer, spatial, &updated);
   S.res.iter = updated ? max_iter + 1 : iter + 1;
   S.final_withinss();
   for (int& c : S.res.cluster) c += 1;
@@ -679,9 +687,11 @@ LloydFit cpu_lloyd(const T* x, std::int64_t n, int d, int k, const double* cente
 }
 
 template LloydFit cpu_lloyd<double>(const double*, std::int64_t, int, int, const double*, int, int,
-                                    IterationObserver*, const CenterMap&, const double*, Labels);
+                                    IterationObserver*, const CenterMap&, const double*, Labels,
+                                    SpatialCache<double>*);
 template LloydFit cpu_lloyd<float>(const float*, std::int64_t, int, int, const double*, int, int,
-                                   IterationObserver*, const CenterMap&, const double*, Labels);
+                                   IterationObserver*, const CenterMap&, const double*, Labels,
+                                   SpatialCache<float>*);
 
 template <typename T>
 LloydFit cpu_lloyd_blocks(const StoredBlocks<T>& blocks, const StoredRange<T>& range, std::int64_t n, int d, int k,

@@ -96,7 +96,7 @@ bool SpatialOrder<T>::wanted(std::int64_t n, int d, int k, int max_iter, bool we
 }
 
 template <typename T>
-SpatialOrder<T>::SpatialOrder(const T* x, std::int64_t n, int d, int threads) : n_(n), d_(d) {
+SpatialLayout<T>::SpatialLayout(const T* x, std::int64_t n, int d, int threads) : n_(n), d_(d) {
   // Every step but the groups' boxes runs on nt slots, each on its own
   // stretch of rows or cells: with many threads, serial steps here cost
   // more than the iterations (16 threads, 1e6 x 2, k = 8: ten iterations
@@ -196,7 +196,6 @@ SpatialOrder<T>::SpatialOrder(const T* x, std::int64_t n, int d, int threads) : 
   // they go (no array zeroed first, none read at random)
   perm_.reset(new int[static_cast<std::size_t>(n)]);
   place_.reset(new int[static_cast<std::size_t>(n)]);
-  lab_.reset(new int[static_cast<std::size_t>(n)]);
   xo_.reset(new T[static_cast<std::size_t>(n) * d]);
   for_each_slot(nt, [&](int t) {
     const std::int64_t a = n * t / nt, b = n * (t + 1) / nt;
@@ -205,7 +204,6 @@ SpatialOrder<T>::SpatialOrder(const T* x, std::int64_t n, int d, int threads) : 
       const std::int64_t q = next[key[i]]++;
       perm_[q] = static_cast<int>(i);
       place_[i] = static_cast<int>(q);
-      lab_[q] = -1;
       for (int j = 0; j < d; ++j) xo_[q * d + j] = x[i + static_cast<std::int64_t>(j) * n];
     }
   });
@@ -240,9 +238,14 @@ SpatialOrder<T>::SpatialOrder(const T* x, std::int64_t n, int d, int threads) : 
         gx[d + j] = std::max(gx[d + j], box_[q * 2 * d + d + j]);
       }
   }
-  same_.assign(static_cast<std::size_t>(blocks_), -1);
   ok_ = true;
 }
+
+template <typename T>
+SpatialOrder<T>::SpatialOrder(std::shared_ptr<const SpatialLayout<T>> layout)
+    : L_(std::move(layout)),
+      lab_(new int[static_cast<std::size_t>(L_->n_)]),  // (first written by the first assign())
+      same_(static_cast<std::size_t>(L_->blocks_), -1) {}
 
 namespace {
 
@@ -277,11 +280,15 @@ int list_centers(const T* bx, int d, const T* cen, const int* from, int nf, int*
 
 template <typename T>
 std::int64_t SpatialOrder<T>::assign(const T* cen, int k, int nt, PassPoll& poll) {
-  const int d = d_;
-  const std::int64_t n = n_;
+  const SpatialLayout<T>& L = *L_;
+  const int d = L.d_;
+  const std::int64_t n = L.n_, blocks = L.blocks_, groups = L.groups_;
+  const T* box = L.box_.data();
+  const bool first_pass = first_;  // (every block then counts as changed)
+  first_ = false;
   // (the room of every slot made here, outside the parallel region)
   slots_ = nt;
-  changed_.resize(static_cast<std::size_t>(blocks_));
+  changed_.resize(static_cast<std::size_t>(blocks));
   slot_first_.assign(static_cast<std::size_t>(nt), 0);
   changed_count_.assign(static_cast<std::size_t>(nt), 0);
   scratch_.resize(static_cast<std::size_t>(nt) * 3 * k);
@@ -293,24 +300,24 @@ std::int64_t SpatialOrder<T>::assign(const T* cen, int k, int nt, PassPoll& poll
     int* list = glist + k;
     T* least = least_.data() + static_cast<std::size_t>(t) * k;
     for (int c = 0; c < k; ++c) all[c] = c;
-    const std::int64_t g0 = groups_ * t / nt, g1 = groups_ * (t + 1) / nt;
-    const std::int64_t first = std::min(blocks_, g0 * kSpatialGroup);
+    const std::int64_t g0 = groups * t / nt, g1 = groups * (t + 1) / nt;
+    const std::int64_t first = std::min(blocks, g0 * kSpatialGroup);
     slot_first_[t] = first;
     std::int64_t* changed = changed_.data() + first;
     std::int64_t nc = 0, ev = 0;
     for (std::int64_t g = g0; g < g1; ++g) {
       if (poll.stop()) break;
-      const int gm = list_centers(box_.data() + (blocks_ + g) * 2 * d, d, cen, all, k, glist, least);
-      const std::int64_t q1 = std::min(blocks_, (g + 1) * kSpatialGroup);
+      const int gm = list_centers(box + (blocks + g) * 2 * d, d, cen, all, k, glist, least);
+      const std::int64_t q1 = std::min(blocks, (g + 1) * kSpatialGroup);
       for (std::int64_t q = g * kSpatialGroup; q < q1; ++q) {
-        const int listed = list_centers(box_.data() + q * 2 * d, d, cen, glist, gm, list, least);
+        const int listed = list_centers(box + q * 2 * d, d, cen, glist, gm, list, least);
         // (one listed of k >= 2 centers: a finite limit, so some center's
         // distance is finite for every point, and the scan's choice is a
         // listed one)
         if (listed == 1 && same_[q] == list[0]) continue;
         const std::int64_t i0 = q * kSpatialBlock, i1 = std::min(n, i0 + kSpatialBlock);
         const int m = static_cast<int>(i1 - i0);
-        const T* xb = xo_.get() + i0 * d;
+        const T* xb = L.xo_.get() + i0 * d;
         int* lab = lab_.get() + i0;
         int one = -2;  // the block's one label (-1: more than one)
         bool moved = false;
@@ -334,7 +341,7 @@ std::int64_t SpatialOrder<T>::assign(const T* cen, int k, int nt, PassPoll& poll
             }
           }
           one = one == -2 || one == bl ? bl : -1;
-          moved |= bl != lab[p];
+          moved |= first_pass || bl != lab[p];
           lab[p] = bl;
         }
         same_[q] = one;
@@ -350,6 +357,8 @@ std::int64_t SpatialOrder<T>::assign(const T* cen, int k, int nt, PassPoll& poll
   return total;
 }
 
+template class SpatialLayout<double>;
+template class SpatialLayout<float>;
 template class SpatialOrder<double>;
 template class SpatialOrder<float>;
 
