@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 #include <vector>
 
 #include "distinct_rows.h"
@@ -26,45 +25,15 @@ double gk_first_nonfinite(Rcpp::NumericMatrix x, int threads) {
   return first < len ? static_cast<double>(first + 1) : 0.0;
 }
 
-namespace {
-
-// Rows compare as base R's duplicated() compares them (src/row_keys.h);
-// a cheaper hash than gk::row_hash(), enough for a table in one process
-// (src/distinct_rows.h).
-struct RowHash {
-  const double* x;
-  R_xlen_t n;
-  int d;
-  std::size_t operator()(R_xlen_t i) const { return static_cast<std::size_t>(gk::distinct_row_hash(x, n, d, i)); }
-};
-
-struct RowEqual {
-  const double* x;
-  R_xlen_t n;
-  int d;
-  bool operator()(R_xlen_t a, R_xlen_t b) const {
-    for (int c = 0; c < d; ++c)
-      if (!(x[a + n * c] == x[b + n * c])) return false;
-    return true;
-  }
-};
-
-}  // namespace
-
 // 1-based indices of the distinct rows of x in order of first occurrence:
-// the rows unique(x) keeps, found with a hash table instead of by pasting.
+// the rows unique(x) keeps, found with a hash table instead of by pasting
+// (src/distinct_rows.h).
 // [[Rcpp::export(rng = false)]]
 Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x) {
-  const R_xlen_t n = x.nrow();
-  const int d = x.ncol();
-  RowHash hash{x.begin(), n, d};
-  RowEqual eq{x.begin(), n, d};
-  std::unordered_map<R_xlen_t, char, RowHash, RowEqual> seen(static_cast<std::size_t>(n), hash, eq);
-  std::vector<int> keep;
-  keep.reserve(static_cast<std::size_t>(n));
-  for (R_xlen_t i = 0; i < n; ++i)
-    if (seen.emplace(i, 0).second) keep.push_back(static_cast<int>(i + 1));
-  return Rcpp::IntegerVector(keep.begin(), keep.end());
+  const std::vector<std::int32_t> keep = gk::distinct_matrix_rows(x.begin(), x.nrow(), x.ncol());
+  Rcpp::IntegerVector out(keep.size());
+  for (std::size_t q = 0; q < keep.size(); ++q) out[q] = keep[q] + 1;
+  return out;
 }
 
 // The same for a matrix source read block by block (a gk_reader,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "parity.h"
 #include "reader_blocks.h"
 #include "threads.h"
 
@@ -21,6 +22,39 @@ std::uint64_t hash_mask() {
 }
 
 }  // namespace
+
+std::vector<std::int32_t> distinct_matrix_rows(const double* x, std::int64_t n, int d) {
+  int bits = 4;
+  while ((std::int64_t(1) << bits) < 2 * n) ++bits;
+  const std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
+  // slot: (row + 1) in the low 32 bits (0: empty), 32 bits of the hash above
+  std::vector<std::uint64_t> table(static_cast<std::size_t>(mask) + 1, 0);
+  std::vector<std::int32_t> keep;
+  keep.reserve(static_cast<std::size_t>(n));
+  const std::uint64_t kept = hash_mask();
+  for (std::int64_t i = 0; i < n; ++i) {
+    // (distinct_row_hash mixed again: its low bits alone index the table)
+    const std::uint64_t h = splitmix64_mix(distinct_row_hash(x, n, d, i) & kept);
+    const std::uint64_t tag = h >> 32;
+    bool found = false;
+    std::uint64_t q = h & mask;
+    for (; table[q] != 0; q = (q + 1) & mask) {
+      if ((table[q] >> 32) != tag) continue;
+      const std::int64_t r = static_cast<std::int64_t>(table[q] & 0xffffffffu) - 1;
+      bool same = true;
+      for (int c = 0; c < d && same; ++c) same = x[r + n * c] == x[i + n * c];
+      if (same) {
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      table[q] = (tag << 32) | static_cast<std::uint64_t>(i + 1);
+      keep.push_back(static_cast<std::int32_t>(i));
+    }
+  }
+  return keep;
+}
 
 std::vector<std::int64_t> distinct_rows(RowReader& reader, std::int64_t n, int d, int threads) {
   const std::uint64_t mask = hash_mask();

@@ -76,6 +76,28 @@ test_backends("0 and -0 are the same value for unique(x), as in stats", function
   expect_error(gpu_kmeans(x, rbind(c(0, 1), c(-0, 1))), "initial centers are not distinct")
 })
 
+test_that("the distinct rows are those !duplicated(x) keeps, in the same order", {
+  # gk_unique_rows: one pass through an open-addressed table (src/distinct_rows.h)
+  # (and with 3 bits of the hashes kept: distinct rows then share slots and
+  # hashes, so that the rows' values decide)
+  same_rows <- function(m, label) {
+    expect_identical(gpukmeans:::gk_unique_rows(m), which(!duplicated(m)), label = label)
+    withr::with_envvar(c(GPUKMEANS_DISTINCT_HASH_BITS = "3"),
+      expect_identical(gpukmeans:::gk_unique_rows(m), which(!duplicated(m)), label = paste(label, "(3 bits)")))
+  }
+  set.seed(91)
+  x <- matrix(rnorm(6000), ncol = 3)
+  same_rows(x, "all distinct")
+  same_rows(rbind(x, x[sample.int(2000, 700), ], x[1:5, ]), "repeats after their first")
+  same_rows(matrix(sample(0:6, 30000, TRUE), ncol = 3), "many repeats, table full of equal hashes' neighbours")
+  same_rows(matrix(sample(0:3, 5000, TRUE), ncol = 1), "one column")
+  same_rows(cbind(1, 1:50 %% 7, c(rep(0, 49), 2^-1074)), "rows that differ in the last column, by a subnormal")
+  same_rows(cbind(c(0, -0, 0, 1, -0), c(-0, 0, 0, 1, -0)), "0 and -0 alike")
+  same_rows(matrix(rnorm(50 * 40), ncol = 50)[rep(1:40, 3), ], "d = 50, each row three times")
+  same_rows(matrix(numeric(0), ncol = 2), "no rows")
+  same_rows(matrix(c(1e308, -1e308, .Machine$double.xmin), ncol = 1)[c(1, 2, 1, 3, 3), , drop = FALSE], "extremes")
+})
+
 test_backends("a logical matrix is used as 0/1 data, as stats", function(backend) {
   set.seed(1)
   x <- matrix(runif(300) > 0.5, ncol = 3)
