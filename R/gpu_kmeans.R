@@ -181,16 +181,17 @@
 #' iteration costs about a third of the exact one).
 #'
 #' With one or two columns (from 2^15 points and 8 centers, `iter.max` of 3
-#' or more, no weights) the CPU engine instead sorts the points once a fit
-#' along a Z curve, so that each block of 64 neighbouring points lies in a
+#' or more, no weights) the CPU engine instead sorts the points along a Z
+#' curve (once, at the first fit that wants it; the starts of `nstart` share
+#' it), so that each block of 64 neighbouring points lies in a
 #' small box, and every iteration computes exact distances only to the
 #' centers that box can need (a rounding-error bound keeps the exact rule's
 #' choice on the list); a block whose points all keep one label, the only
 #' center its box can need, computes nothing.  Labels, centers and `iter`
 #' are again those of the exact rule, bit for bit (1e6 x 2 points, k = 100:
 #' about a third of the time an iteration takes with the distance bounds).
-#' Extra memory: a copy of the points and two integers per point, in place
-#' of the bounds.
+#' Extra memory: a copy of the points and three integers per point, in
+#' place of the bounds, for the duration of the call.
 #'
 #' @section Limits:
 #' `n` (rows) up to 2^31 - 1 (R's limit for the rows of a matrix, and the
