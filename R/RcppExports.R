@@ -5,8 +5,8 @@ gk_first_nonfinite <- function(x, threads) {
     .Call(`_gpukmeans_gk_first_nonfinite`, x, threads)
 }
 
-gk_unique_rows <- function(x) {
-    .Call(`_gpukmeans_gk_unique_rows`, x)
+gk_unique_rows <- function(x, threads = 1L) {
+    .Call(`_gpukmeans_gk_unique_rows`, x, threads)
 }
 
 gk_source_unique_rows <- function(reader, threads) {

@@ -267,8 +267,9 @@ read_in_cpp <- function(src) methods::is(src, "dgCMatrix") || dense_values(src)
 # gk_unique_rows() gives those of the dense matrix: block by block
 # (src/distinct_rows.h), or from the dense matrix where it was read.
 source_unique_rows <- function(view) {
-  if (!is.null(view$dense)) return(gk_unique_rows(view$dense))
-  gk_source_unique_rows(source_reader(view), cpu_threads(as.numeric(view$dim[1L]) * view$dim[2L]))
+  threads <- cpu_threads(as.numeric(view$dim[1L]) * view$dim[2L])
+  if (!is.null(view$dense)) return(gk_unique_rows(view$dense, threads))
+  gk_source_unique_rows(source_reader(view), threads)
 }
 
 # The 1-based (column-major) place of the view's first NA, NaN or infinite

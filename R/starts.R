@@ -33,7 +33,8 @@ initial_centers <- function(x, centers, nstart, init = "random", n_draw = nstart
     if (nstart >= 2L || any_duplicated_rows(first)) {
       # Distinct rows in order of first occurrence, as unique(x) gives them
       # (of a large source: block by block, R/matrix_sources.R).
-      keep <- if (inherits(x, "gk_source")) source_unique_rows(x) else gk_unique_rows(x)
+      keep <- if (inherits(x, "gk_source")) source_unique_rows(x)
+              else gk_unique_rows(x, cpu_threads(as.numeric(nrow(x)) * ncol(x)))
       mm <- length(keep)
       if (mm < size) stop("more cluster centers than distinct data points.", call. = FALSE)
       draw <- function() x[keep[sample.int(mm, size)], , drop = FALSE]

@@ -22,12 +22,13 @@ BEGIN_RCPP
 END_RCPP
 }
 // gk_unique_rows
-Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x);
-RcppExport SEXP _gpukmeans_gk_unique_rows(SEXP xSEXP) {
+Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x, int threads);
+RcppExport SEXP _gpukmeans_gk_unique_rows(SEXP xSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type x(xSEXP);
-    rcpp_result_gen = Rcpp::wrap(gk_unique_rows(x));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(gk_unique_rows(x, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -726,7 +727,7 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_gpukmeans_gk_first_nonfinite", (DL_FUNC) &_gpukmeans_gk_first_nonfinite, 2},
-    {"_gpukmeans_gk_unique_rows", (DL_FUNC) &_gpukmeans_gk_unique_rows, 1},
+    {"_gpukmeans_gk_unique_rows", (DL_FUNC) &_gpukmeans_gk_unique_rows, 2},
     {"_gpukmeans_gk_source_unique_rows", (DL_FUNC) &_gpukmeans_gk_source_unique_rows, 2},
     {"_gpukmeans_gk_cuda_info_cpp", (DL_FUNC) &_gpukmeans_gk_cuda_info_cpp, 0},
     {"_gpukmeans_gk_cpu_threads_cpp", (DL_FUNC) &_gpukmeans_gk_cpu_threads_cpp, 0},

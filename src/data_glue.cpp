@@ -26,11 +26,11 @@ double gk_first_nonfinite(Rcpp::NumericMatrix x, int threads) {
 }
 
 // 1-based indices of the distinct rows of x in order of first occurrence:
-// the rows unique(x) keeps, found with a hash table instead of by pasting
-// (src/distinct_rows.h).
+// the rows unique(x) keeps, found with hash tables instead of by pasting
+// (src/distinct_rows.h), by up to `threads` threads.
 // [[Rcpp::export(rng = false)]]
-Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x) {
-  const std::vector<std::int32_t> keep = gk::distinct_matrix_rows(x.begin(), x.nrow(), x.ncol());
+Rcpp::IntegerVector gk_unique_rows(Rcpp::NumericMatrix x, int threads = 1) {
+  const std::vector<std::int32_t> keep = gk::distinct_matrix_rows(x.begin(), x.nrow(), x.ncol(), threads);
   Rcpp::IntegerVector out(keep.size());
   for (std::size_t q = 0; q < keep.size(); ++q) out[q] = keep[q] + 1;
   return out;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 
 #include "parity.h"
 #include "reader_blocks.h"
@@ -23,24 +24,33 @@ std::uint64_t hash_mask() {
 
 }  // namespace
 
-std::vector<std::int32_t> distinct_matrix_rows(const double* x, std::int64_t n, int d) {
-  int bits = 4;
-  while ((std::int64_t(1) << bits) < 2 * n) ++bits;
+namespace {
+
+// A row's mixed hash (distinct_row_hash mixed again: its low bits index a
+// table, its high bits pick the part and the tag), `kept` its bits kept.
+inline std::uint64_t mixed_row_hash(const double* x, std::int64_t n, int d, std::int64_t i, std::uint64_t kept) {
+  return splitmix64_mix(distinct_row_hash(x, n, d, i) & kept);
+}
+
+// Rows rows[0 .. m) (0-based, in index order; nullptr: rows 0 .. m) with
+// their mixed hashes h[row] (nullptr: computed here) through an
+// open-addressed table of 2^bits slots at `table` (zeroed here): first[row]
+// = 1 for the first of each distinct row, else 0.  A slot holds the row + 1
+// in its low 32 bits (0: empty) and the hash's high 32 bits above.
+void mark_first_rows(const double* x, std::int64_t n, int d, const std::int32_t* rows, std::int64_t m,
+                     const std::uint64_t* h, std::uint64_t kept, int bits, std::uint64_t* table,
+                     unsigned char* first) {
   const std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
-  // slot: (row + 1) in the low 32 bits (0: empty), 32 bits of the hash above
-  std::vector<std::uint64_t> table(static_cast<std::size_t>(mask) + 1, 0);
-  std::vector<std::int32_t> keep;
-  keep.reserve(static_cast<std::size_t>(n));
-  const std::uint64_t kept = hash_mask();
-  for (std::int64_t i = 0; i < n; ++i) {
-    // (distinct_row_hash mixed again: its low bits alone index the table)
-    const std::uint64_t h = splitmix64_mix(distinct_row_hash(x, n, d, i) & kept);
-    const std::uint64_t tag = h >> 32;
+  std::fill(table, table + mask + 1, std::uint64_t(0));
+  for (std::int64_t q = 0; q < m; ++q) {
+    const std::int64_t i = rows ? rows[q] : q;
+    const std::uint64_t hi = h ? h[i] : mixed_row_hash(x, n, d, i, kept);
+    const std::uint64_t tag = hi >> 32;
     bool found = false;
-    std::uint64_t q = h & mask;
-    for (; table[q] != 0; q = (q + 1) & mask) {
-      if ((table[q] >> 32) != tag) continue;
-      const std::int64_t r = static_cast<std::int64_t>(table[q] & 0xffffffffu) - 1;
+    std::uint64_t s = hi & mask;
+    for (; table[s] != 0; s = (s + 1) & mask) {
+      if ((table[s] >> 32) != tag) continue;
+      const std::int64_t r = static_cast<std::int64_t>(table[s] & 0xffffffffu) - 1;
       bool same = true;
       for (int c = 0; c < d && same; ++c) same = x[r + n * c] == x[i + n * c];
       if (same) {
@@ -48,11 +58,77 @@ std::vector<std::int32_t> distinct_matrix_rows(const double* x, std::int64_t n, 
         break;
       }
     }
-    if (!found) {
-      table[q] = (tag << 32) | static_cast<std::uint64_t>(i + 1);
-      keep.push_back(static_cast<std::int32_t>(i));
-    }
+    if (!found) table[s] = (tag << 32) | static_cast<std::uint64_t>(i + 1);
+    first[i] = found ? 0 : 1;
   }
+}
+
+// The least b >= 4 with 2^b >= 2 m: a table at most half full.
+int table_bits(std::int64_t m) {
+  int b = 4;
+  while ((std::int64_t(1) << b) < 2 * m) ++b;
+  return b;
+}
+
+}  // namespace
+
+std::vector<std::int32_t> distinct_matrix_rows(const double* x, std::int64_t n, int d, int threads) {
+  const std::uint64_t kept = hash_mask();
+  const int nt = threads_for(threads, n / 65536);
+  std::unique_ptr<unsigned char[]> first(new unsigned char[static_cast<std::size_t>(n > 0 ? n : 1)]);
+  if (nt == 1) {
+    const int bits = table_bits(n);
+    std::unique_ptr<std::uint64_t[]> table(new std::uint64_t[std::size_t(1) << bits]);
+    mark_first_rows(x, n, d, nullptr, n, nullptr, kept, bits, table.get(), first.get());
+  } else {
+    // The rows split into P parts by their hashes' top bits (equal rows in
+    // one part), each part's rows in index order, each part through a
+    // table of its own: the first of a part's equal rows is the first of
+    // all of them.
+    int pbits = 1;
+    while ((1 << pbits) < 4 * nt) ++pbits;
+    const int P = 1 << pbits;
+    std::unique_ptr<std::uint64_t[]> h(new std::uint64_t[static_cast<std::size_t>(n)]);
+    std::vector<std::int64_t> at(static_cast<std::size_t>(nt) * P, 0);  // slot t's count in part p, then its place
+    for_each_slot(nt, [&](int t) {
+      std::int64_t* count = at.data() + static_cast<std::size_t>(t) * P;
+      for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i) {
+        h[i] = mixed_row_hash(x, n, d, i, kept);
+        ++count[h[i] >> (64 - pbits)];
+      }
+    });
+    std::vector<std::int64_t> part(static_cast<std::size_t>(P) + 1, 0);  // part p's rows at [part[p], part[p + 1])
+    std::int64_t run = 0;
+    for (int p = 0; p < P; ++p) {
+      part[p] = run;
+      for (int t = 0; t < nt; ++t) {
+        std::int64_t& v = at[static_cast<std::size_t>(t) * P + p];
+        const std::int64_t c = v;
+        v = run;
+        run += c;
+      }
+    }
+    part[P] = run;
+    std::unique_ptr<std::int32_t[]> rows(new std::int32_t[static_cast<std::size_t>(n)]);
+    for_each_slot(nt, [&](int t) {
+      std::int64_t* next = at.data() + static_cast<std::size_t>(t) * P;
+      for (std::int64_t i = n * t / nt; i < n * (t + 1) / nt; ++i)
+        rows[next[h[i] >> (64 - pbits)]++] = static_cast<std::int32_t>(i);
+    });
+    // every part's table, side by side (none allocated in the parallel region)
+    std::vector<std::int64_t> slot0(static_cast<std::size_t>(P) + 1, 0);
+    for (int p = 0; p < P; ++p) slot0[p + 1] = slot0[p] + (std::int64_t(1) << table_bits(part[p + 1] - part[p]));
+    std::unique_ptr<std::uint64_t[]> table(new std::uint64_t[static_cast<std::size_t>(slot0[P])]);
+    for_each_slot(nt, [&](int t) {
+      for (int p = t; p < P; p += nt)
+        mark_first_rows(x, n, d, rows.get() + part[p], part[p + 1] - part[p], h.get(), kept,
+                        table_bits(part[p + 1] - part[p]), table.get() + slot0[p], first.get());
+    });
+  }
+  std::vector<std::int32_t> keep;
+  keep.reserve(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i)
+    if (first[i]) keep.push_back(static_cast<std::int32_t>(i));
   return keep;
 }
 

@@ -28,12 +28,14 @@ inline std::uint64_t distinct_row_hash(const double* x, std::int64_t ld, int d, 
 // The 0-based indices of the distinct rows of x (n x d, column-major, in
 // memory; n < 2^31), in order of first occurrence: the rows base R's
 // unique(x) keeps (rows compare with == in every column, 0 and -0 alike).
-// One pass through an open-addressed table of 2n to 4n slots (8 bytes a
-// slot: the row and 32 bits of its hash).  1e6 distinct rows x 2 on this
-// project's machine: 31 ms, against 269 for the std::unordered_map before
-// it (a node allocated per row).  GPUKMEANS_DISTINCT_HASH_BITS (internal,
-// the tests) keeps fewer bits of the hashes, as for distinct_rows().
-std::vector<std::int32_t> distinct_matrix_rows(const double* x, std::int64_t n, int d);
+// Open-addressed tables of 8-byte slots (the row and 32 bits of its hash),
+// at most half full: one for all the rows on one thread; with more, the
+// rows split by hash into parts, one table a part, the parts on the
+// threads.  1e6 distinct rows x 2 on this project's machine: 31 ms on one
+// thread, against 269 for the std::unordered_map before it (a node
+// allocated per row).  GPUKMEANS_DISTINCT_HASH_BITS (internal, the tests)
+// keeps fewer bits of the hashes, as for distinct_rows().
+std::vector<std::int32_t> distinct_matrix_rows(const double* x, std::int64_t n, int d, int threads = 1);
 
 // The 0-based indices of the distinct rows of the n x d rows of `reader`,
 // in order of first occurrence; rows compare with == in every column (as

@@ -96,6 +96,14 @@ test_that("the distinct rows are those !duplicated(x) keeps, in the same order",
   same_rows(matrix(rnorm(50 * 40), ncol = 50)[rep(1:40, 3), ], "d = 50, each row three times")
   same_rows(matrix(numeric(0), ncol = 2), "no rows")
   same_rows(matrix(c(1e308, -1e308, .Machine$double.xmin), ncol = 1)[c(1, 2, 1, 3, 3), , drop = FALSE], "extremes")
+  # two threads from 2^17 rows: the rows split by hash into parts, a table each
+  y <- matrix(rnorm(2 * (2^17 + 5)), ncol = 2)
+  y <- rbind(y, y[sample.int(nrow(y), 30000), ])[sample.int(nrow(y) + 30000), ]
+  expect_identical(gpukmeans:::gk_unique_rows(y, 2L), which(!duplicated(y)), label = "two threads, repeats")
+  z <- matrix(sample(0:20, 2 * (2^17 + 5), TRUE), ncol = 2)
+  expect_identical(gpukmeans:::gk_unique_rows(z, 2L), which(!duplicated(z)), label = "two threads, 441 rows")
+  withr::with_envvar(c(GPUKMEANS_DISTINCT_HASH_BITS = "3"),
+    expect_identical(gpukmeans:::gk_unique_rows(z, 2L), which(!duplicated(z)), label = "two threads, 3 bits"))
 })
 
 test_backends("a logical matrix is used as 0/1 data, as stats", function(backend) {
