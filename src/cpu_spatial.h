@@ -4,12 +4,12 @@
 //
 // Once for the data (at the first fit that wants it, then kept by the
 // engine: SpatialCache), the points are sorted along a Z curve over the
-// columns' ranges (256 cells a side at d = 2, 65536 at d = 1), so that each block of
-// kSpatialBlock consecutive ordered points lies in a small box.  Each
-// iteration, a block lists the centers its box can need; its points then
-// take the nearest of the listed centers only, with the exact rule of
-// assign_block() (src/cpu_lloyd.cpp: coordinate by coordinate, each term
-// rounded, ties to the lower index).  cpu_spatial.cpp says why the list
+// columns' ranges (256 cells a side at d = 2, 65536 at d = 1), so that
+// each block of kSpatialBlock consecutive ordered points lies in a small
+// box.  Each iteration, a block lists the centers its box can need; its
+// points then take the nearest of the listed centers only, with the exact
+// rule of assign_block() (src/cpu_lloyd.cpp: coordinate by coordinate, each
+// term rounded, ties to the lower index).  cpu_spatial.cpp says why the list
 // always holds the plain scan's choice, so the labels are plain Lloyd's,
 // and the cluster sums (made by the Lloyd loop in point order) keep the
 // centers bitwise.  A block whose points all hold the label u, and whose
