@@ -8,7 +8,7 @@
 //
 // Lloyd's loop runs three kinds of iteration (src/cpu_bounds.h): plain (P:
 // every distance, no bounds), full (F: every distance, the bounds set) and
-// bounded (B: only the distances the bounds do not rule out); at d <= 2 a
+// bounded (B: only the distances the bounds do not rule out); at d <= 3 a
 // fourth instead, on the points ordered in space (S: each block's distances
 // to the centers its box can need, src/cpu_spatial.h).  All give the
 // labels of plain Lloyd.  The cluster sums are always those of a full pass

@@ -2,10 +2,12 @@
 // (cpu_spatial.h).
 //
 // Why a block's list holds the plain scan's choice.  Let u be the unit
-// roundoff of T and a = 4.01 u.  For a point x and a center c, the exact
-// rule computes D(c) = fl(sum_j fl(fl(x_j - c_j)^2)) (d <= 2 terms, in
-// order): within a relative of |x - c|^2, plus an absolute s of underflow
-// (a few halves of T's least subnormal).  For a block's box [lo, hi] (the
+// roundoff of T and a = 5.01 u.  For a point x and a center c, the exact
+// rule computes D(c) = fl(sum_j fl(fl(x_j - c_j)^2)) (d <= 3 terms, in
+// order): within a relative a of |x - c|^2 (a term's difference and
+// square round twice, its square doubling the first, and the sum rounds
+// at most d - 1 times: (d + 2) u and its second-order terms), plus an
+// absolute s of underflow (a few halves of T's least subnormal).  For a block's box [lo, hi] (the
 // least and largest value of each coordinate over its points, exact) the
 // same operations give, within a relative and s,
 //   LB(c) = sum_j max(lo_j - c_j, c_j - hi_j, 0)^2 <= |x - c|^2 and
@@ -58,6 +60,13 @@ inline unsigned spread8(unsigned v) {
   return (v | (v << 1)) & 0x5555u;
 }
 
+// The low 5 bits of v spread to every third bit of 15 (bit t to bit 3 t).
+inline unsigned spread5(unsigned v) {
+  unsigned r = 0;
+  for (int t = 0; t < 5; ++t) r |= ((v >> t) & 1u) << (3 * t);
+  return r;
+}
+
 // A block's least and largest computed squared distances from its box to
 // center c (the operations the exact rule uses, in order).
 template <typename T>
@@ -65,9 +74,9 @@ inline void box_distances(const T* lo, const T* hi, const T* c, int d, T* least,
   T a = std::max(std::max(lo[0] - c[0], c[0] - hi[0]), T(0));
   T b = std::max(c[0] - lo[0], hi[0] - c[0]);
   T l = a * a, g = b * b;
-  if (d == 2) {
-    a = std::max(std::max(lo[1] - c[1], c[1] - hi[1]), T(0));
-    b = std::max(c[1] - lo[1], hi[1] - c[1]);
+  for (int j = 1; j < d; ++j) {
+    a = std::max(std::max(lo[j] - c[j], c[j] - hi[j]), T(0));
+    b = std::max(c[j] - lo[j], hi[j] - c[j]);
     l += a * a;
     g += b * b;
   }
@@ -81,7 +90,7 @@ template <typename T>
 bool SpatialOrder<T>::wanted(std::int64_t n, int d, int k, int max_iter, bool weighted) {
   const char* env = std::getenv("GPUKMEANS_CPU_SPATIAL");
   const std::string mode = env ? env : "";
-  if (mode == "0" || weighted || d > 2 || d < 1 || n > 0x7fffffffLL || k < 2) return false;
+  if (mode == "0" || weighted || d > 3 || d < 1 || n > 0x7fffffffLL || k < 2) return false;
   if (mode == "1") return true;
   // (a bounds variant forced, as the tests and the convergence benchmark
   // do: the iterations it names)
@@ -92,6 +101,8 @@ bool SpatialOrder<T>::wanted(std::int64_t n, int d, int k, int max_iter, bool we
   // 5e4 and 1e6 points, 10 iterations and to convergence, 1 and 2 threads):
   // 1.0-17x as fast as the bounded and plain iterations from k = 8, and
   // 0.5-1.9x at k = 4, mostly slower: an exact assignment costs little there.
+  // At d = 3 (1e6 blobs, uniform and pixel-like points, 20 iterations, one
+  // thread): 1.5-4.7x from k = 8.
   return n >= (1 << 15) && k >= 8 && max_iter >= 3;
 }
 
@@ -105,7 +116,7 @@ SpatialLayout<T>::SpatialLayout(const T* x, std::int64_t n, int d, int threads) 
   // two; most of the rest is the first touch of the new arrays' pages.
   const int nt = threads_for(threads, n / 65536);
   // the columns' ranges (and whether every value is finite), per slot
-  std::vector<T> part(static_cast<std::size_t>(nt) * 4);
+  std::vector<T> part(static_cast<std::size_t>(nt) * 2 * d);
   std::vector<unsigned char> part_finite(static_cast<std::size_t>(nt), 1);
   for_each_slot(nt, [&](int t) {
     const std::int64_t a = n * t / nt, b = n * (t + 1) / nt;
@@ -120,25 +131,25 @@ SpatialLayout<T>::SpatialLayout(const T* x, std::int64_t n, int d, int threads) 
         l = std::min(l, v);
         h = std::max(h, v);
       }
-      part[static_cast<std::size_t>(t) * 4 + j] = l;
-      part[static_cast<std::size_t>(t) * 4 + 2 + j] = h;
+      part[static_cast<std::size_t>(t) * 2 * d + j] = l;
+      part[static_cast<std::size_t>(t) * 2 * d + d + j] = h;
       if (!finite) part_finite[t] = 0;
     }
   });
-  T lo[2] = {0, 0}, hi[2] = {0, 0};
+  T lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   for (int j = 0; j < d; ++j) {
     lo[j] = std::numeric_limits<T>::infinity();
     hi[j] = -lo[j];
     for (int t = 0; t < nt; ++t) {
       if (!part_finite[t]) return;
-      lo[j] = std::min(lo[j], part[static_cast<std::size_t>(t) * 4 + j]);
-      hi[j] = std::max(hi[j], part[static_cast<std::size_t>(t) * 4 + 2 + j]);
+      lo[j] = std::min(lo[j], part[static_cast<std::size_t>(t) * 2 * d + j]);
+      hi[j] = std::max(hi[j], part[static_cast<std::size_t>(t) * 2 * d + d + j]);
     }
   }
-  // every point's cell on the Z curve (16 bits), computed in double, and
+  // every point's cell on the Z curve (16 bits; 15 at d = 3), computed in double, and
   // each slot's count of its rows in every cell
-  const int side = d == 1 ? 65536 : 256;
-  double f[2] = {0, 0};
+  const int side = d == 1 ? 65536 : d == 2 ? 256 : 32;
+  double f[3] = {0, 0, 0};
   for (int j = 0; j < d; ++j) {
     const double w = static_cast<double>(hi[j]) - static_cast<double>(lo[j]);
     f[j] = w > 0 ? side / w : 0.0;
@@ -154,16 +165,22 @@ SpatialLayout<T>::SpatialLayout(const T* x, std::int64_t n, int d, int threads) 
     // (the ranges and factors in locals, which the stores cannot alias;
     // each cell through int: the conversion of a double to unsigned takes
     // a branch per value without AVX-512)
-    const double lo0 = lo[0], lo1 = lo[1], f0 = f[0], f1 = f[1], top = side - 1;
+    const double lo0 = lo[0], lo1 = lo[1], lo2 = lo[2], f0 = f[0], f1 = f[1], f2 = f[2], top = side - 1;
     const T* x0 = x;
-    const T* x1 = x + (d == 2 ? n : 0);
+    const T* x1 = x + (d >= 2 ? n : 0);
+    const T* x2 = x + (d == 3 ? 2 * n : 0);
     unsigned short* kt = key.get();
     for (std::int64_t i = a; i < b; ++i) {
       const int c0 = static_cast<int>(std::min(top, std::max(0.0, (static_cast<double>(x0[i]) - lo0) * f0)));
       unsigned c = static_cast<unsigned>(c0);
-      if (d == 2) {
+      if (d >= 2) {
         const int c1 = static_cast<int>(std::min(top, std::max(0.0, (static_cast<double>(x1[i]) - lo1) * f1)));
-        c = spread8(c) | (spread8(static_cast<unsigned>(c1)) << 1);
+        if (d == 2) {
+          c = spread8(c) | (spread8(static_cast<unsigned>(c1)) << 1);
+        } else {
+          const int c2 = static_cast<int>(std::min(top, std::max(0.0, (static_cast<double>(x2[i]) - lo2) * f2)));
+          c = spread5(c) | (spread5(static_cast<unsigned>(c1)) << 1) | (spread5(static_cast<unsigned>(c2)) << 2);
+        }
       }
       kt[i] = static_cast<unsigned short>(c);
       ++count[c];
@@ -331,8 +348,12 @@ std::int64_t SpatialOrder<T>::assign(const T* cen, int k, int nt, PassPoll& poll
             const T* cc = cen + static_cast<std::size_t>(c) * d;
             T tt = xp[0] - cc[0];
             T dd = tt * tt;
-            if (d == 2) {
+            if (d >= 2) {
               tt = xp[1] - cc[1];
+              dd += tt * tt;
+            }
+            if (d == 3) {
+              tt = xp[2] - cc[2];
               dd += tt * tt;
             }
             if (dd < best) {

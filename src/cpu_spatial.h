@@ -1,10 +1,10 @@
-// cpu_spatial.h: the CPU engine's assignment at d <= 2 on points ordered
+// cpu_spatial.h: the CPU engine's assignment at d <= 3 on points ordered
 // in space (the idea of the CUDA engine's warp boxes, src/cuda/ordered.cu,
 // in the CPU engine's own arithmetic).
 //
 // Once for the data (at the first fit that wants it, then kept by the
 // engine: SpatialCache), the points are sorted along a Z curve over the
-// columns' ranges (256 cells a side at d = 2, 65536 at d = 1), so that
+// columns' ranges (65536 cells at d = 1, 256 a side at d = 2, 32 at d = 3), so that
 // each block of kSpatialBlock consecutive ordered points lies in a small
 // box.  Each iteration, a block lists the centers its box can need; its
 // points then take the nearest of the listed centers only, with the exact
@@ -17,7 +17,7 @@
 // of well separated clusters cost little more than the lists.
 //
 // Internal switch (read at each fit; the tests use it):
-//   GPUKMEANS_CPU_SPATIAL  "0": never; "1": at d <= 2 whatever n, k and
+//   GPUKMEANS_CPU_SPATIAL  "0": never; "1": at d <= 3 whatever n, k and
 //                          iter.max; unset: by shape (SpatialOrder::wanted:
 //                          n >= 2^15, k >= 8, iter.max >= 3, and no
 //                          bounds variant forced by GPUKMEANS_CPU_BOUNDS).
@@ -42,7 +42,7 @@ constexpr int kSpatialGroup = 16;
 template <typename T>
 class SpatialOrder;
 
-// The points of x (n x d, column-major, d <= 2) in their order along the Z
+// The points of x (n x d, column-major, d <= 3) in their order along the Z
 // curve, copied in that order, with each block's and group's box: what
 // every fit on the same x shares (SpatialCache keeps it for the CPU
 // engine's data: the starts of nstart, the fits on one handle).  ok() is

@@ -1,7 +1,7 @@
 # CPU engine vs stats::kmeans(algorithm = "Lloyd") from the same centers,
 # with a fixed number of iterations, on 1 thread and on all threads, as the
-# engine chooses (the default: at d <= 2 the points ordered in space,
-# src/cpu_spatial.h; else distance bounds, src/cpu_bounds.h), at d <= 2
+# engine chooses (the default: at d <= 3 the points ordered in space,
+# src/cpu_spatial.h; else distance bounds, src/cpu_bounds.h), at d <= 3
 # with the distance bounds instead (GPUKMEANS_CPU_SPATIAL=0), and plain
 # (every distance in every iteration; GPUKMEANS_CPU_BOUNDS=off).
 # Not a test: run by hand and commit the output with the date and machine.

@@ -1,10 +1,10 @@
 # The CPU engine's assignment on points ordered in space (src/cpu_spatial.h):
-# at d <= 2 the points are sorted along a Z curve once a fit, each block of
-# 64 ordered points lists the centers its box can need, and its points take
+# at d <= 3 the points are sorted along a Z curve once for the data, each
+# block of 64 ordered points lists the centers its box can need, and its points take
 # the nearest of those by the exact rule.  Every fit is plain Lloyd's bit
 # for bit (all components and warnings), with one thread and two, and with
 # one thread stats' own.  The internal switch GPUKMEANS_CPU_SPATIAL (read at
-# each fit): "0" never, "1" at d <= 2 whatever the shape; unset, by shape
+# each fit): "0" never, "1" at d <= 3 whatever the shape; unset, by shape
 # (n >= 2^15, k >= 8, iter.max >= 3, no weights).  The iterations' log
 # (GPUKMEANS_CPU_BOUNDS_LOG, src/cpu_bounds.h) names an iteration on the
 # ordered points S.
@@ -65,7 +65,7 @@ test_that("cpu spatial: duplicate points, near-duplicate centers, an empty clust
 
 test_that("cpu spatial: the small-d adversarial cases, scales 1e-200 to 4e153", {
   set.seed(81)
-  for (d in 1:2) {
+  for (d in 1:3) {
     cases <- small_d_cases(6000, d, c(1e-200, 1e-20, 1e20, 1e150, 4e153))
     for (name in names(cases)) {
       cs <- cases[[name]]
@@ -80,6 +80,9 @@ test_that("cpu spatial: blocks and groups cut anywhere, tiny n, one and two iter
   expect_spatial_identical(x, x[1:40, ], iter.max = 30, label = "n = 16421")
   expect_spatial_identical(x[1:50, ], x[1:7, ], iter.max = 30, label = "n = 50, one block")
   expect_spatial_identical(x[, 1, drop = FALSE], x[1:25, 1, drop = FALSE], iter.max = 30, label = "d 1")
+  x3 <- cbind(x, x[, 1] * x[, 2])
+  expect_spatial_identical(x3, x3[1:40, ], iter.max = 30, label = "d 3")
+  expect_spatial_identical(x3, x3[1:40, ], iter.max = 30, precision = "single", label = "d 3, single precision")
   for (it in 1:2) expect_spatial_identical(x, x[1:40, ], iter.max = it, label = paste("iter.max", it))
   expect_spatial_identical(x, x[1:40, ], iter.max = 30, precision = "single", label = "single precision")
   # trace = TRUE: every iteration's line, its tot.withinss as before
@@ -89,7 +92,7 @@ test_that("cpu spatial: blocks and groups cut anywhere, tiny n, one and two iter
   expect_identical(tr[[2]], tr[[1]])
 })
 
-test_that("cpu spatial: the order made on two slots (n >= 2^17), d 1 and 2", {
+test_that("cpu spatial: the order made on two slots (n >= 2^17), d 1 to 3", {
   # the columns' ranges, the keys, the counting sort and the scatter of the
   # points each run on two stretches of rows; the first iterations apply
   # the labels row by row through the points' places, the later ones from
@@ -99,6 +102,8 @@ test_that("cpu spatial: the order made on two slots (n >= 2^17), d 1 and 2", {
   expect_spatial_identical(x, x[1:12, ], iter.max = 40, stats = FALSE, label = "n = 2^17 + 77, d 2")
   expect_spatial_identical(x[, 2, drop = FALSE], x[1:9, 2, drop = FALSE], iter.max = 40, stats = FALSE,
                            label = "n = 2^17 + 77, d 1")
+  y <- make_blobs(2^17 + 77, 3, 20, sd = 1, spread = 30)
+  expect_spatial_identical(y, y[1:20, ], iter.max = 40, stats = FALSE, label = "n = 2^17 + 77, d 3")
 })
 
 test_that("cpu spatial: chosen by shape, and nstart draws the numbers stats draws", {
@@ -110,7 +115,8 @@ test_that("cpu spatial: chosen by shape, and nstart draws the numbers stats draw
   expect_identical(spatial_fit(x, c0[1:8, ], NA, iter.max = 100)$kinds, "S", label = "k = 8")
   expect_false("S" %in% spatial_fit(x[1:20000, ], c0, NA, iter.max = 100)$kinds, label = "n = 20000")
   expect_false("S" %in% spatial_fit(x, c0, NA, iter.max = 2)$kinds, label = "iter.max = 2")
-  expect_false("S" %in% spatial_fit(cbind(x, x[, 1]), cbind(c0, c0[, 1]), NA, iter.max = 100)$kinds, label = "d = 3")
+  expect_identical(spatial_fit(cbind(x, x[, 1]), cbind(c0, c0[, 1]), NA, iter.max = 100)$kinds, "S", label = "d = 3")
+  expect_false("S" %in% spatial_fit(cbind(x, x), cbind(c0, c0), NA, iter.max = 100)$kinds, label = "d = 4")
   expect_false("S" %in% spatial_fit(x, c0, NA, iter.max = 100, weights = runif(nrow(x), 0.5, 2))$kinds, label = "weights")
   for (threads in 1:2) {
     fits <- lapply(c("0", "1"), function(m) {

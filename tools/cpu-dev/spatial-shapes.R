@@ -1,16 +1,18 @@
 # The CPU engine's points ordered in space (src/cpu_spatial.h) against the
 # iterations as before (Hamerly or plain, src/cpu_bounds.h), by shape: blobs
 # (bench.R's: centers U(0, 100)^d, noise N(0, 1)) and uniform points, d = 1
-# and 2, from k random rows, at most iter.max iterations (10, and 1000 but
+# and 2 (or those given), from k random rows, at most iter.max iterations (10, and 1000 but
 # for k = 1000).  R's elapsed time of the whole call, the ordering
 # included: the median of 3 calls, or one call where it takes over half a
 # second; 1 and all threads; and whether the fits are the same.  Sets
 # SpatialOrder::wanted's thresholds.  Run here (no GPU needed):
-#   Rscript tools/cpu-dev/spatial-shapes.R [threads]
+#   Rscript tools/cpu-dev/spatial-shapes.R [threads] [d, as "3" or "2,1"]
 library(gpukmeans)
 options(gpukmeans.progress = FALSE)
-threads <- if (length(commandArgs(TRUE))) as.integer(commandArgs(TRUE)[1]) else c(1L, 2L)
-shapes <- expand.grid(n = c(5e4, 1e6), k = c(4L, 8L, 16L, 32L, 100L, 1000L), d = c(2L, 1L),
+args <- commandArgs(TRUE)
+threads <- if (length(args) && nzchar(args[1])) as.integer(args[1]) else c(1L, 2L)
+dims <- if (length(args) >= 2L) as.integer(strsplit(args[2], ",")[[1]]) else c(2L, 1L)
+shapes <- expand.grid(n = c(5e4, 1e6), k = c(4L, 8L, 16L, 32L, 100L, 1000L), d = dims,
                       data = c("blobs", "uniform"), stringsAsFactors = FALSE)
 shapes <- shapes[shapes$k < shapes$n / 50, ]
 # (one call where it takes over half a second)
