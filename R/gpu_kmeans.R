@@ -180,8 +180,8 @@
 #' those of the exact rule, bit for bit (on 1e5 x 64 data with k = 256 an
 #' iteration costs about a third of the exact one).
 #'
-#' With one to three columns (from 2^15 points and 8 centers, `iter.max` of 3
-#' or more, no weights) the CPU engine instead sorts the points along a Z
+#' With one to three columns (from 2^15 points, 2^18 with three, and 8
+#' centers, `iter.max` of 3 or more, no weights) the CPU engine instead sorts the points along a Z
 #' curve (once, at the first fit that wants it; the starts of `nstart` share
 #' it), so that each block of 64 neighbouring points lies in a
 #' small box, and every iteration computes exact distances only to the

@@ -101,9 +101,11 @@ bool SpatialOrder<T>::wanted(std::int64_t n, int d, int k, int max_iter, bool we
   // 5e4 and 1e6 points, 10 iterations and to convergence, 1 and 2 threads):
   // 1.0-17x as fast as the bounded and plain iterations from k = 8, and
   // 0.5-1.9x at k = 4, mostly slower: an exact assignment costs little there.
-  // At d = 3 (1e6 blobs, uniform and pixel-like points, 20 iterations, one
-  // thread): 1.5-4.7x from k = 8.
-  return n >= (1 << 15) && k >= 8 && max_iter >= 3;
+  // At d = 3 (spatial-shapes.R with d = 3, 2026-12-04): at 1e6 points and
+  // k >= 8, 0.99-5.6x; at 5e4, where a block's box spans a larger share
+  // of the space, 0.46-2.0x (uniform points, k = 100, to convergence:
+  // 0.46), so from 2^18 points there.
+  return n >= (d == 3 ? (1 << 18) : (1 << 15)) && k >= 8 && max_iter >= 3;
 }
 
 template <typename T>

@@ -19,7 +19,7 @@
 // Internal switch (read at each fit; the tests use it):
 //   GPUKMEANS_CPU_SPATIAL  "0": never; "1": at d <= 3 whatever n, k and
 //                          iter.max; unset: by shape (SpatialOrder::wanted:
-//                          n >= 2^15, k >= 8, iter.max >= 3, and no
+//                          n >= 2^15 (2^18 at d = 3), k >= 8, iter.max >= 3, and no
 //                          bounds variant forced by GPUKMEANS_CPU_BOUNDS).
 #ifndef GPUKMEANS_CPU_SPATIAL_H
 #define GPUKMEANS_CPU_SPATIAL_H

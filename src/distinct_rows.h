@@ -31,9 +31,11 @@ inline std::uint64_t distinct_row_hash(const double* x, std::int64_t ld, int d, 
 // Open-addressed tables of 8-byte slots (the row and 32 bits of its hash),
 // at most half full: one for all the rows on one thread; with more, the
 // rows split by hash into parts, one table a part, the parts on the
-// threads.  1e6 distinct rows x 2 on this project's machine: 31 ms on one
-// thread, against 269 for the std::unordered_map before it (a node
-// allocated per row).  GPUKMEANS_DISTINCT_HASH_BITS (internal, the tests)
+// threads.  1e6 distinct rows x 2 on this project's machine: 31-42 ms on
+// one thread, against 269 for the std::unordered_map before it (a node
+// allocated per row), and 14-17 on two (x 16: 110 -> 31); 1e6 rows of 2601
+// distinct ones 9 ms on one, 18 on two (the parts' arrays cost more than
+// the tables' few hot slots).  GPUKMEANS_DISTINCT_HASH_BITS (internal, the tests)
 // keeps fewer bits of the hashes, as for distinct_rows().
 std::vector<std::int32_t> distinct_matrix_rows(const double* x, std::int64_t n, int d, int threads = 1);
 

@@ -5,7 +5,7 @@
 # for bit (all components and warnings), with one thread and two, and with
 # one thread stats' own.  The internal switch GPUKMEANS_CPU_SPATIAL (read at
 # each fit): "0" never, "1" at d <= 3 whatever the shape; unset, by shape
-# (n >= 2^15, k >= 8, iter.max >= 3, no weights).  The iterations' log
+# (n >= 2^15, at d = 3 2^18, k >= 8, iter.max >= 3, no weights).  The iterations' log
 # (GPUKMEANS_CPU_BOUNDS_LOG, src/cpu_bounds.h) names an iteration on the
 # ordered points S.
 local_edition(3)
@@ -115,8 +115,13 @@ test_that("cpu spatial: chosen by shape, and nstart draws the numbers stats draw
   expect_identical(spatial_fit(x, c0[1:8, ], NA, iter.max = 100)$kinds, "S", label = "k = 8")
   expect_false("S" %in% spatial_fit(x[1:20000, ], c0, NA, iter.max = 100)$kinds, label = "n = 20000")
   expect_false("S" %in% spatial_fit(x, c0, NA, iter.max = 2)$kinds, label = "iter.max = 2")
-  expect_identical(spatial_fit(cbind(x, x[, 1]), cbind(c0, c0[, 1]), NA, iter.max = 100)$kinds, "S", label = "d = 3")
-  expect_false("S" %in% spatial_fit(cbind(x, x), cbind(c0, c0), NA, iter.max = 100)$kinds, label = "d = 4")
+  expect_false("S" %in% spatial_fit(cbind(x, x[, 1]), cbind(c0, c0[, 1]), NA, iter.max = 100)$kinds,
+               label = "d = 3, n = 40000")
+  y <- make_blobs(2^18, 3, 8, sd = 1, spread = 40)
+  expect_identical(spatial_fit(y, y[1:8, ], NA, iter.max = 3)$kinds, "S", label = "d = 3, n = 2^18")
+  expect_false("S" %in% spatial_fit(y[-1, ], y[1:8, ], NA, iter.max = 3)$kinds, label = "d = 3, n = 2^18 - 1")
+  expect_false("S" %in% spatial_fit(cbind(y, y[, 1]), cbind(y[1:8, ], y[1:8, 1]), NA, iter.max = 3)$kinds,
+               label = "d = 4")
   expect_false("S" %in% spatial_fit(x, c0, NA, iter.max = 100, weights = runif(nrow(x), 0.5, 2))$kinds, label = "weights")
   for (threads in 1:2) {
     fits <- lapply(c("0", "1"), function(m) {
