@@ -14,7 +14,8 @@ cat(sprintf("nstart-spatial | gpukmeans from %s | %d thread(s) | %d cores | %s\n
 med3 <- function(f) stats::median(vapply(1:3, function(i) system.time(f())[["elapsed"]], 0))
 set.seed(1)
 x <- matrix(rnorm(2e6), ncol = 2)
-t_u <- med3(function() gpukmeans:::gk_unique_rows(x))
+u_threads <- if (length(formals(gpukmeans:::gk_unique_rows)) > 1L) list(threads) else list()  # (older builds: one thread)
+t_u <- med3(function() do.call(gpukmeans:::gk_unique_rows, c(list(x), u_threads)))
 cat(sprintf("gk_unique_rows, 1e6 x 2 distinct rows: %.3f s\n", t_u))
 for (k in c(8L, 100L)) {
   ctr <- matrix(runif(2 * k, 0, 100), k)
