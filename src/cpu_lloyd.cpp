@@ -601,13 +601,8 @@ template <typename T>
 std::unique_ptr<SpatialOrder<T>> make_spatial(const LloydState<T>& S, int max_iter, SpatialCache<T>* cache) {
   if (!SpatialOrder<T>::wanted(S.n, S.d, S.k, max_iter, S.w != nullptr)) return nullptr;
   try {
-    std::shared_ptr<const SpatialLayout<T>> layout;
-    if (cache) {
-      layout = cache->get(S.x, S.n, S.d, S.nt);
-    } else {
-      std::shared_ptr<SpatialLayout<T>> own = std::make_shared<SpatialLayout<T>>(S.x, S.n, S.d, S.nt);
-      if (own->ok()) layout = std::move(own);
-    }
+    SpatialCache<T> own;  // (the fit's own, where no cache is given: the layout outlives it)
+    std::shared_ptr<const SpatialLayout<T>> layout = (cache ? cache : &own)->get(S.x, S.n, S.d, S.nt);
     if (layout) return std::unique_ptr<SpatialOrder<T>>(new SpatialOrder<T>(std::move(layout)));
   } catch (const std::bad_alloc&) {
   }

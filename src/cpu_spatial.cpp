@@ -46,6 +46,7 @@
 #include <string>
 
 #include "pass_poll.h"
+#include "slot_sort.h"
 #include "threads.h"
 
 namespace gk {
@@ -189,27 +190,8 @@ SpatialLayout<T>::SpatialLayout(const T* x, std::int64_t n, int d, int threads) 
     }
   });
   // a counting sort by key, stable (rows of one cell in row order: slot by
-  // slot, each slot's in order): a cell's first place for each slot, the
-  // cells cut into nt stretches, each stretch's first place from the totals
-  // of the stretches before it
-  std::vector<std::int64_t> stretch(static_cast<std::size_t>(nt) + 1, 0);
-  for_each_slot(nt, [&](int s) {
-    std::int64_t tot = 0;
-    for (int t = 0; t < nt; ++t)
-      for (int c = kCells * s / nt; c < kCells * (s + 1) / nt; ++c) tot += at[static_cast<std::size_t>(t) * kCells + c];
-    stretch[s + 1] = tot;
-  });
-  for (int s = 0; s < nt; ++s) stretch[s + 1] += stretch[s];
-  for_each_slot(nt, [&](int s) {
-    int run = static_cast<int>(stretch[s]);
-    for (int c = kCells * s / nt; c < kCells * (s + 1) / nt; ++c)
-      for (int t = 0; t < nt; ++t) {
-        int& v = at[static_cast<std::size_t>(t) * kCells + c];
-        const int m = v;
-        v = run;
-        run += m;
-      }
-  });
+  // slot, each slot's in order)
+  slot_places(at.get(), nt, kCells);
   // each row scattered to its place with its values (a point's d values
   // together) and its place noted: the rows read in order, written where
   // they go (no array zeroed first, none read at random)

@@ -7,6 +7,7 @@
 
 #include "parity.h"
 #include "reader_blocks.h"
+#include "slot_sort.h"
 #include "threads.h"
 
 namespace gk {
@@ -97,18 +98,10 @@ std::vector<std::int32_t> distinct_matrix_rows(const double* x, std::int64_t n, 
         ++count[h[i] >> (64 - pbits)];
       }
     });
-    std::vector<std::int64_t> part(static_cast<std::size_t>(P) + 1, 0);  // part p's rows at [part[p], part[p + 1])
-    std::int64_t run = 0;
-    for (int p = 0; p < P; ++p) {
-      part[p] = run;
-      for (int t = 0; t < nt; ++t) {
-        std::int64_t& v = at[static_cast<std::size_t>(t) * P + p];
-        const std::int64_t c = v;
-        v = run;
-        run += c;
-      }
-    }
-    part[P] = run;
+    slot_places(at.data(), nt, P);
+    // part p's rows at [part[p], part[p + 1]): from slot 0's first place
+    std::vector<std::int64_t> part(static_cast<std::size_t>(P) + 1, n);
+    for (int p = 0; p < P; ++p) part[p] = at[p];
     std::unique_ptr<std::int32_t[]> rows(new std::int32_t[static_cast<std::size_t>(n)]);
     for_each_slot(nt, [&](int t) {
       std::int64_t* next = at.data() + static_cast<std::size_t>(t) * P;
