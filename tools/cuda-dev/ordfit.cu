@@ -1,6 +1,6 @@
 // ordfit.cu: what ordering the rows in space costs a fit, and what it
 // saves, as bench.R sees it (issue 15, problem B; dev tool, not the engine).
-//   ordfit [n] [k] [timeline|sorts]   (blobs as bench.R's B: d = 2, centers U(0, 100),
+//   ordfit [n] [k] [timeline|sorts|marks [iters]]   (blobs as bench.R's B: d = 2, centers U(0, 100),
 //                          noise N(0, 1))
 // For both precisions and 10 / 500 iterations, the engine's own fits
 // (gk_cuda_lloyd, bounds off as in bench.R) with the rows as given and
@@ -299,6 +299,95 @@ int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long
   return 0;
 }
 
+// ordfit marks: where a fresh 10-iteration fit's device waits on the host.
+// Only with an engine built through marks_apply.py (its gk_dev_mark hook; a
+// weak symbol here, null without it): at each mark a CUDA event on the
+// fit's stream and the host clock; per mark the median over 6 fresh handles
+// of the device's time (us after the mark "ev0") and of the host's.
+}  // namespace
+extern "C" __attribute__((weak)) void (*gk_dev_mark)(cudaStream_t, const char *);
+namespace {
+
+struct Mark {
+  const char *name;
+  cudaEvent_t ev;
+  double host;
+};
+std::vector<Mark> g_marks;
+size_t g_used = 0;
+
+void record_mark(cudaStream_t s, const char *name) {
+  if (g_used == g_marks.size()) {
+    Mark m{};
+    cudaEventCreate(&m.ev);
+    g_marks.push_back(m);
+  }
+  Mark &m = g_marks[g_used++];
+  m.name = name;
+  m.host = now_ms();
+  cudaEventRecord(m.ev, s);
+}
+
+int marks(const std::vector<double> &x, const std::vector<double> &cen0, long long n, int d, int k, int iters) {
+  if (!&gk_dev_mark) {
+    printf("ordfit marks: the engine has no marks (tools/cuda-dev/marks_apply.py)\n");
+    return 1;
+  }
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  printf("ordfit marks | %s | n=%lld d=%d k=%d iter.max=%d | us after ev0, device / host, median of 6 fresh "
+         "handles\n", prop.name, n, d, k, iters);
+  char err[256];
+  for (int single = 1; single >= 0; --single) {
+    std::vector<std::vector<double>> dev, host;
+    std::vector<const char *> names;
+    std::vector<double> comp;
+    for (int rep = 0; rep < 7; ++rep) {
+      gk_cuda_options o;
+      memset(&o, 0, sizeof o);
+      o.single = single;
+      o.bounds = 1;
+      gk_cuda_data *E = nullptr;
+      if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) {
+        printf("%s\n", err);
+        return 1;
+      }
+      std::vector<double> cen = cen0, wss(k);
+      std::vector<int> cl(n), size(k);
+      gk_cuda_fit_info info;
+      g_used = 0;
+      gk_dev_mark = record_mark;
+      const int rc = gk_cuda_lloyd(E, k, iters, cen.data(), nullptr, cl.data(), size.data(), wss.data(), &info, err,
+                                   sizeof err);
+      gk_dev_mark = nullptr;
+      if (rc) {
+        printf("%s\n", err);
+        return 1;
+      }
+      cudaDeviceSynchronize();
+      if (rep) {
+        if (dev.empty()) {
+          dev.resize(g_used);
+          host.resize(g_used);
+          for (size_t i = 0; i < g_used; ++i) names.push_back(g_marks[i].name);
+        }
+        for (size_t i = 0; i < g_used && i < dev.size(); ++i) {
+          float ms = 0;
+          cudaEventElapsedTime(&ms, g_marks[0].ev, g_marks[i].ev);
+          dev[i].push_back(1000.0 * ms);
+          host[i].push_back(1000.0 * (g_marks[i].host - g_marks[0].host));
+        }
+        comp.push_back(1000.0 * info.ms_compute);
+      }
+      gk_cuda_free(E);
+    }
+    printf("%s: compute %.1f us |", single ? "single" : "double", median(comp));
+    for (size_t i = 0; i < dev.size(); ++i) printf(" %s %.1f / %.1f |", names[i], median(dev[i]), median(host[i]));
+    printf("\n");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -314,6 +403,7 @@ int main(int argc, char **argv) {
   }
   if (argc > 3 && !strcmp(argv[3], "timeline")) return timeline(x, cen0, n, d, k);
   if (argc > 3 && !strcmp(argv[3], "sorts")) return sorts(n);
+  if (argc > 3 && !strcmp(argv[3], "marks")) return marks(x, cen0, n, d, k, argc > 4 ? atoi(argv[4]) : 10);
   cudaDeviceProp prop;
   if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) { printf("no device\n"); return 1; }
   printf("ordfit | %s | n=%lld d=%d k=%d | ms of compute a fit, median of 6\n", prop.name, n, d, k);
