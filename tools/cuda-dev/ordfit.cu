@@ -341,17 +341,20 @@ int marks(const std::vector<double> &x, const std::vector<double> &cen0, long lo
   for (int single = 1; single >= 0; --single) {
     std::vector<std::vector<double>> dev, host;
     std::vector<const char *> names;
-    std::vector<double> comp;
+    std::vector<double> comp, up;
     for (int rep = 0; rep < 7; ++rep) {
       gk_cuda_options o;
       memset(&o, 0, sizeof o);
       o.single = single;
       o.bounds = 1;
       gk_cuda_data *E = nullptr;
+      const double u0 = now_ms();
       if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) {
         printf("%s\n", err);
         return 1;
       }
+      cudaDeviceSynchronize();
+      const double u1 = now_ms();
       std::vector<double> cen = cen0, wss(k);
       std::vector<int> cl(n), size(k);
       gk_cuda_fit_info info;
@@ -378,10 +381,11 @@ int marks(const std::vector<double> &x, const std::vector<double> &cen0, long lo
           host[i].push_back(1000.0 * (g_marks[i].host - g_marks[0].host));
         }
         comp.push_back(1000.0 * info.ms_compute);
+        up.push_back(1000.0 * (u1 - u0));
       }
       gk_cuda_free(E);
     }
-    printf("%s: compute %.1f us |", single ? "single" : "double", median(comp));
+    printf("%s: upload %.1f us, compute %.1f us |", single ? "single" : "double", median(up), median(comp));
     for (size_t i = 0; i < dev.size(); ++i) printf(" %s %.1f / %.1f |", names[i], median(dev[i]), median(host[i]));
     printf("\n");
   }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Several builds of the CUDA engine taking turns on one card in one device
-# call: ordfit from each git ref named, every tree given the dev marks
+# call: ordfit (the working tree's tools) on the engine (src/) of each git
+# ref named, every tree given the dev marks
 # (marks_apply.py), so that `ordfit marks` reads where each one's device
 # waits on the host.
 #
@@ -23,7 +24,10 @@ build)
   for spec in "$@"; do
     name=${spec%%=*}; ref=${spec#*=}
     mkdir -p "$work/new"
-    (cd "$root" && git archive "$ref" src tools) | tar -x -C "$work/new"
+    # (the engine of the ref, the tools of the working tree: every build
+    # measures alike)
+    (cd "$root" && git archive "$ref" src) | tar -x -C "$work/new"
+    (cd "$root" && tar -cf - tools) | tar -x -C "$work/new"
     python3 "$root/tools/cuda-dev/marks_apply.py" "$work/new"
     if [ -z "$first" ]; then
       mv "$work/new" "$work/$name"
