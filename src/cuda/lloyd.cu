@@ -239,14 +239,15 @@ int interrupted(char *err, size_t errlen) {
 // (done were launched before; b = size() at most); after each batch the host
 // reads the state into *hs, calls after(iterations launched) (nonzero: stop
 // with that status) and polls for an interrupt; it stops once the fit has
-// converged or max_iter iterations were launched.  read_last = false: the
-// last batch (max_iter reached) is left running, for a caller that neither
-// reports nor reads *hs afterwards: finish() queues behind it at once
-// instead of after a round trip through the host (problem A: 0.0094 ->
-// 0.0080 ms an iteration in one run on an H100, 2026-11-26).
-template <typename Size, typename Launch, typename After>
+// converged or max_iter iterations were launched.  read_last() false (asked
+// once the last batch, max_iter reached, is launched): that batch is left
+// running, for a caller that neither reports nor reads *hs afterwards:
+// finish() queues behind it at once instead of after a round trip through
+// the host (problem A: 0.0094 -> 0.0080 ms an iteration in one run on an
+// H100, 2026-11-26).
+template <typename Size, typename Launch, typename After, typename ReadLast>
 int run_batches(const Fit &f, Size size, const gk_cuda_callbacks *cb, State *hs, Launch launch, After after,
-                char *err, size_t errlen, bool read_last = true) {
+                ReadLast read_last, char *err, size_t errlen) {
   // an interrupt that came before the first batch (a fit of one batch,
   // left running, would otherwise never poll)
   if (cb && cb->interrupt && cb->interrupt(cb->ctx)) return interrupted(err, errlen);
@@ -256,7 +257,7 @@ int run_batches(const Fit &f, Size size, const gk_cuda_callbacks *cb, State *hs,
     int rc = launch(b, launched);
     if (rc != GK_CUDA_OK) return rc;
     launched += b;
-    if (!read_last && launched >= f.max_iter) break;
+    if (launched >= f.max_iter && !read_last()) break;
     GK_CHECK(cudaMemcpyAsync(hs, f.w.st, sizeof(State), cudaMemcpyDeviceToHost, f.s), "reading the state");
     GK_CHECK(cudaStreamSynchronize(f.s), "iterations");
     rc = after(launched);
@@ -292,7 +293,7 @@ int run_traced(const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, 
     if (cb->on_iteration(cb->ctx, it, (int64_t)hs->last_changed, tot)) return interrupted(err, errlen);
     return GK_CUDA_OK;
   };
-  return run_batches(f, [] { return 1; }, cb, hs, launch, report, err, errlen);
+  return run_batches(f, [] { return 1; }, cb, hs, launch, report, [] { return true; }, err, errlen);
 }
 
 // Persistent: each batch is one cooperative launch.
@@ -306,7 +307,7 @@ int run_persistent(const Fit &f, const PersistentPlan &pp, const gk_cuda_callbac
     return GK_CUDA_OK;
   };
   const int bsz = batch_size(f.D, f.k, f.max_iter);
-  return run_batches(f, [bsz] { return bsz; }, cb, hs, launch, no_report, err, errlen, false);
+  return run_batches(f, [bsz] { return bsz; }, cb, hs, launch, no_report, [] { return false; }, err, errlen);
 }
 
 // Graph: the first batch is launched kernel by kernel (no capture cost
@@ -315,7 +316,11 @@ int run_persistent(const Fit &f, const PersistentPlan &pp, const gk_cuda_callbac
 // iteration changes few labels, bounded iterations take over (bounds.cu)
 // and may give way to plain ones again, as BoundsPolicy (detail/fit.hpp)
 // says.
-int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State *hs, char *err, size_t errlen) {
+// *plain: no iteration was bounded and the last batch was left running (the
+// fit's profile, one for each iteration run, then comes from finish()'s
+// copy of the state).
+int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State *hs, bool *plain, char *err,
+               size_t errlen) {
   // (bounds from the second iteration on: plain batches of one iteration)
   const int bsz = D->opts.bounds == 2 ? 1 : batch_size(D, f.k, f.max_iter);
   const double n = (double)D->n;
@@ -374,8 +379,17 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
     }
     return GK_CUDA_OK;
   };
-  const int st = run_batches(f, [&] { return sw.batch(bsz); }, cb, hs, launch, after, err, errlen);
+  // (the bounded iterations' counts are read after the last batch; plain
+  // ones need nothing of it: problem B, 10 iterations in one batch, saves a
+  // round trip through the host before the within-SS)
+  *plain = false;
+  auto read_last = [&] { return sw.any_bounded(f.max_iter); };
+  const int st = run_batches(f, [&] { return sw.batch(bsz); }, cb, hs, launch, after, read_last, err, errlen);
   if (st != GK_CUDA_OK) return st;
+  if (!read_last()) {
+    *plain = true;
+    return GK_CUDA_OK;
+  }
   // the share of points computed in each iteration run
   const int done = hs->iter_done, iters = std::min<int>(done, kBoundsHist);
   std::vector<u64> h;
@@ -390,8 +404,10 @@ int run_graphs(gk_cuda_data *D, const Fit &f, const gk_cuda_callbacks *cb, State
 
 // Final within-SS, 1-based labels, then the results to the host: the packed
 // small ones in one copy, then the labels.
-int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *size, double *withinss,
-           gk_cuda_fit_info *info, char *err, size_t errlen) {
+// plain_profile: the fit's profile is one for each iteration run
+// (run_graphs' *plain).
+int finish(gk_cuda_data *D, const Fit &f, bool plain_profile, double *centers, int *cluster, int *size,
+           double *withinss, gk_cuda_fit_info *info, char *err, size_t errlen) {
   const long long n = D->n;
   const int k = f.k, d = D->d;
   GK_CHECK(f.withinss(), "within-SS");
@@ -423,6 +439,7 @@ int finish(gk_cuda_data *D, const Fit &f, double *centers, int *cluster, int *si
   const char *base = (const char *)D->ws;
   State hs;
   memcpy(&hs, pk.data() + ((const char *)f.w.st - base), sizeof(State));
+  if (plain_profile) D->profile.assign(hs.iter_done, 1.0);
   if (hs.df_points) {  // the small-d filter's counts (each of its iterations ran all n points)
     D->df_exact = D->df_every = (long long)hs.df_exact;  // (every center's exact distance, small_dfilter.cuh)
     D->df_iters = (long long)(hs.df_points / (u64)n);
@@ -471,6 +488,7 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
   State hs;
   memset(&hs, 0, sizeof(hs));
   D->profile.clear();
+  bool plain = false;
   if (cb && cb->on_iteration) {
     GK_CHECK(plan_delta(D, f.plan, f.s), "planning the sums");
     st = run_traced(f, cb, &hs, err, errlen);
@@ -484,11 +502,11 @@ extern "C" int gk_cuda_lloyd(gk_cuda_data *D, int k, int max_iter, double *cente
       f.ord_first = f.plan.ordered;  // (its labels start unset: the first iteration's kernel knows)
       D->ord_used = f.plan.ordered ? 1 : 0;
     }
-    st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, err, errlen);
+    st = pp.ok ? run_persistent(f, pp, cb, &hs, err, errlen) : run_graphs(D, f, cb, &hs, &plain, err, errlen);
     // (ordered rows: finish's within-SS puts the labels back in row order)
   }
   if (st != GK_CUDA_OK) return st;
-  return finish(D, f, centers, cluster, size, withinss, info, err, errlen);
+  return finish(D, f, plain, centers, cluster, size, withinss, info, err, errlen);
 }
 
 extern "C" int gk_cuda_fit_profile(gk_cuda_data *D, double *out, int max, int *len, char *err, size_t errlen) {
