@@ -291,13 +291,26 @@ cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s) {
   return prepare_tc(D, k, s);
 }
 
+namespace {
+// The small-d kernels' column width (DM) and their shared memory a block.
+int small_dm(int d) { return d <= 1 ? 1 : d <= 2 ? 2 : d <= 4 ? 4 : 8; }
+size_t small_path_smem(const gk_cuda_data *D, int k, bool update) {
+  const int dm = small_dm(D->d);
+  return D->single ? small_smem<float>(k, D->d, dm, update) : small_smem<double>(k, D->d, dm, update);
+}
+}  // namespace
+
+bool small_path_shape(const gk_cuda_data *D, int k, bool update) {
+  return D->d <= 8 && small_path_smem(D, k, update) <= kSmallSmemLimit;
+}
+
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   const int d = D->d;
   plan.sdf = false;
   plan.gbuf = nullptr;
-  int dm = d <= 1 ? 1 : d <= 2 ? 2 : d <= 4 ? 4 : 8;
-  size_t smem = D->single ? small_smem<float>(k, d, dm, update) : small_smem<double>(k, d, dm, update);
-  if (d <= 8 && smem <= kSmallSmemLimit) {
+  const int dm = small_dm(d);
+  const size_t smem = small_path_smem(D, k, update);
+  if (small_path_shape(D, k, update)) {
     plan.path = 0;
     plan.dm = dm;
     plan.smem = smem;

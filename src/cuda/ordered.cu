@@ -109,12 +109,10 @@ bool shape_may_order(const gk_cuda_data *D, int mode) {
   return mode == 1 || (D->d == 2 && D->n >= kOrderMinRows);
 }
 
-}  // namespace
-
-bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan) {
+// ordered_wanted but for the plan's path.
+bool ordered_by_shape(const gk_cuda_data *D, int k, int max_iter) {
   const int mode = env_switch("GPUKMEANS_ORDER");
-  if (!shape_may_order(D, mode) || D->src || D->weighted || D->opts.bounds == 2 || plan.path != 0 || k < 2)
-    return false;
+  if (!shape_may_order(D, mode) || D->src || D->weighted || D->opts.bounds == 2 || k < 2) return false;
   if (mode == 1) return true;
   // Ordering a handle's rows costs about 0.1 ms at 1e6 rows on an H200
   // (keys, sort and the copy, which the first iteration now makes at about
@@ -139,6 +137,16 @@ bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan
   // grid of cells from k = 96) k = 50 0.040 / 0.023, k = 100 0.044 / 0.030,
   // k = 200 0.044 / 0.041, k = 300 0.047 / 0.050, k = 500 0.048 / 0.077.
   return k <= (D->single ? 1024 : 200);
+}
+
+}  // namespace
+
+bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan) {
+  return plan.path == 0 && ordered_by_shape(D, k, max_iter);
+}
+
+bool ordered_early(const gk_cuda_data *D, int k, int max_iter) {
+  return !persistent_shape(D) && small_path_shape(D, k, true) && ordered_by_shape(D, k, max_iter);
 }
 
 namespace {

@@ -75,11 +75,13 @@ cudaError_t launch_dm(const gk_cuda_data *D, const PersistentPlan &p, T *cen, do
 
 }  // namespace
 
+// Only where launch latency dominates: measured on an H100 (2026-11-22) the
+// graph of (fused assign, finalize) kernels is faster from n = 1e6 (B, C).
+bool persistent_shape(const gk_cuda_data *D) { return D->d <= 8 && D->n < kSmallN; }
+
 cudaError_t plan_persistent(const gk_cuda_data *D, int k, PersistentPlan &p) {
   p.ok = false;
-  // Only where launch latency dominates: measured on an H100 (2026-11-22) the
-  // graph of (fused assign, finalize) kernels is faster from n = 1e6 (B, C).
-  if (D->d > 8 || D->n >= kSmallN) return cudaSuccess;
+  if (!persistent_shape(D)) return cudaSuccess;
   return D->single ? plan_dm<float>(D, k, p) : plan_dm<double>(D, k, p);
 }
 

@@ -245,6 +245,10 @@ cudaError_t launch_kernel(void (*kern)(K...), unsigned int grid, size_t smem, cu
 }
 // Fills the assignment part of plan (path, dm, smem, grid) for k centers.
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan);
+// Whether plan_assign plans the small-d kernels (path 0) for D's shape, as
+// far as it can tell without the device (which may still refuse their
+// shared memory: the tiled path then).
+bool small_path_shape(const gk_cuda_data *D, int k, bool update);
 // The assignment's buffers, where the device has the memory (plan_assign
 // then plans the kernels that use them; call it first): in single
 // precision on the tensor cores, x's packed tiles (once per handle, on
@@ -258,6 +262,12 @@ cudaError_t prepare_assign(gk_cuda_data *D, int k, cudaStream_t s);
 // ordered labels go back into D->labels in row order with the within-SS
 // (launch_withinss's perm).
 bool ordered_wanted(const gk_cuda_data *D, int k, int max_iter, const Plan &plan);
+// Whether such a fit will want them whatever its plans say (no persistent
+// kernel, the small-d kernels' shape): gk_cuda_lloyd then sorts the rows
+// before it plans, so that the sort's device work runs while the host
+// plans.  (A device that refuses the small kernels' shared memory leaves
+// that sort unused.)
+bool ordered_early(const gk_cuda_data *D, int k, int max_iter);
 // Whether D's rows are sorted (ord_state 2, the copy still to be made by
 // a first iteration, or 1, made).
 inline bool ordered_sorted(const gk_cuda_data *D) { return D->ord_state == 1 || D->ord_state == 2; }
@@ -552,6 +562,9 @@ struct PersistentPlan {
   size_t smem = 0;
 };
 cudaError_t plan_persistent(const gk_cuda_data *D, int k, PersistentPlan &p);
+// Whether D's shape may run persistent fits at all (plan_persistent then
+// asks the device).
+bool persistent_shape(const gk_cuda_data *D);
 // Up to batch iterations in one cooperative launch; counts must hold 2k
 // zeroed entries, acc 2kd zeroed words, st zeroed before the first batch.
 // cen is the working-precision copy (float or the same as cen_d in double).

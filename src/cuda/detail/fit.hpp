@@ -110,6 +110,12 @@ struct Fit {
 // into the workspace; nullptr: D's own (D->d_scale).
 int begin_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const int *scale, Fit &f, char *err,
               size_t errlen);
+// begin_fit in its two parts, for a caller with device work to queue
+// between them (gk_cuda_lloyd: the rows' sort): start_fit up to the start
+// event, plan_fit the plans after it.
+int start_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const int *scale, Fit &f, char *err,
+              size_t errlen);
+int plan_fit(gk_cuda_data *D, int k, Fit &f, char *err, size_t errlen);
 
 // When a fit's iterations keep distance bounds (bounds.cu): once an
 // iteration changes at most `enter` of the points, bounded iterations run
