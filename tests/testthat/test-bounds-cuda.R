@@ -110,3 +110,27 @@ test_that("cuda: gpu_kmeans to convergence with bounds where they pay equals sta
   p <- expect_kmeans_parity(x, 20, iter.max = 500, seed = 5, backend = "cuda", tolerance = 1e-12)
   expect_null(p$g$ifault)
 })
+
+test_that("cuda: a fit's profile holds one share an iteration run, whether or not its last batch was read back", {
+  # A fit of plain iterations only leaves its last batch running (no read of
+  # the state before the within-SS): its profile, all ones, then comes from
+  # the state finish() copies.  Bounded fits read their last batch back for
+  # their counts.  Rows as given and ordered (d = 2), the tiled path (d = 8),
+  # iter.max reached or not.
+  skip_if_no_gpu()
+  set.seed(14)
+  cases <- list(list(x = make_blobs(300000, 2, 30, sd = 1, spread = 40), order = "0"),
+                list(x = make_blobs(300000, 2, 30, sd = 1, spread = 40), order = "1"),
+                list(x = make_blobs(300000, 8, 30, sd = 1, spread = 20), order = "0"))
+  for (cs in cases) for (single in c(FALSE, TRUE)) for (iter_max in c(3L, 300L)) for (bounds in c(1L, 3L)) {
+    c0 <- cs$x[seq_len(60), ]
+    got <- cuda_fit_raw(cs$x, c0, iter_max, single, bounds, env = c(GPUKMEANS_ORDER = cs$order))
+    lab <- sprintf("d = %d, order %s, single = %s, iter.max = %d, bounds %d", ncol(cs$x), cs$order, single,
+                   iter_max, bounds)
+    run <- min(got$iter, iter_max)
+    expect_length(got$exact_fraction, run)
+    expect_true(all(got$exact_fraction > 0 & got$exact_fraction <= 1), label = lab)
+    if (bounds == 1L) expect_true(all(got$exact_fraction == 1), label = lab)
+    if (iter_max == 3L) expect_identical(got$iter, 4L, label = lab)
+  }
+})
