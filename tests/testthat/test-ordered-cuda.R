@@ -25,11 +25,8 @@
 # does not, and the fit allocates it and finds the ranges itself).  The
 # ordering sorts the rows; the ordered copy of x is made by the first
 # iteration of the handle's first ordered fit, which reads x through the
-# permutation (later fits on the handle, nstart, read the copy).  The
-# upload captures the ordering's kernels on its memory into a graph, which
-# the fit launches (GPUKMEANS_ORDER_GRAPH=0, read at the upload: the
-# kernels launched one by one).  A fit that will order whatever it plans
-# sorts the rows before it plans.  The raw
+# permutation (later fits on the handle, nstart, read the copy).  A fit
+# that will order whatever it plans sorts the rows before it plans.  The raw
 # fit's rows_ordered is 1 where the iterations ran on the ordered rows.
 # Fits need n >= 2^18 (below, the persistent kernel runs).
 local_edition(3)
@@ -191,8 +188,6 @@ test_that("cuda ordered rows: sums carried or afresh, the update fused or not, m
                            env = c(GPUKMEANS_ORDER_ROOM = "0"))
       expect_ordered_exact(x, c0, single, iters, label = paste(label, "each kernel launched after the last"),
                            env = c(GPUKMEANS_PDL = "0"))
-      expect_ordered_exact(x, c0, single, iters, label = paste(label, "the ordering launched, not its graph"),
-                           env = c(GPUKMEANS_ORDER_GRAPH = "0"))
     }
   # the centers of empty clusters (NaN) and points that keep moving between
   # near-equal centers
