@@ -298,10 +298,11 @@ size_t small_path_smem(const gk_cuda_data *D, int k, bool update) {
   const int dm = small_dm(D->d);
   return D->single ? small_smem<float>(k, D->d, dm, update) : small_smem<double>(k, D->d, dm, update);
 }
+bool small_smem_fits(int d, size_t smem) { return d <= 8 && smem <= kSmallSmemLimit; }
 }  // namespace
 
 bool small_path_shape(const gk_cuda_data *D, int k, bool update) {
-  return D->d <= 8 && small_path_smem(D, k, update) <= kSmallSmemLimit;
+  return small_smem_fits(D->d, small_path_smem(D, k, update));
 }
 
 cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
@@ -310,7 +311,7 @@ cudaError_t plan_assign(const gk_cuda_data *D, int k, bool update, Plan &plan) {
   plan.gbuf = nullptr;
   const int dm = small_dm(d);
   const size_t smem = small_path_smem(D, k, update);
-  if (small_path_shape(D, k, update)) {
+  if (small_smem_fits(d, smem)) {
     plan.path = 0;
     plan.dm = dm;
     plan.smem = smem;
