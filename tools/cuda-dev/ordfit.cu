@@ -51,6 +51,22 @@ double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// A fresh handle of x (n x d, plain iterations as bench.R's); nullptr with
+// the engine's message printed.
+gk_cuda_data *upload_plain(const std::vector<double> &x, long long n, int d, int single) {
+  gk_cuda_options o;
+  memset(&o, 0, sizeof o);
+  o.single = single;
+  o.bounds = 1;
+  gk_cuda_data *E = nullptr;
+  char err[256];
+  if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) {
+    printf("%s\n", err);
+    return nullptr;
+  }
+  return E;
+}
+
 // Host time (us) to enqueue work on s, and its device time between two
 // events (us), after s is idle.
 struct Enqueued {
@@ -177,15 +193,8 @@ int timeline(const std::vector<double> &x, const std::vector<double> &cen0, long
     std::vector<std::vector<double>> t(ne - 1);
     std::vector<unsigned long long> moved(iters);
     for (int rep = 0; rep < 7; ++rep) {
-      gk_cuda_options o;
-      memset(&o, 0, sizeof o);
-      o.single = single;
-      o.bounds = 1;
-      gk_cuda_data *E = nullptr;
-      if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) {
-        printf("%s\n", err);
-        return 1;
-      }
+      gk_cuda_data *E = upload_plain(x, n, d, single);
+      if (!E) return 1;
       cudaStream_t s = E->stream;
       std::vector<double> cen = cen0;
       Fit f;
@@ -343,16 +352,9 @@ int marks(const std::vector<double> &x, const std::vector<double> &cen0, long lo
     std::vector<const char *> names;
     std::vector<double> comp, up;
     for (int rep = 0; rep < 7; ++rep) {
-      gk_cuda_options o;
-      memset(&o, 0, sizeof o);
-      o.single = single;
-      o.bounds = 1;
-      gk_cuda_data *E = nullptr;
       const double u0 = now_ms();
-      if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) {
-        printf("%s\n", err);
-        return 1;
-      }
+      gk_cuda_data *E = upload_plain(x, n, d, single);
+      if (!E) return 1;
       cudaDeviceSynchronize();
       const double u1 = now_ms();
       std::vector<double> cen = cen0, wss(k);
@@ -413,15 +415,8 @@ int main(int argc, char **argv) {
   printf("ordfit | %s | n=%lld d=%d k=%d | ms of compute a fit, median of 6\n", prop.name, n, d, k);
   char err[256];
   auto upload = [&](int single) {
-    gk_cuda_options o;
-    memset(&o, 0, sizeof o);
-    o.single = single;
-    o.bounds = 1;  // plain iterations, as bench.R
-    gk_cuda_data *E = nullptr;
-    if (gk_cuda_upload(x.data(), n, d, &o, nullptr, &E, nullptr, nullptr, err, sizeof err)) {
-      printf("%s\n", err);
-      exit(1);
-    }
+    gk_cuda_data *E = upload_plain(x, n, d, single);
+    if (!E) exit(1);
     return E;
   };
   auto fit = [&](gk_cuda_data *E, int iters, FitOut &f) {

@@ -37,23 +37,15 @@ build)
   ;;
 run)
   shift
-  shapes=${*:-"1000000 100 1000000 1000"}
   dir=$(mktemp -d)
   tar -C "$dir" -xJf "$root/.gpu/ab/ab.tar.xz"
-  nvidia-smi --query-gpu=name --format=csv,noheader
-  set -- $shapes
-  while [ $# -ge 2 ]; do
-    n=$1; k=$2; shift 2
-    t=1
-    while [ "$t" -le "${TURNS:-3}" ]; do
-      for b in base patched; do
-        echo "## n $n k $k, $b, turn $t"
-        "$dir/ordfit_$b" "$n" "$k" timeline | grep -E "^(single|double): (ordering|sums)" || true
-        "$dir/ordfit_$b" "$n" "$k" | grep -E "iter.max +(10|500) " || true
-      done
-      t=$((t + 1))
-    done
-  done
+  each() {
+    "$1" "$2" "$3" timeline | grep -E "^(single|double): (ordering|sums)" || true
+    "$1" "$2" "$3" | grep -E "iter.max +(10|500) " || true
+  }
+  . "$root/tools/cuda-dev/turns.sh"
+  # (shapes default: B's and C's)
+  take_turns "$dir" "base patched" each ${*:-1000000 100 1000000 1000}
   ;;
 *)
   echo "usage: patch_ab.sh build PATCH [EXTRA] | run [n k ...]" >&2

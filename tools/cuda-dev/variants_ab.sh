@@ -52,24 +52,14 @@ build)
   ;;
 run)
   shift
-  shapes=${*:-"1000000 100"}
   dir=$(mktemp -d)
   tar -C "$dir" -xJf "$root/.gpu/ab/variants.tar.xz"
-  names=$(cat "$dir/names")
-  nvidia-smi --query-gpu=name --format=csv,noheader
-  set -- $shapes
-  while [ $# -ge 2 ]; do
-    n=$1; k=$2; shift 2
-    t=1
-    while [ "$t" -le "${TURNS:-3}" ]; do
-      for b in $names; do
-        echo "## n $n k $k, $b, turn $t"
-        "$dir/ordfit_$b" "$n" "$k" marks 10 | grep -E "^(single|double):" || true
-        "$dir/ordfit_$b" "$n" "$k" | grep -E "iter.max +(10|500) " || true
-      done
-      t=$((t + 1))
-    done
-  done
+  each() {
+    "$1" "$2" "$3" marks 10 | grep -E "^(single|double):" || true
+    "$1" "$2" "$3" | grep -E "iter.max +(10|500) " || true
+  }
+  . "$root/tools/cuda-dev/turns.sh"
+  take_turns "$dir" "$(cat "$dir/names")" each ${*:-1000000 100}
   ;;
 *)
   echo "usage: variants_ab.sh build NAME=REF ... | run [n k ...]" >&2
