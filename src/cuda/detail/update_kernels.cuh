@@ -9,6 +9,8 @@
 #ifndef GPUKMEANS_DETAIL_UPDATE_KERNELS_CUH
 #define GPUKMEANS_DETAIL_UPDATE_KERNELS_CUH
 
+#include <cooperative_groups.h>
+
 #include "common.cuh"
 #include "update_tail.cuh"
 
@@ -329,6 +331,81 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
       limb_flush(slimb, scnt, k, 1, 0, wacc, wcnt);
     }
   }
+}
+
+// Both passes of k_withinss in one cooperative launch, where every thread
+// of a co-resident grid can hold its R points (R <= kWssOneRows): each
+// thread keeps its points' labels and terms in registers across a grid
+// barrier, so x and the labels are read once, not twice, and one launch
+// replaces two.  The labels' scatter into row order (back, rows ordered in
+// space) needs no maximum, so its stores go out before the barrier, while
+// the grid waits.  The same terms, maxima, scales and limbs as k_withinss
+// (shared counters only, Plan::w_shared): the same bits.
+constexpr int kWssOneRows = 4;
+// (registers held to 32 a thread: 8 blocks an SM, a million rows on 132
+// SMs at R = 4.  At R = 8 a thread needs about 56: half the blocks, no
+// more rows.)
+template <typename T, int R>
+__global__ void __launch_bounds__(256, 8)
+k_withinss_one(const T *__restrict__ x, long long n, int d, const int *__restrict__ labels,
+               const double *__restrict__ cen, int k, unsigned int *gmax, u64 *__restrict__ wacc,
+               unsigned int *__restrict__ wcnt, const int *__restrict__ perm, int *__restrict__ back) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);  // 4k limbs
+  unsigned int *scnt = slimb + 4 * (size_t)k;                      // k counts
+  double *spw = reinterpret_cast<double *>(scnt + k + (k & 1));    // k scales
+  unsigned int *smax = reinterpret_cast<unsigned int *>(spw + k);  // k maxima
+  const int tid = threadIdx.x;
+  for (int e = tid; e < 4 * k; e += blockDim.x) slimb[e] = 0;
+  for (int c = tid; c < k; c += blockDim.x) scnt[c] = smax[c] = 0;
+  grid_dependency_wait();
+  __syncthreads();
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long i0 = (long long)blockIdx.x * blockDim.x + tid;
+  int c[R];
+  double w[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const long long i = i0 + r * stride;
+    c[r] = i < n ? labels[i] : 0;
+    w[r] = 0.0;
+  }
+  if (back)
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const long long i = i0 + r * stride;
+      if (i < n) back[perm[i]] = c[r];
+    }
+  for (int j = 0; j < d; ++j) {  // exact_dist of each, as k_withinss
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const long long i = i0 + r * stride;
+      if (i < n) {
+        const double t = __dsub_rn((double)x[i + n * j], cen[c[r] + (size_t)k * j]);
+        w[r] = __dadd_rn(w[r], __dmul_rn(t, t));
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const bool on = i0 + r * stride < n;
+    max_any(&smax[c[r]], (unsigned int)((u64)__double_as_longlong(w[r]) >> 32), on, warp_same(on, c[r]));
+  }
+  __syncthreads();
+  for (int cc = tid; cc < k; cc += blockDim.x)
+    if (smax[cc]) atomicMax(&gmax[cc], smax[cc]);
+  cooperative_groups::this_grid().sync();  // (every block's maxima in gmax)
+  for (int cc = tid; cc < k; cc += blockDim.x) spw[cc] = pow2(wss_scale(__ldcg(&gmax[cc])));
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const bool on = i0 + r * stride < n;
+    const bool whole = warp_same(on, c[r]);  // (again: fewer registers held over the barrier)
+    limb_apply_any<false>(slimb, c[r], k, w[r], spw[c[r]], on, whole);
+    count_any<false>(&scnt[c[r]], on, whole);
+  }
+  // (at most 256 R additions a counter, far below kLimbFlush: one flush)
+  limb_flush(slimb, scnt, k, 1, 0, wacc, wcnt);
 }
 
 __global__ void k_plus_one(int *__restrict__ labels, long long n) {
