@@ -422,8 +422,8 @@ int finish(gk_cuda_data *D, const Fit &f, bool plain_profile, double *centers, i
   const long long n = D->n;
   const int k = f.k, d = D->d;
   GK_CHECK(f.withinss(), "within-SS");
-  D->wss_one_used = !D->weighted && f.plan.w_one_grid > 0 ? 1 : 0;
   GK_CHECK(cudaEventRecord(D->ev1, f.s), "recording an event");
+  D->wss_one_used = !D->weighted && f.plan.w_one_grid > 0 ? 1 : 0;
   if (cluster) GK_CHECK(launch_plus_one(D->labels, n, f.s), "1-based labels");
   // (the download's time starts once the device has computed what it copies)
   GK_CHECK(cudaEventSynchronize(D->ev1), "within-SS");
