@@ -275,8 +275,14 @@ cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *lab
     if (e == cudaSuccess && !side) e = cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64), s);
     if (e == cudaSuccess && !side) e = cudaMemsetAsync(wcnt, 0, (size_t)k * sizeof(unsigned int), s);
     if (e != cudaSuccess) return e;
-    return D->single ? launch_withinss_one<float>(D, p, labels, cen_d, k, wmax, wacc, wcnt, s, x, perm)
-                     : launch_withinss_one<double>(D, p, labels, cen_d, k, wmax, wacc, wcnt, s, x, perm);
+    e = D->single ? launch_withinss_one<float>(D, p, labels, cen_d, k, wmax, wacc, wcnt, s, x, perm)
+                  : launch_withinss_one<double>(D, p, labels, cen_d, k, wmax, wacc, wcnt, s, x, perm);
+    if (e != cudaErrorCooperativeLaunchTooLarge) return e;
+    // (fewer SMs free than planned, as a share of the device under MPS
+    // can leave: the two passes, their outputs already cleared)
+    (void)cudaGetLastError();
+    e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, false, terms, x);
+    return e != cudaSuccess ? e : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s, false, terms, x, perm);
   }
   if (e == cudaSuccess) e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, !side, terms, x);
   return e != cudaSuccess ? e
