@@ -32,13 +32,12 @@ int wss_points(int k, int d) {
   return (double)k * d >= 262144.0 ? 4 : 1;
 }
 
+// k_withinss_one of rows points a thread (1 or kWssOneRows); dm: d where
+// the kernel takes d as a constant (2), else 0.
 template <typename T>
-const void *withinss_one_kernel(int rows) {
-  switch (rows) {
-    case 1: return (const void *)k_withinss_one<T, 1>;
-    case 2: return (const void *)k_withinss_one<T, 2>;
-    default: return (const void *)k_withinss_one<T, kWssOneRows>;
-  }
+const void *withinss_one_kernel(int rows, int dm) {
+  if (dm == 2) return rows == 1 ? (const void *)k_withinss_one<T, 2, 1> : (const void *)k_withinss_one<T, 2, kWssOneRows>;
+  return rows == 1 ? (const void *)k_withinss_one<T, 0, 1> : (const void *)k_withinss_one<T, 0, kWssOneRows>;
 }
 
 // The within-SS in one cooperative launch (k_withinss_one) where the
@@ -49,18 +48,19 @@ const void *withinss_one_kernel(int rows) {
 cudaError_t plan_withinss_one(const gk_cuda_data *D, int k, size_t lim, Plan &p) {
   p.w_one_grid = p.w_one_rows = 0;
   p.w_one_smem = 0;
+  p.w_one_dm = 0;
   if (!p.w_shared || env_switch("GPUKMEANS_WSS_ONE") == 0) return cudaSuccess;
-  const size_t smem = p.w_smem + 4 * (size_t)k;
+  const int dm = D->d == 2 ? 2 : 0;
+  // (the maxima beside the counters; at dm > 0 the centers after them)
+  const size_t smem = p.w_smem + 4 * (size_t)k + 4 + (dm ? 8 * (size_t)k * dm : 0);
   if (smem > lim) return cudaSuccess;
   int coop = 0;
   cudaError_t e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, D->device);
   if (e != cudaSuccess || !coop) return e;
   const long long n = D->n;
   const double most = 2048.0 * D->sms;  // (threads an SM can hold, at most)
-  int rows = 1;
-  while (rows < kWssOneRows && rows * most < (double)n) rows *= 2;
-  for (; rows <= kWssOneRows; rows *= 2) {
-    const void *kern = D->single ? withinss_one_kernel<float>(rows) : withinss_one_kernel<double>(rows);
+  for (int rows = (double)n <= most ? 1 : kWssOneRows; rows <= kWssOneRows; rows *= kWssOneRows) {
+    const void *kern = D->single ? withinss_one_kernel<float>(rows, dm) : withinss_one_kernel<double>(rows, dm);
     if (smem > 48 * 1024) {
       e = allow_dynamic_smem(D, kern, smem);
       if (e != cudaSuccess) {  // (the two passes then)
@@ -75,6 +75,7 @@ cudaError_t plan_withinss_one(const gk_cuda_data *D, int k, size_t lim, Plan &p)
     if (grid >= 1 && grid * 256 * rows >= n) {
       p.w_one_grid = (int)grid;
       p.w_one_rows = rows;
+      p.w_one_dm = dm;
       p.w_one_smem = smem;
       return cudaSuccess;
     }
@@ -256,7 +257,7 @@ cudaError_t launch_withinss_one(const gk_cuda_data *D, const Plan &p, const int 
   int *back = perm ? D->labels : nullptr;
   void *args[] = {(void *)&xt, &n, &d, (void *)&labels, (void *)&cen_d, &k, &wmax, &wacc, &wcnt, (void *)&perm,
                   &back};
-  return cudaLaunchCooperativeKernel(withinss_one_kernel<T>(p.w_one_rows), p.w_one_grid, 256, args, p.w_one_smem,
+  return cudaLaunchCooperativeKernel(withinss_one_kernel<T>(p.w_one_rows, p.w_one_dm), p.w_one_grid, 256, args, p.w_one_smem,
                                      s);
 }
 }  // namespace

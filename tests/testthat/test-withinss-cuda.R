@@ -61,6 +61,8 @@ test_that("cuda within-SS: one and four points a step, small d (terms computed t
   skip_if_no_gpu()
   b <- blobs(20011, 3, 17, 1)
   expect_wss_forms(b$x, b$centers, "d 3")
+  b <- blobs(20011, 2, 17, 6)  # (d = 2: the one-launch kernel's own form, d a constant)
+  expect_wss_forms(b$x, b$centers, "d 2")
 })
 
 test_that("cuda within-SS: one and four points a step, d > 8 (terms kept from the carried sums)", {

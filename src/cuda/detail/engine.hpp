@@ -188,7 +188,7 @@ struct Plan {
   int w_points = 1;      // points a thread takes a step (wss_points)
   // both passes in one cooperative launch (k_withinss_one: plan_withinss_one)
   // where w_one_grid > 0: that many blocks, w_one_rows points a thread
-  int w_one_grid = 0, w_one_rows = 0;
+  int w_one_grid = 0, w_one_rows = 0, w_one_dm = 0;
   size_t w_one_smem = 0;
   int fin_grid = 0;      // finalize kernel
   // The sums carried from one iteration to the next (plan_delta, for the

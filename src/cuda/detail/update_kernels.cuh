@@ -338,14 +338,19 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
 // thread keeps its points' labels and terms in registers across a grid
 // barrier, so x and the labels are read once, not twice, and one launch
 // replaces two.  The labels' scatter into row order (back, rows ordered in
-// space) needs no maximum, so its stores go out before the barrier, while
-// the grid waits.  The same terms, maxima, scales and limbs as k_withinss
-// (shared counters only, Plan::w_shared): the same bits.
+// space) needs no maximum, so its stores go out before the barrier.  The
+// same terms, maxima, scales and limbs as k_withinss (shared counters only,
+// Plan::w_shared): the same bits.  DM > 0: d == DM, the centers in shared
+// memory and every load of a thread (labels, rows, the permutation) issued
+// before the first is used; DM = 0: any d, the centers read from global
+// memory column by column.  (Measured on B, 1e6 x 2, k = 100, ordered, one
+// H100, ncu: the two passes 11.5 + 26.1 us; this kernel with d a run-time
+// loop and its centers in global memory 34.5, its loads one after another
+// within 32 registers.)
 constexpr int kWssOneRows = 4;
 // (registers held to 32 a thread: 8 blocks an SM, a million rows on 132
-// SMs at R = 4.  At R = 8 a thread needs about 56: half the blocks, no
-// more rows.)
-template <typename T, int R>
+// SMs at R = 4)
+template <typename T, int DM, int R>
 __global__ void __launch_bounds__(256, 8)
 k_withinss_one(const T *__restrict__ x, long long n, int d, const int *__restrict__ labels,
                const double *__restrict__ cen, int k, unsigned int *gmax, u64 *__restrict__ wacc,
@@ -355,34 +360,52 @@ k_withinss_one(const T *__restrict__ x, long long n, int d, const int *__restric
   unsigned int *scnt = slimb + 4 * (size_t)k;                      // k counts
   double *spw = reinterpret_cast<double *>(scnt + k + (k & 1));    // k scales
   unsigned int *smax = reinterpret_cast<unsigned int *>(spw + k);  // k maxima
+  double *scen = reinterpret_cast<double *>(smax + k + (k & 1));   // DM > 0: the k x DM centers
   const int tid = threadIdx.x;
   for (int e = tid; e < 4 * k; e += blockDim.x) slimb[e] = 0;
   for (int c = tid; c < k; c += blockDim.x) scnt[c] = smax[c] = 0;
   grid_dependency_wait();
-  __syncthreads();
   const long long stride = (long long)gridDim.x * blockDim.x;
   const long long i0 = (long long)blockIdx.x * blockDim.x + tid;
-  int c[R];
-  double w[R];
+  constexpr int XM = DM > 0 ? DM : 1;
+  int c[R], p[R];
+  T xv[R][XM];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
     const long long i = i0 + r * stride;
-    c[r] = i < n ? labels[i] : 0;
-    w[r] = 0.0;
+    const bool on = i < n;
+    c[r] = on ? labels[i] : 0;
+    p[r] = on && back ? perm[i] : 0;
+#pragma unroll
+    for (int j = 0; j < XM; ++j) xv[r][j] = on && DM > 0 ? x[i + n * j] : T(0);
   }
+  if (DM > 0)
+    for (int e = tid; e < k * DM; e += blockDim.x) scen[e] = cen[e];
+  __syncthreads();  // (the counters zeroed, the centers in)
   if (back)
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const long long i = i0 + r * stride;
-      if (i < n) back[perm[i]] = c[r];
-    }
-  for (int j = 0; j < d; ++j) {  // exact_dist of each, as k_withinss
+    for (int r = 0; r < R; ++r)
+      if (i0 + r * stride < n) back[p[r]] = c[r];
+  double w[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      const long long i = i0 + r * stride;
-      if (i < n) {
-        const double t = __dsub_rn((double)x[i + n * j], cen[c[r] + (size_t)k * j]);
+  for (int r = 0; r < R; ++r) w[r] = 0.0;
+  if (DM > 0) {  // exact_dist of each, as k_withinss
+#pragma unroll
+    for (int j = 0; j < XM; ++j)
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const double t = __dsub_rn((double)xv[r][j], scen[c[r] + (size_t)k * j]);
         w[r] = __dadd_rn(w[r], __dmul_rn(t, t));
+      }
+  } else {
+    for (int j = 0; j < d; ++j) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const long long i = i0 + r * stride;
+        if (i < n) {
+          const double t = __dsub_rn((double)x[i + n * j], cen[c[r] + (size_t)k * j]);
+          w[r] = __dadd_rn(w[r], __dmul_rn(t, t));
+        }
       }
     }
   }
