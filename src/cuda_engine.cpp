@@ -466,8 +466,6 @@ class CudaEngine final : public Engine {
       r->grid_share = static_cast<double>(grid_served) / static_cast<double>(grid_seen);
     int ordered = 0;
     if (gk_cuda_order_stats(D_, &ordered) == GK_CUDA_OK) r->rows_ordered = ordered;
-    int one = 0;
-    if (gk_cuda_withinss_stats(D_, &one) == GK_CUDA_OK) r->withinss_one = one;
     std::int64_t sums_iters = 0, sums_added = 0;
     if (gk_cuda_sums_stats(D_, &sums_iters, &sums_added) == GK_CUDA_OK && sums_iters > 0)
       r->sums_share = static_cast<double>(sums_added) / (static_cast<double>(sums_iters) * static_cast<double>(rows));

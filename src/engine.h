@@ -172,8 +172,6 @@ struct LloydFit {
   double grid_share = -1.0;
   // CUDA: 1 where the iterations ran on the rows ordered in space (warp boxes)
   int rows_ordered = 0;
-  // CUDA: 1 where the within-SS ran its two passes in one launch
-  int withinss_one = 0;
   // CUDA: over the iterations that carried their cluster sums from the one
   // before, the share of points they added (the movers, or every point where
   // an iteration summed afresh; -1: none carried)

@@ -151,7 +151,7 @@ Rcpp::List as_list(const gk::FitOutcome& fit, const gk::Engine& e, int threads, 
       Rcpp::_["exact_fraction"] = Rcpp::wrap(fit.best.exact_fraction),
       Rcpp::_["screen_exact"] = fit.best.screen_exact, Rcpp::_["screen_every"] = fit.best.screen_every,
       Rcpp::_["grid_share"] = fit.best.grid_share, Rcpp::_["sums_share"] = fit.best.sums_share,
-      Rcpp::_["rows_ordered"] = fit.best.rows_ordered, Rcpp::_["withinss_one"] = fit.best.withinss_one);
+      Rcpp::_["rows_ordered"] = fit.best.rows_ordered);
 }
 
 }  // namespace

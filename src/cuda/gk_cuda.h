@@ -319,11 +319,6 @@ int gk_cuda_grid_stats(gk_cuda_data *data, int64_t *seen, int64_t *served);
    ordered), else 0. */
 int gk_cuda_order_stats(gk_cuda_data *data, int *ordered);
 
-/* *one_launch: 1 where the last gk_cuda_lloyd's within-SS ran both its
-   passes in one cooperative launch (rows that a grid the device holds at
-   once takes in registers; environment GPUKMEANS_WSS_ONE=0: never), else 0. */
-int gk_cuda_withinss_stats(gk_cuda_data *data, int *one_launch);
-
 /* The last gk_cuda_lloyd: the iterations that carried their cluster sums
    from the one before (*iters; d > 8, unweighted; environment
    GPUKMEANS_DELTA_SUMS=0: none) and the points they added (*added: those

@@ -141,7 +141,6 @@ int start_fit(gk_cuda_data *D, int k, int max_iter, const double *centers, const
   f.max_iter = max_iter;
   f.s = D->stream;
   D->ord_used = 0;
-  D->wss_one_used = 0;
   D->sums_iters = D->sums_added = 0;
   int st = ensure_workspace(D, k, f.w, err, errlen);
   if (st != GK_CUDA_OK) return st;
@@ -423,7 +422,6 @@ int finish(gk_cuda_data *D, const Fit &f, bool plain_profile, double *centers, i
   const int k = f.k, d = D->d;
   GK_CHECK(f.withinss(), "within-SS");
   GK_CHECK(cudaEventRecord(D->ev1, f.s), "recording an event");
-  D->wss_one_used = !D->weighted && f.plan.w_one_grid > 0 ? 1 : 0;
   if (cluster) GK_CHECK(launch_plus_one(D->labels, n, f.s), "1-based labels");
   // (the download's time starts once the device has computed what it copies)
   GK_CHECK(cudaEventSynchronize(D->ev1), "within-SS");

@@ -31,57 +31,6 @@ int wss_points(int k, int d) {
   if (env && (env[0] == '1' || env[0] == '4') && !env[1]) return env[0] - '0';
   return (double)k * d >= 262144.0 ? 4 : 1;
 }
-
-// k_withinss_one of rows points a thread (1 or kWssOneRows); dm: d where
-// the kernel takes d as a constant (2), else 0.
-template <typename T>
-const void *withinss_one_kernel(int rows, int dm) {
-  if (dm == 2) return rows == 1 ? (const void *)k_withinss_one<T, 2, 1> : (const void *)k_withinss_one<T, 2, kWssOneRows>;
-  return rows == 1 ? (const void *)k_withinss_one<T, 0, 1> : (const void *)k_withinss_one<T, 0, kWssOneRows>;
-}
-
-// The within-SS in one cooperative launch (k_withinss_one) where the
-// device runs cooperative launches, the shared counters fit beside the
-// maxima, and a grid the SMs hold at once has a thread for every
-// kWssOneRows points; GPUKMEANS_WSS_ONE=0 keeps the two passes
-// (tools/cuda-dev).  Leaves p.w_one_grid 0 otherwise.
-cudaError_t plan_withinss_one(const gk_cuda_data *D, int k, size_t lim, Plan &p) {
-  p.w_one_grid = p.w_one_rows = 0;
-  p.w_one_smem = 0;
-  p.w_one_dm = 0;
-  if (!p.w_shared || env_switch("GPUKMEANS_WSS_ONE") == 0) return cudaSuccess;
-  const int dm = D->d == 2 ? 2 : 0;
-  // (the maxima beside the counters; at dm > 0 the centers after them)
-  const size_t smem = p.w_smem + 4 * (size_t)k + 4 + (dm ? 8 * (size_t)k * dm : 0);
-  if (smem > lim) return cudaSuccess;
-  int coop = 0;
-  cudaError_t e = cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, D->device);
-  if (e != cudaSuccess || !coop) return e;
-  const long long n = D->n;
-  const double most = 2048.0 * D->sms;  // (threads an SM can hold, at most)
-  for (int rows = (double)n <= most ? 1 : kWssOneRows; rows <= kWssOneRows; rows *= kWssOneRows) {
-    const void *kern = D->single ? withinss_one_kernel<float>(rows, dm) : withinss_one_kernel<double>(rows, dm);
-    if (smem > 48 * 1024) {
-      e = allow_dynamic_smem(D, kern, smem);
-      if (e != cudaSuccess) {  // (the two passes then)
-        (void)cudaGetLastError();
-        return cudaSuccess;
-      }
-    }
-    int per_sm = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kern, 256, smem);
-    if (e != cudaSuccess) return e;
-    const long long grid = std::min<long long>((long long)per_sm * D->sms, (n + 255) / 256);
-    if (grid >= 1 && grid * 256 * rows >= n) {
-      p.w_one_grid = (int)grid;
-      p.w_one_rows = rows;
-      p.w_one_dm = dm;
-      p.w_one_smem = smem;
-      return cudaSuccess;
-    }
-  }
-  return cudaSuccess;
-}
 }
 
 cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
@@ -140,10 +89,6 @@ cudaError_t plan_update(const gk_cuda_data *D, int k, Plan &p) {
     per_sm = 2;
   }
   p.w_grid = (int)std::min<long long>(std::max<long long>(1, (n + 255) / 256), (long long)per_sm * D->sms);
-  {
-    const cudaError_t e = plan_withinss_one(D, k, lim, p);
-    if (e != cudaSuccess) return e;
-  }
   // finalize
   long long kd = (long long)k * d;
   p.fin_grid = (int)std::min<long long>(std::max<long long>(1, (kd + 255) / 256), 4LL * D->sms);
@@ -246,22 +191,6 @@ cudaError_t launch_withinss_pass(const gk_cuda_data *D, const Plan &p, int pass,
                        (const double *)x, D->n, D->d, labels, cen_d, k, sh, wmax, wacc, wcnt, terms, perm, back);
 }
 
-namespace {
-template <typename T>
-cudaError_t launch_withinss_one(const gk_cuda_data *D, const Plan &p, const int *labels, const double *cen_d, int k,
-                                unsigned int *wmax, u64 *wacc, unsigned int *wcnt, cudaStream_t s, const void *x,
-                                const int *perm) {
-  const T *xt = (const T *)(x ? x : D->x);
-  long long n = D->n;
-  int d = D->d;
-  int *back = perm ? D->labels : nullptr;
-  void *args[] = {(void *)&xt, &n, &d, (void *)&labels, (void *)&cen_d, &k, &wmax, &wacc, &wcnt, (void *)&perm,
-                  &back};
-  return cudaLaunchCooperativeKernel(withinss_one_kernel<T>(p.w_one_rows, p.w_one_dm), p.w_one_grid, 256, args, p.w_one_smem,
-                                     s);
-}
-}  // namespace
-
 cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *labels,
                             const double *cen_d, int k, unsigned int *wmax, u64 *wacc, unsigned int *wcnt,
                             cudaStream_t s, const void *x, const int *perm) {
@@ -271,20 +200,6 @@ cudaError_t launch_withinss(const gk_cuda_data *D, const Plan &p, const int *lab
   const bool side = (void *)wcnt == (void *)(wacc + 2 * (size_t)k) && wmax == wcnt + k;
   cudaError_t e = side ? cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64) + 2 * (size_t)k * sizeof(unsigned int), s)
                        : cudaSuccess;
-  if (p.w_one_grid > 0) {  // both passes in one launch
-    if (e == cudaSuccess && !side) e = cudaMemsetAsync(wmax, 0, (size_t)k * sizeof(unsigned int), s);
-    if (e == cudaSuccess && !side) e = cudaMemsetAsync(wacc, 0, 2 * (size_t)k * sizeof(u64), s);
-    if (e == cudaSuccess && !side) e = cudaMemsetAsync(wcnt, 0, (size_t)k * sizeof(unsigned int), s);
-    if (e != cudaSuccess) return e;
-    e = D->single ? launch_withinss_one<float>(D, p, labels, cen_d, k, wmax, wacc, wcnt, s, x, perm)
-                  : launch_withinss_one<double>(D, p, labels, cen_d, k, wmax, wacc, wcnt, s, x, perm);
-    if (e != cudaErrorCooperativeLaunchTooLarge) return e;
-    // (fewer SMs free than planned, as a share of the device under MPS
-    // can leave: the two passes, their outputs already cleared)
-    (void)cudaGetLastError();
-    e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, false, terms, x);
-    return e != cudaSuccess ? e : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s, false, terms, x, perm);
-  }
   if (e == cudaSuccess) e = launch_withinss_pass(D, p, 0, labels, cen_d, k, wmax, wacc, wcnt, s, !side, terms, x);
   return e != cudaSuccess ? e
                           : launch_withinss_pass(D, p, 1, labels, cen_d, k, wmax, wacc, wcnt, s, !side, terms, x, perm);
@@ -308,11 +223,5 @@ extern "C" int gk_cuda_sums_stats(gk_cuda_data *D, int64_t *iters, int64_t *adde
   if (!D) return GK_CUDA_INVALID;
   if (iters) *iters = D->sums_iters;
   if (added) *added = D->sums_added;
-  return GK_CUDA_OK;
-}
-
-extern "C" int gk_cuda_withinss_stats(gk_cuda_data *D, int *one_launch) {
-  if (!D) return GK_CUDA_INVALID;
-  if (one_launch) *one_launch = D->wss_one_used;
   return GK_CUDA_OK;
 }

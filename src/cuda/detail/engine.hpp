@@ -155,7 +155,6 @@ struct gk_cuda_data {
   // first fit) leaves them there for it.
   unsigned int *ord_range = nullptr;
   int ord_used = 0;  // the last fit ran on the ordered rows
-  int wss_one_used = 0;  // the last fit's within-SS ran in one launch (k_withinss_one)
   // The tiled path's carried sums (Plan::prev, Plan::moves): the labels the
   // sums hold and the list of moved points, n ints each, made at the first
   // fit that carries them (prev_state -1: no room).
@@ -186,10 +185,6 @@ struct Plan {
   size_t w_smem = 0;
   bool w_shared = true;
   int w_points = 1;      // points a thread takes a step (wss_points)
-  // both passes in one cooperative launch (k_withinss_one: plan_withinss_one)
-  // where w_one_grid > 0: that many blocks, w_one_rows points a thread
-  int w_one_grid = 0, w_one_rows = 0, w_one_dm = 0;
-  size_t w_one_smem = 0;
   int fin_grid = 0;      // finalize kernel
   // The sums carried from one iteration to the next (plan_delta, for the
   // Lloyd loop on one device, lloyd.cu; tiled path): the points whose label

@@ -9,8 +9,6 @@
 #ifndef GPUKMEANS_DETAIL_UPDATE_KERNELS_CUH
 #define GPUKMEANS_DETAIL_UPDATE_KERNELS_CUH
 
-#include <cooperative_groups.h>
-
 #include "common.cuh"
 #include "update_tail.cuh"
 
@@ -331,104 +329,6 @@ k_withinss(const T *__restrict__ x, long long n, int d, const int *__restrict__ 
       limb_flush(slimb, scnt, k, 1, 0, wacc, wcnt);
     }
   }
-}
-
-// Both passes of k_withinss in one cooperative launch, where every thread
-// of a co-resident grid can hold its R points (R <= kWssOneRows): each
-// thread keeps its points' labels and terms in registers across a grid
-// barrier, so x and the labels are read once, not twice, and one launch
-// replaces two.  The labels' scatter into row order (back, rows ordered in
-// space) needs no maximum, so its stores go out before the barrier.  The
-// same terms, maxima, scales and limbs as k_withinss (shared counters only,
-// Plan::w_shared): the same bits.  DM > 0: d == DM, the centers in shared
-// memory and every load of a thread (labels, rows, the permutation) issued
-// before the first is used; DM = 0: any d, the centers read from global
-// memory column by column.  (Measured on B, 1e6 x 2, k = 100, ordered, one
-// H100, ncu: the two passes 11.5 + 26.1 us; this kernel with d a run-time
-// loop and its centers in global memory 34.5, its loads one after another
-// within 32 registers.)
-constexpr int kWssOneRows = 4;
-// (registers held to 32 a thread: 8 blocks an SM, a million rows on 132
-// SMs at R = 4)
-template <typename T, int DM, int R>
-__global__ void __launch_bounds__(256, 8)
-k_withinss_one(const T *__restrict__ x, long long n, int d, const int *__restrict__ labels,
-               const double *__restrict__ cen, int k, unsigned int *gmax, u64 *__restrict__ wacc,
-               unsigned int *__restrict__ wcnt, const int *__restrict__ perm, int *__restrict__ back) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  unsigned int *slimb = reinterpret_cast<unsigned int *>(smem);  // 4k limbs
-  unsigned int *scnt = slimb + 4 * (size_t)k;                      // k counts
-  double *spw = reinterpret_cast<double *>(scnt + k + (k & 1));    // k scales
-  unsigned int *smax = reinterpret_cast<unsigned int *>(spw + k);  // k maxima
-  double *scen = reinterpret_cast<double *>(smax + k + (k & 1));   // DM > 0: the k x DM centers
-  const int tid = threadIdx.x;
-  for (int e = tid; e < 4 * k; e += blockDim.x) slimb[e] = 0;
-  for (int c = tid; c < k; c += blockDim.x) scnt[c] = smax[c] = 0;
-  grid_dependency_wait();
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  const long long i0 = (long long)blockIdx.x * blockDim.x + tid;
-  constexpr int XM = DM > 0 ? DM : 1;
-  int c[R], p[R];
-  T xv[R][XM];
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const long long i = i0 + r * stride;
-    const bool on = i < n;
-    c[r] = on ? labels[i] : 0;
-    p[r] = on && back ? perm[i] : 0;
-#pragma unroll
-    for (int j = 0; j < XM; ++j) xv[r][j] = on && DM > 0 ? x[i + n * j] : T(0);
-  }
-  if (DM > 0)
-    for (int e = tid; e < k * DM; e += blockDim.x) scen[e] = cen[e];
-  __syncthreads();  // (the counters zeroed, the centers in)
-  if (back)
-#pragma unroll
-    for (int r = 0; r < R; ++r)
-      if (i0 + r * stride < n) back[p[r]] = c[r];
-  double w[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) w[r] = 0.0;
-  if (DM > 0) {  // exact_dist of each, as k_withinss
-#pragma unroll
-    for (int j = 0; j < XM; ++j)
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const double t = __dsub_rn((double)xv[r][j], scen[c[r] + (size_t)k * j]);
-        w[r] = __dadd_rn(w[r], __dmul_rn(t, t));
-      }
-  } else {
-    for (int j = 0; j < d; ++j) {
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        const long long i = i0 + r * stride;
-        if (i < n) {
-          const double t = __dsub_rn((double)x[i + n * j], cen[c[r] + (size_t)k * j]);
-          w[r] = __dadd_rn(w[r], __dmul_rn(t, t));
-        }
-      }
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const bool on = i0 + r * stride < n;
-    max_any(&smax[c[r]], (unsigned int)((u64)__double_as_longlong(w[r]) >> 32), on, warp_same(on, c[r]));
-  }
-  __syncthreads();
-  for (int cc = tid; cc < k; cc += blockDim.x)
-    if (smax[cc]) atomicMax(&gmax[cc], smax[cc]);
-  cooperative_groups::this_grid().sync();  // (every block's maxima in gmax)
-  for (int cc = tid; cc < k; cc += blockDim.x) spw[cc] = pow2(wss_scale(__ldcg(&gmax[cc])));
-  __syncthreads();
-#pragma unroll
-  for (int r = 0; r < R; ++r) {
-    const bool on = i0 + r * stride < n;
-    const bool whole = warp_same(on, c[r]);  // (again: fewer registers held over the barrier)
-    limb_apply_any<false>(slimb, c[r], k, w[r], spw[c[r]], on, whole);
-    count_any<false>(&scnt[c[r]], on, whole);
-  }
-  // (at most 256 R additions a counter, far below kLimbFlush: one flush)
-  limb_flush(slimb, scnt, k, 1, 0, wacc, wcnt);
 }
 
 __global__ void k_plus_one(int *__restrict__ labels, long long n) {
