@@ -3,8 +3,8 @@
 # batches whose positions restart at a multiple of 6, kernels that leave once the
 # fit has converged, the first iteration in a graph.  Every iteration must see the
 # sums of the labels before it, the settle the last ones.  python3 rot_sums_model.py
-# Host model of the rotating sums' protocol (RotSlots / rot_step / k_rot_settle):
-# kernels run one after another; each reads its slots at start, adds its moves at the end.
+# Kernels run one after another; each reads its slots at its start and adds its
+# moves at its end.
 import random
 def step(p):
     return dict(in_b=('b', p & 1), in_d=('d', (p + 2) % 3), out_b=('b', (p + 1) & 1), zero=('d', (p + 1) % 3),
@@ -53,7 +53,9 @@ def run(max_iter, bsz, conv_at, seed, first_in_graph=False):
         b = min(bsz, max_iter - launched)
         for i in range(b):
             first = launched == 0 and i == 0 and not first_in_graph
-            kernel(i if launched else i, first)  # positions from the batch's start (direct: the fit's)
+            # (positions from the batch's start: the fit's direct launches count on
+            # from a multiple of 6, the same slots)
+            kernel(i, first)
         final = settle()
         launched += b
         if st['flag']: break
