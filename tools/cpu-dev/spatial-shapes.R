@@ -6,11 +6,11 @@
 # included: the median of 3 calls, or one call where it takes over half a
 # second; 1 and all threads; and whether the fits are the same.  Sets
 # SpatialOrder::wanted's thresholds.  Run here (no GPU needed):
-#   Rscript tools/cpu-dev/spatial-shapes.R [threads] [d, as "3" or "2,1"]
+#   Rscript tools/cpu-dev/spatial-shapes.R [threads, as "2" or "4,8,16"] [d, as "3" or "2,1"]
 library(gpukmeans)
 options(gpukmeans.progress = FALSE)
 args <- commandArgs(TRUE)
-threads <- if (length(args) && nzchar(args[1])) as.integer(args[1]) else c(1L, 2L)
+threads <- if (length(args) && nzchar(args[1])) as.integer(strsplit(args[1], ",")[[1]]) else c(1L, 2L)
 dims <- if (length(args) >= 2L) as.integer(strsplit(args[2], ",")[[1]]) else c(2L, 1L)
 shapes <- expand.grid(n = c(5e4, 1e6), k = c(4L, 8L, 16L, 32L, 100L, 1000L), d = dims,
                       data = c("blobs", "uniform"), stringsAsFactors = FALSE)
@@ -38,5 +38,6 @@ for (i in seq_len(nrow(shapes))) {
     b <- med(function() fit("1"))
     same <- identical(unclass(fit("0"))[1:9], unclass(fit("1"))[1:9])
     cat(sprintf("%-8s %8.0f %5d %2d %8d %3d %9.4f %9.4f %6.2f %5s\n", s$data, s$n, s$k, s$d, it, th, a, b, a / b, same))
+    flush(stdout())
   }
 }
