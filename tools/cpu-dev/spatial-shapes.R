@@ -10,8 +10,9 @@
 library(gpukmeans)
 options(gpukmeans.progress = FALSE)
 args <- commandArgs(TRUE)
-threads <- if (length(args) && nzchar(args[1])) as.integer(strsplit(args[1], ",")[[1]]) else c(1L, 2L)
-dims <- if (length(args) >= 2L) as.integer(strsplit(args[2], ",")[[1]]) else c(2L, 1L)
+int_list <- function(a) as.integer(strsplit(a, ",")[[1]])
+threads <- if (length(args) && nzchar(args[1])) int_list(args[1]) else c(1L, 2L)
+dims <- if (length(args) >= 2L) int_list(args[2]) else c(2L, 1L)
 shapes <- expand.grid(n = c(5e4, 1e6), k = c(4L, 8L, 16L, 32L, 100L, 1000L), d = dims,
                       data = c("blobs", "uniform"), stringsAsFactors = FALSE)
 shapes <- shapes[shapes$k < shapes$n / 50, ]
